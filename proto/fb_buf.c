@@ -1,0 +1,261 @@
+#include "fb_buf.h"
+
+#include "fb_err.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int fb_buf_reserve(struct fb_buf *b, size_t extra)
+{
+	if (extra > SIZE_MAX - b->len)
+		return -ENOMEM;
+	size_t need = b->len + extra;
+	if (need <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < need)
+		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+	uint8_t *p = realloc(b->data, cap);
+	if (!p)
+		return -ENOMEM;
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
+int fb_buf_put(struct fb_buf *b, const void *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	int rc = fb_buf_reserve(b, n);
+	if (rc)
+		return rc;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+int fb_buf_put_u8(struct fb_buf *b, uint8_t v) { return fb_buf_put(b, &v, 1); }
+
+int fb_buf_put_u16(struct fb_buf *b, uint16_t v)
+{
+	uint8_t x[2] = { (uint8_t)(v >> 8), (uint8_t)v };
+	return fb_buf_put(b, x, 2);
+}
+
+int fb_buf_put_u32(struct fb_buf *b, uint32_t v)
+{
+	uint8_t x[4];
+	fb_store_be32(x, v);
+	return fb_buf_put(b, x, 4);
+}
+
+int fb_buf_put_u64(struct fb_buf *b, uint64_t v)
+{
+	uint8_t x[8];
+	fb_store_be64(x, v);
+	return fb_buf_put(b, x, 8);
+}
+
+int fb_buf_put_str8(struct fb_buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n > 255)
+		return FB_ETOOBIG;
+	int rc = fb_buf_put_u8(b, (uint8_t)n);
+	return rc ? rc : fb_buf_put(b, s, n);
+}
+
+int fb_buf_puts(struct fb_buf *b, const char *s) { return fb_buf_put(b, s, strlen(s)); }
+
+int fb_buf_put_uint(struct fb_buf *b, uint64_t v)
+{
+	char tmp[24];
+	int i = (int)sizeof(tmp);
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return fb_buf_put(b, tmp + i, sizeof(tmp) - (size_t)i);
+}
+
+int fb_buf_put_json_str(struct fb_buf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = strlen(s);
+	/* Worst case every byte becomes \u00XX. */
+	int rc = fb_buf_reserve(b, n * 6 + 2);
+	if (rc)
+		return rc;
+	uint8_t *o = b->data + b->len;
+	*o++ = '"';
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = (uint8_t)s[i];
+		if (c == '"' || c == '\\') {
+			*o++ = '\\';
+			*o++ = c;
+		} else if (c < 0x20) {
+			*o++ = '\\';
+			switch (c) {
+			case '\n': *o++ = 'n'; break;
+			case '\r': *o++ = 'r'; break;
+			case '\t': *o++ = 't'; break;
+			default:
+				*o++ = 'u'; *o++ = '0'; *o++ = '0';
+				*o++ = (uint8_t)hex[c >> 4]; *o++ = (uint8_t)hex[c & 15];
+			}
+		} else {
+			*o++ = c;
+		}
+	}
+	*o++ = '"';
+	b->len = (size_t)(o - b->data);
+	return 0;
+}
+
+int fb_buf_printf(struct fb_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	int rc = fb_buf_reserve(b, (size_t)n + 1);
+	if (rc)
+		return rc;
+	va_start(ap, fmt);
+	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+void fb_buf_patch_u16(struct fb_buf *b, size_t off, uint16_t v)
+{
+	b->data[off] = (uint8_t)(v >> 8);
+	b->data[off + 1] = (uint8_t)v;
+}
+
+void fb_buf_patch_u32(struct fb_buf *b, size_t off, uint32_t v) { fb_store_be32(b->data + off, v); }
+
+void fb_buf_consume(struct fb_buf *b, size_t n)
+{
+	if (n >= b->len) {
+		b->len = 0;
+		return;
+	}
+	memmove(b->data, b->data + n, b->len - n);
+	b->len -= n;
+}
+
+void fb_buf_reset(struct fb_buf *b) { b->len = 0; }
+
+void fb_buf_free(struct fb_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+void fb_rd_init(struct fb_rd *r, const void *p, size_t len)
+{
+	r->p = p;
+	r->len = len;
+	r->off = 0;
+	r->err = 0;
+}
+
+size_t fb_rd_left(const struct fb_rd *r) { return r->err ? 0 : r->len - r->off; }
+
+const uint8_t *fb_rd_take(struct fb_rd *r, size_t n)
+{
+	if (r->err)
+		return NULL;
+	if (n > r->len - r->off) {
+		r->err = FB_ETRUNC;
+		return NULL;
+	}
+	const uint8_t *p = r->p + r->off;
+	r->off += n;
+	return p;
+}
+
+uint8_t fb_rd_u8(struct fb_rd *r)
+{
+	const uint8_t *p = fb_rd_take(r, 1);
+	return p ? p[0] : 0;
+}
+
+uint16_t fb_rd_u16(struct fb_rd *r)
+{
+	const uint8_t *p = fb_rd_take(r, 2);
+	return p ? (uint16_t)(p[0] << 8 | p[1]) : 0;
+}
+
+uint32_t fb_rd_u32(struct fb_rd *r)
+{
+	const uint8_t *p = fb_rd_take(r, 4);
+	return p ? fb_load_be32(p) : 0;
+}
+
+uint64_t fb_rd_u64(struct fb_rd *r)
+{
+	const uint8_t *p = fb_rd_take(r, 8);
+	return p ? fb_load_be64(p) : 0;
+}
+
+void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz)
+{
+	out[0] = '\0';
+	uint8_t n = fb_rd_u8(r);
+	const uint8_t *p = fb_rd_take(r, n);
+	if (!p)
+		return;
+	if ((size_t)n >= outsz) {
+		r->err = FB_ETOOBIG;
+		return;
+	}
+	if (!fb_utf8_valid(p, n)) {
+		r->err = FB_EMALFORMED;
+		return;
+	}
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+int fb_utf8_valid(const uint8_t *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		uint8_t c = s[i];
+		if (c == 0)
+			return 0;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		size_t len;
+		uint32_t cp;
+		if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+		else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+		else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+		else return 0;
+		if (len > n - i)
+			return 0;
+		for (size_t k = 1; k < len; k++) {
+			if ((s[i + k] & 0xC0) != 0x80)
+				return 0;
+			cp = cp << 6 | (s[i + k] & 0x3F);
+		}
+		/* Overlong forms, surrogates and out-of-range code points. */
+		if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+		    cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			return 0;
+		i += len;
+	}
+	return 1;
+}

@@ -1,0 +1,90 @@
+/* fb_buf.h - a growable byte buffer (writer) and a bounds-checked reader.
+ *
+ * Every byte that comes off the network or the disk is read through
+ * struct fb_rd. Its error is sticky: after any out-of-bounds or invalid read
+ * rd->err is set, every later read returns zeroes, and the caller checks
+ * rd->err once at the end. No caller does pointer arithmetic on input.
+ *
+ * Integers are big-endian on the wire and on disk.
+ */
+#ifndef FB_BUF_H
+#define FB_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Owned by whoever declared it; release with fb_buf_free(). */
+struct fb_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+};
+
+#define FB_BUF_INIT { NULL, 0, 0 }
+
+int fb_buf_reserve(struct fb_buf *b, size_t extra);
+int fb_buf_put(struct fb_buf *b, const void *p, size_t n);
+int fb_buf_put_u8(struct fb_buf *b, uint8_t v);
+int fb_buf_put_u16(struct fb_buf *b, uint16_t v);
+int fb_buf_put_u32(struct fb_buf *b, uint32_t v);
+int fb_buf_put_u64(struct fb_buf *b, uint64_t v);
+/* A u8 length then the bytes; strings longer than 255 bytes are refused. */
+int fb_buf_put_str8(struct fb_buf *b, const char *s);
+/* Text helpers for hand-rolled JSON (hot path: no jansson there). */
+int fb_buf_puts(struct fb_buf *b, const char *s);
+int fb_buf_put_uint(struct fb_buf *b, uint64_t v);
+/* s as a JSON string literal, quotes included, escaped per RFC 8259. */
+int fb_buf_put_json_str(struct fb_buf *b, const char *s);
+int fb_buf_printf(struct fb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Patch a big-endian integer at an earlier offset (for length prefixes). */
+void fb_buf_patch_u16(struct fb_buf *b, size_t off, uint16_t v);
+void fb_buf_patch_u32(struct fb_buf *b, size_t off, uint32_t v);
+/* Drop the first n bytes. */
+void fb_buf_consume(struct fb_buf *b, size_t n);
+void fb_buf_reset(struct fb_buf *b);
+void fb_buf_free(struct fb_buf *b);
+
+/* The checked reader. Does not own p. */
+struct fb_rd {
+	const uint8_t *p;
+	size_t len;
+	size_t off;
+	int err; /* 0, or the first fb_err hit */
+};
+
+void fb_rd_init(struct fb_rd *r, const void *p, size_t len);
+size_t fb_rd_left(const struct fb_rd *r);
+uint8_t fb_rd_u8(struct fb_rd *r);
+uint16_t fb_rd_u16(struct fb_rd *r);
+uint32_t fb_rd_u32(struct fb_rd *r);
+uint64_t fb_rd_u64(struct fb_rd *r);
+/* Returns a pointer to the next n bytes and advances, or NULL (and sets err). */
+const uint8_t *fb_rd_take(struct fb_rd *r, size_t n);
+/* A u8-length string into out (NUL-terminated). Refuses a length that does
+ * not fit outsz, embedded NUL bytes and invalid UTF-8 (FB_EMALFORMED). */
+void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz);
+
+/* 1 if the n bytes are valid UTF-8 without NUL bytes. */
+int fb_utf8_valid(const uint8_t *s, size_t n);
+
+/* Big-endian loads and stores for fixed-size headers. */
+static inline uint32_t fb_load_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline void fb_store_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+static inline uint64_t fb_load_be64(const uint8_t *p)
+{
+	return (uint64_t)fb_load_be32(p) << 32 | fb_load_be32(p + 4);
+}
+static inline void fb_store_be64(uint8_t *p, uint64_t v)
+{
+	fb_store_be32(p, (uint32_t)(v >> 32));
+	fb_store_be32(p + 4, (uint32_t)v);
+}
+
+#endif

@@ -1,0 +1,153 @@
+/* fb_event.h - the one event model shared by agents, broker and adapters.
+ *
+ * An event is a plain value: fixed-size fields, no pointers, so it can be
+ * copied into batches, queued across threads and decoded into without any
+ * allocation. Strings are NUL-terminated, valid UTF-8 (the decoder enforces it).
+ *
+ * The wire and journal encodings are in fb_wire.h; the JSON form used by the
+ * CLI is in fb_event_json.h; the Redfish form is in fb_redfish.h.
+ */
+#ifndef FB_EVENT_H
+#define FB_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FB_AGENT_ID_MAX 64 /* including the NUL */
+#define FB_FABRIC_MAX 32
+#define FB_NAME_MAX 64
+#define FB_ADDR_MAX 48
+#define FB_TEXT_MAX 128
+#define FB_COUNTERS_MAX 16
+
+/* What happened. Values are on the wire: append, never renumber. */
+enum fb_kind {
+	FB_KIND_LINK_DOWN = 1,
+	FB_KIND_LINK_UP = 2,
+	FB_KIND_LINK_DEGRADED = 3,    /* up, but below expected speed/width */
+	FB_KIND_PORT_STATE = 4,       /* other PortState/PhysState change */
+	FB_KIND_COUNTER_THRESHOLD = 5,/* an error counter rate crossed its threshold */
+	FB_KIND_COUNTER_CLEARED = 6,
+	FB_KIND_CONGESTION = 7,       /* PortXmitWait fraction above threshold */
+	FB_KIND_CONGESTION_CLEARED = 8,
+	FB_KIND_FLAP = 9,
+	FB_KIND_SWITCH_UNREACHABLE = 10,
+	FB_KIND_SWITCH_REACHABLE = 11,
+	FB_KIND_INVENTORY = 12,       /* node agent: this node owns this port */
+	FB_KIND_TOPOLOGY = 13,        /* switch port <-> peer GUID/port */
+	FB_KIND_TEST = 14,
+	FB_KIND_ACTION = 15,          /* an adapter's own decision (drain, resume) */
+	FB_KIND__END
+};
+
+/* Values match Redfish MessageSeverity: OK, Warning, Critical. */
+enum fb_severity { FB_SEV_OK = 0, FB_SEV_WARNING = 1, FB_SEV_CRITICAL = 2, FB_SEV__END };
+
+/* Which side of which link: drives the choice of Redfish MessageId. */
+enum fb_link_class {
+	FB_LINK_UNKNOWN = 0,
+	FB_LINK_HOST = 1,   /* switch port facing a host (Redfish "downstream") */
+	FB_LINK_ISL = 2,    /* switch port facing another switch */
+	FB_LINK_NODE = 3,   /* a node's own adapter port (NetworkDevice) */
+	FB_LINK_UPLINK = 4, /* switch port facing the core/router (Redfish "upstream") */
+	FB_LINK__END
+};
+
+enum fb_tech { FB_TECH_UNKNOWN = 0, FB_TECH_IB = 1, FB_TECH_ETH = 2, FB_TECH__END };
+
+/* Counter identifiers. Append only. */
+enum fb_counter_id {
+	FB_CTR_SYMBOL_ERROR = 1,
+	FB_CTR_LINK_ERROR_RECOVERY = 2,
+	FB_CTR_LINK_DOWNED = 3,
+	FB_CTR_RCV_ERRORS = 4,
+	FB_CTR_RCV_REMOTE_PHYS_ERRORS = 5,
+	FB_CTR_RCV_SWITCH_RELAY_ERRORS = 6,
+	FB_CTR_XMIT_DISCARDS = 7,
+	FB_CTR_XMIT_CONSTRAINT_ERRORS = 8,
+	FB_CTR_RCV_CONSTRAINT_ERRORS = 9,
+	FB_CTR_LOCAL_LINK_INTEGRITY_ERRORS = 10,
+	FB_CTR_EXCESSIVE_BUFFER_OVERRUN = 11,
+	FB_CTR_VL15_DROPPED = 12,
+	FB_CTR_XMIT_WAIT = 13,
+	FB_CTR_XMIT_DATA = 14,
+	FB_CTR_RCV_DATA = 15,
+	FB_CTR_XMIT_PKTS = 16,
+	FB_CTR_RCV_PKTS = 17,
+	FB_CTR_IF_IN_ERRORS = 18,
+	FB_CTR_IF_OUT_ERRORS = 19,
+	FB_CTR_FLAP_COUNT = 20,      /* transitions seen in the flap window */
+	FB_CTR_FLAP_WINDOW_S = 21,
+	FB_CTR_CONGESTION_PPM = 22,  /* XmitWait ticks as parts per million of the interval */
+	FB_CTR_INTERVAL_MS = 23,     /* the interval a delta or rate covers */
+	FB_CTR_THRESHOLD = 24,       /* the threshold that was crossed */
+	FB_CTR_RATE_PER_S = 25,      /* a counter's rate, for threshold events */
+	FB_CTR_LINK_SPEED_MBPS = 26,
+	FB_CTR_LINK_WIDTH = 27,
+	FB_CTR__END
+};
+
+/* Where it happened. Zero / empty means "not known / not applicable". */
+struct fb_subject {
+	char fabric[FB_FABRIC_MAX];      /* fabric id; broker default if empty */
+	char switch_name[FB_NAME_MAX];   /* node description or sysName */
+	uint64_t switch_guid;
+	uint16_t port;                   /* switch port number (or IB CA port) */
+	uint64_t port_guid;
+	uint16_t lid;
+	char node[FB_NAME_MAX];          /* Slurm node name */
+	char device[FB_NAME_MAX];        /* CA name (mlx5_0) or interface name */
+	char addr[FB_ADDR_MAX];          /* Ethernet switch address, or a MAC */
+	uint32_t ifindex;                /* Ethernet ifIndex */
+	uint64_t peer_guid;              /* what the port is cabled to */
+	uint16_t peer_port;
+	char peer_name[FB_NAME_MAX];
+};
+
+struct fb_counter {
+	uint16_t id;    /* enum fb_counter_id (unknown ids are carried through) */
+	uint64_t value;
+};
+
+struct fb_event {
+	char agent_id[FB_AGENT_ID_MAX]; /* from the connection's HELLO, not the event bytes */
+	uint64_t seq;                   /* per-agent, strictly increasing */
+	uint64_t ts_ns;                 /* when the agent saw it (CLOCK_REALTIME) */
+	uint8_t kind;                   /* enum fb_kind */
+	uint8_t severity;               /* enum fb_severity */
+	uint8_t link_class;             /* enum fb_link_class */
+	uint8_t tech;                   /* enum fb_tech */
+	uint8_t port_state;             /* IB PortState 1..5 / IF-MIB ifOperStatus, 0 unknown */
+	uint8_t phys_state;             /* IB PhysPortState, 0 unknown */
+	struct fb_subject subj;
+	uint8_t n_counters;
+	struct fb_counter counters[FB_COUNTERS_MAX];
+	char text[FB_TEXT_MAX];         /* free text from the agent (optional) */
+};
+
+/* Names used in JSON, docs and logs ("link_down", "warning", "symbol_error").
+ * Return NULL for values with no name. */
+const char *fb_kind_name(unsigned kind);
+const char *fb_severity_name(unsigned sev);     /* "OK", "Warning", "Critical" */
+const char *fb_link_class_name(unsigned cls);
+const char *fb_tech_name(unsigned tech);
+const char *fb_counter_name(unsigned id);
+/* Parse a name (case-insensitive); return the value or -1. */
+int fb_kind_parse(const char *name);
+int fb_severity_parse(const char *name);
+int fb_link_class_parse(const char *name);
+int fb_tech_parse(const char *name);
+int fb_counter_parse(const char *name);
+
+/* 0 if the event is well formed for the broker to accept, else FB_EMALFORMED
+ * with *why naming the field. */
+int fb_event_check(const struct fb_event *ev, const char **why);
+/* Append a counter; FB_EFULL past FB_COUNTERS_MAX. */
+int fb_event_add_counter(struct fb_event *ev, uint16_t id, uint64_t value);
+/* The value of a counter, or def if absent. */
+uint64_t fb_event_counter(const struct fb_event *ev, uint16_t id, uint64_t def);
+/* Copy s into a fixed field; FB_ETOOBIG if it does not fit (dst left empty). */
+int fb_strlcpy_field(char *dst, size_t dstsz, const char *s);
+uint64_t fb_now_ns(void);
+
+#endif
