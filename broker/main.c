@@ -1,1 +1,318 @@
-int main(void){return 0;}
+/* main.c - fabricbusd: options, configuration, start-up and shutdown. */
+#include "broker.h"
+#include "status.h"
+
+#include "fb_err.h"
+#include "fb_log.h"
+#include "fb_wire.h"
+#include "journal.h"
+#include "ws_server.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: fabricbusd [-f FILE] [-o Key=Value]... [options]\n"
+		"\n"
+		"The fabricbus broker: takes fabric events from agents, journals them, turns\n"
+		"them into Redfish Events and fans them out to WebSocket subscribers.\n"
+		"With no -f it runs on embedded defaults: agents on 127.0.0.1:7411, HTTP and\n"
+		"WebSocket on 127.0.0.1:7412, journal in ./fabricbus-journal.\n"
+		"\n"
+		"Options:\n"
+		"  -f, --config FILE   read Key=Value settings from FILE (see fabricbus.conf(5))\n"
+		"  -o, --set KEY=VAL   override one setting (repeatable; applied after -f)\n"
+		"  -v, --verbose       LogLevel=debug\n"
+		"      --check-config  check the configuration, print it and exit\n"
+		"      --help-config   list every configuration key\n"
+		"  -h, --help          this text\n"
+		"  -V, --version       print the version\n"
+		"\n"
+		"Signals: SIGTERM/SIGINT commit what was received, close agents and stop.\n"
+		"Exit status: 0 clean stop, 1 fatal runtime error (journal), 2 bad usage or config.\n"
+		"Docs: docs/configuration.md, docs/operations.md\n");
+}
+
+struct options {
+	const char *config_file;
+	char **overrides;
+	int n_overrides;
+	int check_only;
+	int verbose;
+};
+
+/* Returns -1 to continue, otherwise the exit status. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'f' }, { "set", required_argument, NULL, 'o' },
+		{ "verbose", no_argument, NULL, 'v' },      { "check-config", no_argument, NULL, 'c' },
+		{ "help-config", no_argument, NULL, 'H' },  { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
+	};
+	o->overrides = calloc((size_t)argc, sizeof(char *));
+	if (!o->overrides)
+		return 1;
+	int ch;
+	while ((ch = getopt_long(argc, argv, "f:o:vhV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'f': o->config_file = optarg; break;
+		case 'o': o->overrides[o->n_overrides++] = optarg; break;
+		case 'v': o->verbose = 1; break;
+		case 'c': o->check_only = 1; break;
+		case 'H':
+			printf("fabricbus.conf keys (Key=Value, one per line, '#' comments):\n");
+			fb_config_help(stdout);
+			return 0;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("fabricbusd %s (protocol %d)\n", FB_VERSION, FB_PROTO_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fabricbusd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	return -1;
+}
+
+static int load_config(const struct options *o, struct fb_config *cfg)
+{
+	char err[512];
+	fb_config_defaults(cfg);
+	if (o->config_file && fb_config_load_file(cfg, o->config_file, err, sizeof(err))) {
+		fprintf(stderr, "fabricbusd: %s\n", err);
+		return 2;
+	}
+	for (int i = 0; i < o->n_overrides; i++)
+		if (fb_config_set(cfg, o->overrides[i], "-o", err, sizeof(err))) {
+			fprintf(stderr, "fabricbusd: %s\n", err);
+			return 2;
+		}
+	if (o->verbose)
+		cfg->log_level = FB_LOG_DEBUG;
+	if (fb_config_check(cfg, err, sizeof(err))) {
+		fprintf(stderr, "fabricbusd: %s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
+/* The journal's epoch: random, made once per journal directory, so an agent
+ * can tell a broker that lost its journal from one that restarted. */
+static uint64_t load_epoch(const char *dir)
+{
+	char path[4200];
+	uint64_t e = 0;
+	snprintf(path, sizeof(path), "%s/epoch", dir);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%" SCNx64, &e) != 1)
+			e = 0;
+		fclose(f);
+	}
+	if (e)
+		return e;
+	if (getrandom(&e, sizeof(e), 0) != (ssize_t)sizeof(e))
+		e = fb_now_ns();
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%016" PRIx64 "\n", e) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0)
+		fb_log_warn("cannot write %s: %s (agents will see a new epoch after restart)", path,
+			    strerror(errno));
+	if (f)
+		fclose(f);
+	return e;
+}
+
+static void recover_cb(void *arg, uint64_t event_id, const struct fb_event *ev)
+{
+	struct fb_broker *b = arg;
+	struct fb_agent *a = fb_agent_get(b->agents, ev->agent_id);
+	if (a && ev->seq > a->stored_seq) {
+		a->stored_seq = a->durable_seq = ev->seq;
+		a->events++;
+	}
+	if (event_id > b->last_event_id)
+		b->last_event_id = b->committed_id = event_id;
+}
+
+static void signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	struct fb_broker *b = arg;
+	fb_log_info("received %s: committing and stopping", strsignal((int)sig));
+	event_base_loopbreak(b->base);
+}
+
+struct tick {
+	struct fb_broker *b;
+	struct fb_status *status;
+	unsigned n;
+	uint64_t shown_commits, shown_conns, shown_accepted;
+};
+
+/* Every 100 ms: refresh /status when something changed, so that it is at
+ * most 100 ms stale; every 10th tick (1 s): rates, heartbeats, idle agents;
+ * every minute: journal retention. */
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct tick *t = arg;
+	struct fb_broker *b = t->b;
+	uint64_t now = fb_now_ns();
+	int second = t->n++ % 10 == 0;
+	if (second) {
+		fb_ingest_tick(b, now);
+		fb_status_sample(t->status, b, now);
+	}
+	if (second || t->shown_commits != b->st.commits || t->shown_conns != b->n_conns ||
+	    t->shown_accepted != b->st.connections) {
+		t->shown_commits = b->st.commits;
+		t->shown_conns = b->n_conns;
+		t->shown_accepted = b->st.connections;
+		char *json = fb_status_json(t->status, b, now);
+		if (json && b->ws)
+			fb_ws_set_status(b->ws, json);
+		free(json);
+	}
+	if (t->n % 600 == 0)
+		fb_journal_retain(b->journal, (time_t)(now / 1000000000ull));
+}
+
+static int open_journal(struct fb_broker *b)
+{
+	const struct fb_config *c = b->cfg;
+	struct fb_journal_opts jo = { c->journal_dir, c->segment_bytes, c->retain_bytes, c->retain_age_s };
+	uint64_t t0 = fb_now_ns();
+	int rc = fb_journal_open(&jo, recover_cb, b, &b->journal);
+	if (rc) {
+		fb_log_err("cannot open the journal in %s: %s", c->journal_dir, fb_strerror(rc));
+		return rc;
+	}
+	struct fb_journal_stats js;
+	fb_journal_get_stats(b->journal, &js);
+	fb_log_info("journal %s: %u segments, EventIds %" PRIu64 "..%" PRIu64 ", %zu agents, "
+		    "recovered in %.3f s (sync=%s)",
+		    c->journal_dir, js.segments, js.first_id, js.last_id, fb_agent_count(b->agents),
+		    (double)(fb_now_ns() - t0) / 1e9, fb_sync_policy_name(c->sync_policy));
+	b->epoch = load_epoch(c->journal_dir);
+	return 0;
+}
+
+static int start_ws(struct fb_broker *b)
+{
+	const struct fb_config *c = b->cfg;
+	struct fb_ws_opts wo = {
+		.host = c->http_host, .port = c->http_port, .journal_dir = c->journal_dir,
+		.default_fabric = c->fabric_name, .ring_events = c->ws_ring_events,
+		.queue_events = c->ws_queue_events, .ping_interval_s = (int)c->ws_ping_s,
+		.max_subscribers = c->ws_max_subscribers,
+	};
+	return fb_ws_start(&wo, b->committed_id, &b->ws);
+}
+
+static int run(struct fb_broker *b)
+{
+	struct fb_status *status = fb_status_new();
+	struct tick t = { .b = b, .status = status };
+	struct event *tick = event_new(b->base, -1, EV_PERSIST, tick_cb, &t);
+	struct event *sint = evsignal_new(b->base, SIGINT, signal_cb, b);
+	struct event *sterm = evsignal_new(b->base, SIGTERM, signal_cb, b);
+	struct timeval tenth = { 0, 100000 };
+	int rc = 0;
+	if (!status || !tick || !sint || !sterm || event_add(tick, &tenth) || event_add(sint, NULL) ||
+	    event_add(sterm, NULL)) {
+		fb_log_err("out of memory setting up the event loop");
+		rc = 1;
+	} else {
+		tick_cb(-1, 0, &t);
+		fb_log_info("fabricbusd %s ready (pid %d)", FB_VERSION, (int)getpid());
+		event_base_dispatch(b->base);
+		rc = b->exit_code;
+	}
+	if (tick)
+		event_free(tick);
+	if (sint)
+		event_free(sint);
+	if (sterm)
+		event_free(sterm);
+	fb_status_free(status);
+	return rc;
+}
+
+static void shutdown_broker(struct fb_broker *b)
+{
+	if (b->exit_code == 0 && b->journal)
+		fb_commit_now(b); /* ack and publish what was received */
+	fb_ingest_close_all(b, FB_WERR_SHUTDOWN, "broker is stopping");
+	/* Give the ERROR frames a moment to leave, then free what remains. */
+	struct timeval grace = { 0, 200000 };
+	event_base_loopexit(b->base, &grace);
+	event_base_dispatch(b->base);
+	fb_ingest_free_all(b);
+	if (b->ws)
+		fb_ws_stop(b->ws);
+	fb_commit_fini(b);
+	if (b->journal)
+		fb_journal_close(b->journal);
+	fb_agent_table_free(b->agents);
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt = { 0 };
+	int rc = parse_options(argc, argv, &opt);
+	if (rc >= 0) {
+		free(opt.overrides);
+		return rc;
+	}
+	static struct fb_config cfg;
+	rc = load_config(&opt, &cfg);
+	free(opt.overrides);
+	if (rc)
+		return rc;
+	if (opt.check_only) {
+		fb_config_print(&cfg, stdout);
+		return 0;
+	}
+	fb_log_init("fabricbusd", cfg.log_syslog, cfg.log_level);
+	if (!opt.config_file)
+		fb_log_info("no configuration file given (-f): using embedded defaults");
+	signal(SIGPIPE, SIG_IGN);
+
+	struct fb_broker b = { .cfg = &cfg, .start_ns = fb_now_ns() };
+	struct event_config *ec = event_config_new();
+	b.base = ec ? event_base_new_with_config(ec) : NULL;
+	if (ec)
+		event_config_free(ec);
+	b.agents = fb_agent_table_new();
+	if (!b.base || !b.agents || event_base_priority_init(b.base, 2) != 0) {
+		fb_log_err("cannot create the event loop");
+		return 1;
+	}
+	rc = open_journal(&b);
+	if (!rc)
+		rc = fb_commit_init(&b);
+	if (!rc)
+		rc = start_ws(&b);
+	if (!rc)
+		rc = fb_ingest_listen(&b);
+	rc = rc ? 1 : run(&b);
+	shutdown_broker(&b);
+	event_base_free(b.base);
+	fb_log_info("fabricbusd stopped%s", rc ? " on an error" : "");
+	return rc;
+}

@@ -1,1 +1,92 @@
-/* placeholder: being written */
+#include "status.h"
+
+#include "journal.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define RATE_SAMPLES 11 /* one a second: enough for a 10 s rate */
+
+struct fb_status {
+	uint64_t events[RATE_SAMPLES];
+	uint64_t at_ns[RATE_SAMPLES];
+	unsigned n, head;
+};
+
+struct fb_status *fb_status_new(void) { return calloc(1, sizeof(struct fb_status)); }
+void fb_status_free(struct fb_status *s) { free(s); }
+
+static void sample(struct fb_status *s, uint64_t events, uint64_t now_ns)
+{
+	s->head = (s->head + 1) % RATE_SAMPLES;
+	s->events[s->head] = events;
+	s->at_ns[s->head] = now_ns;
+	if (s->n < RATE_SAMPLES)
+		s->n++;
+}
+
+/* Events per second over the last `back` samples (fewer if not yet taken). */
+static double rate(const struct fb_status *s, unsigned back)
+{
+	if (back >= s->n)
+		back = s->n ? s->n - 1 : 0;
+	if (back == 0)
+		return 0.0;
+	unsigned old = (s->head + RATE_SAMPLES - back) % RATE_SAMPLES;
+	double dt = (double)(s->at_ns[s->head] - s->at_ns[old]) / 1e9;
+	return dt > 0 ? (double)(s->events[s->head] - s->events[old]) / dt : 0.0;
+}
+
+struct agents_ctx {
+	json_t *arr;
+	uint64_t now_ns;
+};
+
+static void agent_json(void *arg, struct fb_agent *a)
+{
+	struct agents_ctx *ctx = arg;
+	json_t *o = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I}", "id", a->id, "connected", a->conn != NULL,
+			      "last_seq", (json_int_t)a->durable_seq, "events", (json_int_t)a->events,
+			      "duplicates", (json_int_t)a->duplicates, "gaps", (json_int_t)a->gaps);
+	if (!o)
+		return;
+	json_object_set_new(o, "peer", a->conn ? json_string(fb_conn_peer(a->conn)) : json_null());
+	json_object_set_new(o, "last_seen_s",
+			    a->last_seen_ns ? json_real((double)(ctx->now_ns - a->last_seen_ns) / 1e9)
+					    : json_null());
+	json_array_append_new(ctx->arr, o);
+}
+
+void fb_status_sample(struct fb_status *s, const struct fb_broker *b, uint64_t now_ns)
+{
+	sample(s, b->st.events, now_ns);
+}
+
+char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
+{
+	struct fb_journal_stats js;
+	fb_journal_get_stats(b->journal, &js);
+	struct agents_ctx ctx = { json_array(), now_ns };
+	fb_agent_foreach(b->agents, agent_json, &ctx);
+	json_t *root = json_pack(
+		"{s:s, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:f, s:f}, s:{s:s, s:I, s:I, s:I, s:I, s:s, s:I, "
+		"s:I}, s:{s:I, s:I, s:I}, s:o}",
+		"version", FB_VERSION, "uptime_s", (json_int_t)((now_ns - b->start_ns) / 1000000000ull),
+		"pid", (json_int_t)getpid(),
+		"events", "total", (json_int_t)b->st.events, "duplicates", (json_int_t)b->st.duplicates,
+		"last_event_id", (json_int_t)b->last_event_id, "committed_id",
+		(json_int_t)b->committed_id, "rate_1s", rate(s, 1), "rate_10s", rate(s, 10),
+		"journal", "dir", fb_journal_dir(b->journal), "first_id", (json_int_t)js.first_id,
+		"last_id", (json_int_t)js.last_id, "bytes", (json_int_t)js.bytes, "segments",
+		(json_int_t)js.segments, "sync", fb_sync_policy_name(b->cfg->sync_policy), "syncs",
+		(json_int_t)js.syncs, "commits", (json_int_t)b->st.commits,
+		"connections", "open", (json_int_t)b->n_conns, "accepted", (json_int_t)b->st.connections,
+		"rejected", (json_int_t)b->st.rejected,
+		"agents", ctx.arr);
+	if (!root)
+		return NULL;
+	char *out = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	return out;
+}

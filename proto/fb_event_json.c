@@ -1,1 +1,494 @@
-/* placeholder: being written */
+/* fb_event_json.c - the JSON form of an event (docs/event-model.md).
+ *
+ * One table names every field, its type and where it lives in struct
+ * fb_event; parsing and printing both walk it, so the two directions cannot
+ * drift apart. Parsing is strict: unknown keys, wrong types and strings that
+ * do not fit their fixed field are refused with a message naming the field,
+ * because this is what an operator types into `fabricbus publish`.
+ */
+#include "fb_event_json.h"
+
+#include "fb_err.h"
+#include "fb_redfish.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum ftype {
+	F_STR,       /* char[size] */
+	F_U8,        /* uint8_t, 0..255 */
+	F_U16,
+	F_U32,
+	F_U64,       /* integer, or a decimal string above INT64_MAX */
+	F_GUID,      /* uint64_t: "0x..." hex string or integer */
+	F_KIND,      /* uint8_t enums by name */
+	F_SEV,
+	F_CLASS,
+	F_TECH,
+	F_TIMESTAMP, /* ISO 8601 string into ts_ns */
+	F_COUNTERS,
+};
+
+struct field {
+	const char *name;
+	uint8_t type;
+	size_t off;
+	size_t size;
+};
+
+#define EV(type, member) type, offsetof(struct fb_event, member), sizeof(((struct fb_event *)0)->member)
+
+static const struct field fields[] = {
+	{ "agent_id", EV(F_STR, agent_id) },
+	{ "seq", EV(F_U64, seq) },
+	{ "ts_ns", EV(F_U64, ts_ns) },
+	{ "timestamp", EV(F_TIMESTAMP, ts_ns) },
+	{ "kind", EV(F_KIND, kind) },
+	{ "severity", EV(F_SEV, severity) },
+	{ "link_class", EV(F_CLASS, link_class) },
+	{ "tech", EV(F_TECH, tech) },
+	{ "port_state", EV(F_U8, port_state) },
+	{ "phys_state", EV(F_U8, phys_state) },
+	{ "fabric", EV(F_STR, subj.fabric) },
+	{ "switch", EV(F_STR, subj.switch_name) },
+	{ "switch_guid", EV(F_GUID, subj.switch_guid) },
+	{ "port", EV(F_U16, subj.port) },
+	{ "port_guid", EV(F_GUID, subj.port_guid) },
+	{ "lid", EV(F_U16, subj.lid) },
+	{ "node", EV(F_STR, subj.node) },
+	{ "device", EV(F_STR, subj.device) },
+	{ "addr", EV(F_STR, subj.addr) },
+	{ "ifindex", EV(F_U32, subj.ifindex) },
+	{ "peer_guid", EV(F_GUID, subj.peer_guid) },
+	{ "peer_port", EV(F_U16, subj.peer_port) },
+	{ "peer_name", EV(F_STR, subj.peer_name) },
+	{ "counters", EV(F_COUNTERS, counters) },
+	{ "text", EV(F_STR, text) },
+};
+
+#define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
+
+static int fail(char *err, size_t errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errsz, const char *fmt, ...)
+{
+	if (err && errsz) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errsz, fmt, ap);
+		va_end(ap);
+	}
+	return FB_EMALFORMED;
+}
+
+/* ---- scalars ------------------------------------------------------------ */
+
+/* A non-negative JSON integer, or (allow_str) a string of decimal digits,
+ * the form fb_event_to_json uses for values above INT64_MAX. */
+static int get_uint(const json_t *v, uint64_t max, int allow_str, uint64_t *out)
+{
+	if (json_is_integer(v)) {
+		json_int_t i = json_integer_value(v);
+		if (i < 0 || (uint64_t)i > max)
+			return -1;
+		*out = (uint64_t)i;
+		return 0;
+	}
+	if (!allow_str || !json_is_string(v))
+		return -1;
+	const char *s = json_string_value(v);
+	if (!*s || strlen(s) != json_string_length(v))
+		return -1;
+	uint64_t acc = 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || acc > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -1;
+		acc = acc * 10 + (uint64_t)(*s - '0');
+	}
+	*out = acc;
+	return 0;
+}
+
+static int get_guid(const json_t *v, uint64_t *out)
+{
+	if (json_is_integer(v))
+		return get_uint(v, UINT64_MAX, 0, out);
+	if (!json_is_string(v))
+		return -1;
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v);
+	if (n < 3 || n > 18 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return -1;
+	uint64_t acc = 0;
+	for (size_t i = 2; i < n; i++) {
+		char c = s[i];
+		unsigned d;
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			d = (unsigned)(c - 'A' + 10);
+		else
+			return -1;
+		acc = acc << 4 | d;
+	}
+	*out = acc;
+	return 0;
+}
+
+/* Days since 1970-01-01 of a proleptic-Gregorian date (y >= 1). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	y -= m <= 2;
+	int64_t era = y / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int digits(const char **p, int n, unsigned *out)
+{
+	unsigned v = 0;
+	for (int i = 0; i < n; i++, (*p)++) {
+		if (**p < '0' || **p > '9')
+			return -1;
+		v = v * 10 + (unsigned)(**p - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* RFC 3339: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM), at or after
+ * the epoch. A fraction beyond nanoseconds is truncated. */
+static int parse_iso8601(const char *s, uint64_t *ts_ns)
+{
+	static const unsigned mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	unsigned y, mo, d, h, mi, sec, oh = 0, om = 0;
+	const char *p = s;
+	if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' ||
+	    digits(&p, 2, &d) || (*p != 'T' && *p != 't' && *p != ' ') || !*p++ ||
+	    digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' ||
+	    digits(&p, 2, &sec))
+		return -1;
+	if (y < 1970)
+		return -1;
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap) ||
+	    h > 23 || mi > 59 || sec > 60)
+		return -1;
+	uint64_t frac = 0;
+	if (*p == '.') {
+		int n = 0;
+		for (p++; *p >= '0' && *p <= '9'; p++, n++)
+			if (n < 9)
+				frac = frac * 10 + (uint64_t)(*p - '0');
+		if (n == 0)
+			return -1;
+		for (; n < 9; n++)
+			frac *= 10;
+	}
+	int sign = 0;
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		sign = *p++ == '+' ? 1 : -1;
+		if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om) || oh > 23 || om > 59)
+			return -1;
+	} else {
+		return -1;
+	}
+	if (*p)
+		return -1;
+	int64_t t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+	t -= sign * (int64_t)(oh * 3600 + om * 60);
+	if (t < 0 || (uint64_t)t > (UINT64_MAX - frac) / 1000000000u)
+		return -1;
+	*ts_ns = (uint64_t)t * 1000000000u + frac;
+	return 0;
+}
+
+/* ---- counters ----------------------------------------------------------- */
+
+/* A counter's JSON name: its fb_counter_name, or "counter_<id>" for ids
+ * this build has no name for (they are carried through, not dropped). */
+static int counter_id(const char *name, uint16_t *id)
+{
+	int v = fb_counter_parse(name);
+	if (v > 0) {
+		*id = (uint16_t)v;
+		return 0;
+	}
+	if (strncasecmp(name, "counter_", 8) != 0 || !name[8])
+		return -1;
+	unsigned long n = 0;
+	for (const char *p = name + 8; *p; p++) {
+		if (*p < '0' || *p > '9' || n > 65535)
+			return -1;
+		n = n * 10 + (unsigned long)(*p - '0');
+	}
+	if (n == 0 || n > 65535 || fb_counter_name((unsigned)n))
+		return -1; /* named ids must use their name */
+	*id = (uint16_t)n;
+	return 0;
+}
+
+static int parse_counters(const json_t *v, struct fb_event *ev, char *err, size_t errsz)
+{
+	if (!json_is_object(v))
+		return fail(err, errsz, "counters: must be an object of counter name -> integer");
+	const char *name;
+	json_t *val;
+	json_object_foreach((json_t *)v, name, val) {
+		uint16_t id;
+		uint64_t x;
+		if (counter_id(name, &id))
+			return fail(err, errsz, "counters: unknown counter '%s'", name);
+		for (unsigned i = 0; i < ev->n_counters; i++)
+			if (ev->counters[i].id == id)
+				return fail(err, errsz, "counters: '%s' given twice", name);
+		if (get_uint(val, UINT64_MAX, 1, &x))
+			return fail(err, errsz, "counters: '%s' must be a non-negative integer", name);
+		if (fb_event_add_counter(ev, id, x))
+			return fail(err, errsz, "counters: more than %d counters", FB_COUNTERS_MAX);
+	}
+	return 0;
+}
+
+/* ---- fields ------------------------------------------------------------- */
+
+/* Enum fields by name; "ib" and "eth" are accepted for typing convenience. */
+static int parse_enum(unsigned type, const char *s)
+{
+	switch (type) {
+	case F_KIND: return fb_kind_parse(s);
+	case F_SEV: return fb_severity_parse(s);
+	case F_CLASS: return fb_link_class_parse(s);
+	case F_TECH:
+		if (strcasecmp(s, "ib") == 0)
+			return FB_TECH_IB;
+		if (strcasecmp(s, "eth") == 0)
+			return FB_TECH_ETH;
+		return fb_tech_parse(s);
+	}
+	return -1;
+}
+
+static const char *enum_choices(unsigned type)
+{
+	switch (type) {
+	case F_KIND: return "a kind name such as link_down (see docs/event-model.md)";
+	case F_SEV: return "OK, Warning or Critical";
+	case F_CLASS: return "unknown, host, isl, node or uplink";
+	case F_TECH: return "unknown, infiniband (ib) or ethernet (eth)";
+	}
+	return "?";
+}
+
+static int parse_field(const struct field *f, const json_t *v, struct fb_event *ev, char *err,
+		       size_t errsz)
+{
+	uint8_t *dst = (uint8_t *)ev + f->off;
+	uint64_t x;
+	switch (f->type) {
+	case F_STR: {
+		if (!json_is_string(v))
+			return fail(err, errsz, "%s: must be a string", f->name);
+		const char *s = json_string_value(v);
+		size_t n = json_string_length(v);
+		if (strlen(s) != n)
+			return fail(err, errsz, "%s: contains a NUL character", f->name);
+		if (n >= f->size)
+			return fail(err, errsz, "%s: longer than %zu bytes", f->name, f->size - 1);
+		memcpy(dst, s, n + 1);
+		return 0;
+	}
+	case F_U8:
+	case F_U16:
+	case F_U32: {
+		uint64_t max = f->size == 1 ? UINT8_MAX : f->size == 2 ? UINT16_MAX : UINT32_MAX;
+		if (get_uint(v, max, 0, &x))
+			return fail(err, errsz, "%s: must be an integer 0..%" PRIu64, f->name, max);
+		if (f->size == 1)
+			*dst = (uint8_t)x;
+		else if (f->size == 2)
+			*(uint16_t *)(void *)dst = (uint16_t)x;
+		else
+			*(uint32_t *)(void *)dst = (uint32_t)x;
+		return 0;
+	}
+	case F_U64:
+		if (get_uint(v, UINT64_MAX, 1, &x))
+			return fail(err, errsz, "%s: must be a non-negative integer", f->name);
+		*(uint64_t *)(void *)dst = x;
+		return 0;
+	case F_GUID:
+		if (get_guid(v, &x))
+			return fail(err, errsz, "%s: must be a \"0x...\" string of 1 to 16 hex digits or a non-negative integer",
+				    f->name);
+		*(uint64_t *)(void *)dst = x;
+		return 0;
+	case F_KIND:
+	case F_SEV:
+	case F_CLASS:
+	case F_TECH: {
+		if (!json_is_string(v))
+			return fail(err, errsz, "%s: must be a string: %s", f->name, enum_choices(f->type));
+		int e = parse_enum(f->type, json_string_value(v));
+		if (e < 0 || (f->type == F_KIND && e == 0))
+			return fail(err, errsz, "%s: unknown value '%s', expected %s", f->name,
+				    json_string_value(v), enum_choices(f->type));
+		*dst = (uint8_t)e;
+		return 0;
+	}
+	case F_TIMESTAMP:
+		if (!json_is_string(v) || parse_iso8601(json_string_value(v), &ev->ts_ns))
+			return fail(err, errsz,
+				    "%s: must be an RFC 3339 string such as \"2026-11-22T09:52:21.123456Z\", at or after 1970",
+				    f->name);
+		return 0;
+	case F_COUNTERS:
+		return parse_counters(v, ev, err, errsz);
+	}
+	return fail(err, errsz, "%s: unsupported", f->name);
+}
+
+static const struct field *find_field(const char *name)
+{
+	for (size_t i = 0; i < N_FIELDS; i++)
+		if (strcmp(fields[i].name, name) == 0)
+			return &fields[i];
+	return NULL;
+}
+
+int fb_event_from_json(const json_t *obj, struct fb_event *ev, char *err, size_t errsz)
+{
+	memset(ev, 0, sizeof(*ev));
+	if (err && errsz)
+		err[0] = '\0';
+	if (!json_is_object(obj))
+		return fail(err, errsz, "event: must be a JSON object");
+	int has_sev = 0, has_ts_ns = 0, has_stamp = 0;
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)obj, key, v) {
+		const struct field *f = find_field(key);
+		if (!f)
+			return fail(err, errsz, "unknown field '%s'", key);
+		int rc = parse_field(f, v, ev, err, errsz);
+		if (rc)
+			return rc;
+		has_sev |= f->type == F_SEV;
+		has_ts_ns |= f->off == offsetof(struct fb_event, ts_ns) && f->type == F_U64;
+		has_stamp |= f->type == F_TIMESTAMP;
+	}
+	if (!ev->kind)
+		return fail(err, errsz, "kind: required");
+	if (has_ts_ns && has_stamp)
+		return fail(err, errsz, "timestamp: give ts_ns or timestamp, not both");
+	if (!has_ts_ns && !has_stamp)
+		ev->ts_ns = fb_now_ns();
+	if (!has_sev) { /* the registry's severity for what this event becomes */
+		struct fb_redfish_class cls;
+		ev->severity = FB_SEV_OK;
+		fb_redfish_classify(ev, &cls);
+		ev->severity = cls.severity;
+	}
+	return 0;
+}
+
+/* ---- printing ----------------------------------------------------------- */
+
+static json_t *uint_json(uint64_t v)
+{
+	if (v <= INT64_MAX)
+		return json_integer((json_int_t)v);
+	char tmp[24];
+	snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
+	return json_string(tmp);
+}
+
+static json_t *enum_json(unsigned type, unsigned v)
+{
+	const char *name = type == F_KIND ? fb_kind_name(v)
+		: type == F_SEV ? fb_severity_name(v)
+		: type == F_CLASS ? fb_link_class_name(v) : fb_tech_name(v);
+	return name ? json_string(name) : json_integer(v); /* refused on the way back */
+}
+
+static json_t *counters_json(const struct fb_event *ev)
+{
+	json_t *o = json_object();
+	unsigned n = ev->n_counters < FB_COUNTERS_MAX ? ev->n_counters : FB_COUNTERS_MAX;
+	for (unsigned i = 0; o && i < n; i++) {
+		const char *name = fb_counter_name(ev->counters[i].id);
+		char tmp[32];
+		if (!name) {
+			snprintf(tmp, sizeof(tmp), "counter_%u", (unsigned)ev->counters[i].id);
+			name = tmp;
+		}
+		if (json_object_set_new(o, name, uint_json(ev->counters[i].value))) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+/* The field's JSON value, or NULL when it is empty/zero (omitted). Kind and
+ * severity are always printed. */
+static json_t *field_json(const struct field *f, const struct fb_event *ev)
+{
+	const uint8_t *src = (const uint8_t *)ev + f->off;
+	uint64_t x = 0;
+	switch (f->type) {
+	case F_STR:
+		if (!src[0] || !memchr(src, 0, f->size))
+			return NULL;
+		return json_string((const char *)src);
+	case F_U8: x = *src; break;
+	case F_U16: x = *(const uint16_t *)(const void *)src; break;
+	case F_U32: x = *(const uint32_t *)(const void *)src; break;
+	case F_U64: x = *(const uint64_t *)(const void *)src; break;
+	case F_GUID: {
+		x = *(const uint64_t *)(const void *)src;
+		if (!x)
+			return NULL;
+		char tmp[24];
+		snprintf(tmp, sizeof(tmp), "0x%016" PRIx64, x);
+		return json_string(tmp);
+	}
+	case F_KIND:
+	case F_SEV:
+		return enum_json(f->type, *src);
+	case F_CLASS:
+	case F_TECH:
+		return *src ? enum_json(f->type, *src) : NULL;
+	case F_TIMESTAMP:
+		return NULL; /* ts_ns carries it */
+	case F_COUNTERS:
+		return ev->n_counters ? counters_json(ev) : NULL;
+	}
+	return x ? uint_json(x) : NULL;
+}
+
+json_t *fb_event_to_json(const struct fb_event *ev)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < N_FIELDS; i++) {
+		json_t *v = field_json(&fields[i], ev);
+		if (v && json_object_set_new(o, fields[i].name, v)) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}

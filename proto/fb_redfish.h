@@ -13,7 +13,9 @@
 
 #include <stdint.h>
 
-#define FB_REDFISH_ORIGIN_MAX 256
+/* Every origin fits: the longest, Systems/{node}/NetworkInterfaces/{device}
+ * with both names fully percent-encoded, is 417 bytes. */
+#define FB_REDFISH_ORIGIN_MAX 512
 #define FB_REDFISH_DEFAULT_FABRIC "IB"
 
 struct fb_redfish_class {

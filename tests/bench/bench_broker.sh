@@ -1,1 +1,99 @@
-exit 1
+#!/bin/bash
+# Broker throughput benchmark (not a test: it prints figures, asserts none).
+#
+#   N publishers -> fabricbusd (journal, JournalSync=batch) -> 1 WebSocket subscriber
+# against the reference, in the same script and on the same framing:
+#   N publishers -> bare libevent relay (reads frames, writes them to one socket) -> 1 reader
+#
+# Usage: tests/bench/bench_broker.sh            (builds ./build-release if needed)
+#        PUBLISHERS=4 PER_PUBLISHER=500000 tests/bench/bench_broker.sh
+# Output: "name: value unit" lines and a "ratio:" line.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+PUBLISHERS=${PUBLISHERS:-4}
+PER_PUBLISHER=${PER_PUBLISHER:-500000}
+TOTAL=$((PUBLISHERS * PER_PUBLISHER))
+SYNC=${SYNC:-batch}
+
+# Figures from a sanitizer build would measure ASan, so use a release build.
+build=${FB_BENCH_BUILD:-}
+if [ -z "$build" ]; then
+	if [ -n "${FB_BUILD:-}" ] && ! grep -q '"name": "b_sanitize", "value": "address' \
+		"$FB_BUILD/meson-info/intro-buildoptions.json" 2>/dev/null && \
+		grep -q '"name": "buildtype", "value": "release"' "$FB_BUILD/meson-info/intro-buildoptions.json" 2>/dev/null; then
+		build=$FB_BUILD
+	else
+		build=$src/build-release
+		[ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release >/dev/null
+		ninja -C "$build" >/dev/null
+	fi
+fi
+fabricbusd=$build/broker/fabricbusd
+fabricbus=$build/broker/cli/fabricbus
+relay=$build/tests/bench/bench_relay
+wssink=$build/tests/bench/bench_ws_sink
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() {
+	for _ in $(seq 300); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "port $1 never opened" >&2; exit 1
+}
+now() { date +%s.%N; }
+
+# Run the publishers against $1 and wait for the reader ($2: pid) to finish;
+# sets RATE (events/s over the whole run, publisher start to last event read).
+drive() {
+	local addr=$1 reader=$2 t0 t1 pp=()
+	t0=$(now)
+	for i in $(seq "$PUBLISHERS"); do
+		"$fabricbus" publish --broker "$addr" --agent-id "bench$i" --generate "$PER_PUBLISHER" \
+			--timeout 600 --quiet &
+		pp+=($!)
+	done
+	for p in "${pp[@]}"; do wait "$p"; done
+	wait "$reader"
+	t1=$(now)
+	RATE=$(echo "$t0 $t1" | awk -v n="$TOTAL" '{printf "%.0f", n / ($2 - $1)}')
+}
+
+echo "benchmark: $PUBLISHERS publishers x $PER_PUBLISHER events = $TOTAL events, $(nproc) cores"
+
+# Reference: the bare relay.
+sp=$(port); rp=$(port)
+"$relay" sink "$sp" "$TOTAL" >"$work/relay.out" & reader=$!; pids+=($reader)
+wait_port "$sp"
+"$relay" relay "$rp" "$sp" & pids+=($!)
+wait_port "$rp"
+drive "127.0.0.1:$rp" "$reader"; relay_rate=$RATE
+echo "relay_events_per_s: $relay_rate events/s"
+echo "relay_reader: $(cat "$work/relay.out")"
+
+# fabricbusd with its journal and one WebSocket subscriber.
+ap=$(port); hp=$(port)
+"$fabricbusd" -o "AgentListen=127.0.0.1:$ap" -o "HttpListen=127.0.0.1:$hp" \
+	-o "JournalDir=$work/journal" -o "JournalSync=$SYNC" -o LogLevel=warn \
+	-o WsRingEvents=262144 -o WsQueueEvents=262144 2>"$work/broker.log" & broker=$!; pids+=($broker)
+wait_port "$ap"; wait_port "$hp"
+"$wssink" 127.0.0.1 "$hp" /ws/events "$TOTAL" >"$work/ws.out" & reader=$!; pids+=($reader)
+sleep 0.3
+drive "127.0.0.1:$ap" "$reader"; broker_rate=$RATE
+rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$broker/status")
+syncs=$(curl -s "http://127.0.0.1:$hp/status" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin)["broker"]["journal"]; print(j["syncs"], j["bytes"])' 2>/dev/null || echo "? ?")
+echo "broker_events_per_s: $broker_rate events/s"
+echo "broker_reader: $(cat "$work/ws.out")"
+echo "broker_peak_rss: $((rss_kb / 1024)) MiB"
+echo "broker_journal: sync=$SYNC fdatasyncs=${syncs% *} bytes=${syncs#* }"
+awk -v b="$broker_rate" -v r="$relay_rate" 'BEGIN {printf "ratio: broker/relay = %.2f\n", b / r}'
+awk -v b="$broker_rate" 'BEGIN {printf "ratio: broker/target(500k) = %.2f\n", b / 500000}'

@@ -1,1 +1,112 @@
-/* placeholder: being written */
+/* bench_ws_sink.c - the benchmark's WebSocket subscriber: a plain blocking
+ * client that does the RFC 6455 handshake, then counts text messages as fast
+ * as the socket delivers them. It measures the broker, not a client library.
+ *
+ *   bench_ws_sink HOST PORT PATH COUNT
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 5) {
+		fprintf(stderr, "usage: bench_ws_sink HOST PORT PATH COUNT\n");
+		return 2;
+	}
+	uint64_t want = strtoull(argv[4], NULL, 10), got = 0;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2])) };
+	inet_pton(AF_INET, argv[1], &sin.sin_addr);
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
+		perror("bench_ws_sink: connect");
+		return 1;
+	}
+	char req[1024];
+	int n = snprintf(req, sizeof(req),
+			 "GET %s HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+			 "Sec-WebSocket-Key: ZmFicmljYnVzLWJlbmNoIQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+			 argv[3], argv[1], argv[2]);
+	if (write(fd, req, (size_t)n) != n)
+		return 1;
+	static uint8_t buf[1 << 20];
+	size_t len = 0, off = 0;
+	/* Response headers end at the first blank line. */
+	for (;;) {
+		ssize_t r = read(fd, buf + len, sizeof(buf) - len);
+		if (r <= 0)
+			return 1;
+		len += (size_t)r;
+		uint8_t *end = memmem(buf, len, "\r\n\r\n", 4);
+		if (end) {
+			if (memcmp(buf, "HTTP/1.1 101", 12) != 0) {
+				fprintf(stderr, "bench_ws_sink: handshake refused: %.*s\n", 40, buf);
+				return 1;
+			}
+			off = (size_t)(end - buf) + 4;
+			break;
+		}
+	}
+	double t0 = 0;
+	while (got < want) {
+		/* Parse whole frames, then compact and read more. */
+		for (;;) {
+			if (len - off < 2)
+				break;
+			uint8_t op = buf[off] & 0x0F;
+			uint64_t pl = buf[off + 1] & 0x7F;
+			size_t hdr = 2;
+			if (pl == 126) {
+				if (len - off < 4)
+					break;
+				pl = (uint64_t)buf[off + 2] << 8 | buf[off + 3];
+				hdr = 4;
+			} else if (pl == 127) {
+				if (len - off < 10)
+					break;
+				pl = 0;
+				for (int i = 0; i < 8; i++)
+					pl = pl << 8 | buf[off + 2 + i];
+				hdr = 10;
+			}
+			if (len - off < hdr + pl)
+				break;
+			if (op == 1) {
+				if (got++ == 0)
+					t0 = now_s();
+			} else if (op == 8) {
+				fprintf(stderr, "bench_ws_sink: server closed after %llu messages\n",
+					(unsigned long long)got);
+				return 1;
+			}
+			off += hdr + pl;
+		}
+		memmove(buf, buf + off, len - off);
+		len -= off;
+		off = 0;
+		ssize_t r = read(fd, buf + len, sizeof(buf) - len);
+		if (r <= 0) {
+			fprintf(stderr, "bench_ws_sink: connection lost after %llu messages\n",
+				(unsigned long long)got);
+			return 1;
+		}
+		len += (size_t)r;
+	}
+	double dt = now_s() - t0;
+	printf("received %llu events in %.3f s (%.0f events/s)\n", (unsigned long long)got, dt,
+	       (double)got / dt);
+	return 0;
+}

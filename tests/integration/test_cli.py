@@ -1,1 +1,201 @@
-raise SystemExit("placeholder")
+"""The daemon's and the CLI's user-facing behaviour against a real broker:
+embedded defaults, config errors, publish/tail/status, filters, and the
+agent port refusing bad frames with an ERROR frame and a log line."""
+import json
+import os
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+
+from fbtest import (FABRICBUS, FABRICBUSD, Broker, check_redfish_event, publish, run, track,
+                    wait_port)
+
+
+def sh(*args, **kw):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=kw.get("timeout", 60),
+                          input=kw.get("input"))
+
+
+def tail_n(b, n, *extra, timeout=60):
+    r = sh(FABRICBUS, "tail", "--http", b.http_addr, "--count", str(n), "--timeout", str(timeout),
+           *extra, timeout=timeout + 30)
+    assert r.returncode == 0, f"tail exit {r.returncode}: {r.stderr}"
+    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+
+LINK_DOWN = {"kind": "link_down", "link_class": "host", "tech": "infiniband", "switch": "leaf3",
+             "switch_guid": "0x0008f10400411a08", "port": 17, "node": "node003",
+             "counters": {"link_downed": 1}}
+
+
+def daemon_help_version_and_config_errors():
+    r = sh(FABRICBUSD, "--help")
+    assert r.returncode == 0 and "Usage: fabricbusd" in r.stdout, r
+    r = sh(FABRICBUSD, "--version")
+    assert r.returncode == 0 and "fabricbusd" in r.stdout
+    r = sh(FABRICBUSD, "--help-config")
+    assert "JournalSync" in r.stdout and "WsQueueEvents" in r.stdout
+    d = tempfile.mkdtemp(prefix="fb-conf-")
+    conf = os.path.join(d, "fabricbus.conf")
+    with open(conf, "w") as f:
+        f.write("# test\nLogLevel=info\nJournalSync=whenever\n")
+    r = sh(FABRICBUSD, "-f", conf)
+    assert r.returncode == 2, r
+    assert f"{conf}:3" in r.stderr and "JournalSync" in r.stderr, r.stderr
+    r = sh(FABRICBUSD, "-o", "NoSuchKey=1")
+    assert r.returncode == 2 and "unknown key 'NoSuchKey'" in r.stderr, r.stderr
+    r = sh(FABRICBUSD, "-f", os.path.join(d, "missing.conf"))
+    assert r.returncode == 2 and "cannot open" in r.stderr, r.stderr
+    r = sh(FABRICBUSD, "-o", "AgentListen=127.0.0.1:9", "--check-config")
+    assert r.returncode == 0 and "AgentListen=127.0.0.1:9" in r.stdout, r
+
+
+def embedded_defaults_run_with_no_config():
+    for port in (7411, 7412):
+        with socket.socket() as s:
+            assert s.connect_ex(("127.0.0.1", port)) != 0, f"port {port} busy: cannot test defaults"
+    d = tempfile.mkdtemp(prefix="fb-defaults-")
+    log = open(os.path.join(d, "log"), "wb")
+    p = track(subprocess.Popen([FABRICBUSD], cwd=d, stdout=log, stderr=log))
+    wait_port(7411, proc=p)
+    wait_port(7412, proc=p)
+    r = sh(FABRICBUS, "publish", json.dumps(LINK_DOWN))
+    assert r.returncode == 0, r.stderr
+    r = sh(FABRICBUS, "tail", "--since", "0", "--count", "1", "--timeout", "30")
+    assert r.returncode == 0, r.stderr
+    rec = check_redfish_event(json.loads(r.stdout.splitlines()[0]))
+    assert rec["MessageId"] == "Fabric.1.0.DownstreamLinkDropped", rec
+    deadline = time.time() + 10
+    while True:  # /status is refreshed every 100 ms
+        r = sh(FABRICBUS, "status")
+        if (r.returncode == 0 and "cli@" in r.stdout) or time.time() > deadline:
+            break
+        time.sleep(0.1)
+    assert r.returncode == 0 and "cli@" in r.stdout, r.stdout + r.stderr
+    assert os.path.isdir(os.path.join(d, "fabricbus-journal"))
+    p.terminate()
+    assert p.wait(timeout=30) == 0, open(os.path.join(d, "log")).read()[-2000:]
+
+
+def publish_tail_status_and_filters():
+    b = Broker().start()
+    events = [
+        dict(LINK_DOWN),
+        {"kind": "link_down", "link_class": "isl", "switch": "spine1", "port": 3, "severity": "Critical"},
+        {"kind": "link_up", "link_class": "isl", "switch": "spine1", "port": 3},
+        {"kind": "switch_unreachable", "switch": "leaf7"},
+        {"kind": "congestion", "link_class": "isl", "switch": "leaf2", "port": 19,
+         "counters": {"congestion_ppm": 250000, "threshold": 100000, "xmit_wait": 123456}},
+    ]
+    r = publish(b.agent_addr, "cli-test", events)
+    assert r.returncode == 0, r.stderr
+    docs = tail_n(b, 5, "--since", "0")
+    ids = [d["Events"][0]["MessageId"] for d in docs]
+    assert ids == ["Fabric.1.0.DownstreamLinkDropped", "Fabric.1.0.InterswitchLinkDropped",
+                   "Fabric.1.0.InterswitchLinkEstablished", "Fabric.1.0.SwitchFailed",
+                   "ResourceEvent.1.4.ResourceWarningThresholdExceeded"], ids
+    for d in docs:
+        check_redfish_event(d)
+    origin = docs[0]["Events"][0]["OriginOfCondition"]["@odata.id"]
+    assert origin == "/redfish/v1/Fabrics/IB/Switches/leaf3/Ports/17", origin
+    assert docs[1]["Events"][0]["MessageSeverity"] == "Critical"
+
+    isl = tail_n(b, 2, "--since", "0", "--prefix", "Fabric.1.0.InterswitchLink", "--idle-exit", "2")
+    assert [d["Events"][0]["MessageId"].split(".")[-1] for d in isl] == \
+        ["InterswitchLinkDropped", "InterswitchLinkEstablished"], isl
+    crit = tail_n(b, 1, "--since", "0", "--severity", "Critical", "--idle-exit", "2")
+    assert len(crit) == 1 and crit[0]["Events"][0]["MessageSeverity"] == "Critical"
+    leaf7 = tail_n(b, 1, "--since", "0", "--origin", "/redfish/v1/Fabrics/IB/Switches/leaf7",
+                   "--idle-exit", "2")
+    assert leaf7[0]["Events"][0]["MessageId"] == "Fabric.1.0.SwitchFailed"
+
+    b.wait_status(lambda st: st["broker"]["events"]["total"] == 5)
+    r = sh(FABRICBUS, "status", "--http", b.http_addr)
+    assert r.returncode == 0 and "cli-test" in r.stdout, r.stdout + r.stderr
+
+    # Bad input: a clear message, exit 2, and nothing sent.
+    r = publish(b.agent_addr, "cli-test", [LINK_DOWN, {"kind": "link_sideways"}])
+    assert r.returncode == 2 and "stdin:2" in r.stderr and "kind" in r.stderr, r.stderr
+    r = sh(FABRICBUS, "publish", "--broker", b.agent_addr, "{not json")
+    assert r.returncode == 2, r.stderr
+    r = sh(FABRICBUS, "publish", "--broker", b.agent_addr, json.dumps({"kind": "link_down", "port": "x"}))
+    assert r.returncode == 2 and "port" in r.stderr, r.stderr
+    time.sleep(0.3)
+    assert b.status()["broker"]["events"]["total"] == 5
+    r = sh(FABRICBUS, "tail", "--http", b.http_addr, "--since", "abc")
+    assert r.returncode == 2, r
+    r = sh(FABRICBUS, "frobnicate")
+    assert r.returncode == 2 and "frobnicate" in r.stderr, r
+    assert b.stop() == 0, b.log()[-3000:]
+
+
+def publish_to_unreachable_broker_fails_clearly():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.time()
+    r = sh(FABRICBUS, "publish", "--broker", f"127.0.0.1:{port}", "--timeout", "2", json.dumps(LINK_DOWN))
+    assert r.returncode == 1, r
+    assert time.time() - t0 < 20
+    assert f"127.0.0.1:{port}" in r.stderr, r.stderr
+    r = sh(FABRICBUS, "status", "--http", f"127.0.0.1:{port}")
+    assert r.returncode == 1 and "cannot reach" in r.stderr, r.stderr
+
+
+def read_error_frame(s):
+    s.settimeout(10)
+    data = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    assert len(data) >= 10 and data[:2] == b"FB" and data[3] == 6, data
+    code = struct.unpack(">H", data[8:10])[0]
+    text = data[11:11 + data[10]].decode()
+    return code, text
+
+
+def agent_port_refuses_bad_frames():
+    b = Broker(MaxFrameSize="64K").start()
+    # An HTTP client on the agent port.
+    with socket.create_connection(("127.0.0.1", b.agent_port)) as s:
+        s.sendall(b"GET / HTTP/1.1\r\n\r\n")
+        code, text = read_error_frame(s)
+        assert code == 2 and "bad magic" in text, (code, text)
+    # A future protocol version.
+    with socket.create_connection(("127.0.0.1", b.agent_port)) as s:
+        s.sendall(b"FB\x09\x01" + struct.pack(">I", 0))
+        code, text = read_error_frame(s)
+        assert code == 1 and "version 9" in text, (code, text)
+    # A frame over MaxFrameSize.
+    with socket.create_connection(("127.0.0.1", b.agent_port)) as s:
+        s.sendall(b"FB\x01\x03" + struct.pack(">I", 1 << 20))
+        code, text = read_error_frame(s)
+        assert code == 3 and "MaxFrameSize" in text, (code, text)
+    # EVENTS before HELLO.
+    with socket.create_connection(("127.0.0.1", b.agent_port)) as s:
+        s.sendall(b"FB\x01\x03" + struct.pack(">I", 4) + struct.pack(">I", 0))
+        code, text = read_error_frame(s)
+        assert code == 4 and "HELLO" in text, (code, text)
+    # A HELLO whose agent id is not valid.
+    with socket.create_connection(("127.0.0.1", b.agent_port)) as s:
+        body = b"\x01" + bytes([7]) + b"bad id!" + struct.pack(">Q", 0)
+        s.sendall(b"FB\x01\x01" + struct.pack(">I", len(body)) + body)
+        code, text = read_error_frame(s)
+        assert code == 2 and "HELLO" in text, (code, text)
+    log = b.log()
+    assert "version 9 not supported" in log and "127.0.0.1:" in log, log[-2000:]
+    # The broker still serves well-behaved agents.
+    r = publish(b.agent_addr, "after-garbage", [LINK_DOWN])
+    assert r.returncode == 0, r.stderr
+    b.wait_status(lambda st: st["broker"]["events"]["total"] == 1)
+    assert b.stop() == 0, b.log()[-3000:]
+
+
+if __name__ == "__main__":
+    run(daemon_help_version_and_config_errors, embedded_defaults_run_with_no_config,
+        publish_tail_status_and_filters, publish_to_unreachable_broker_fails_clearly,
+        agent_port_refuses_bad_frames)

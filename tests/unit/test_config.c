@@ -1,1 +1,191 @@
-int main(void){return 1;} /* placeholder */
+/* test_config.c - configuration parsing: defaults, values, and every error
+ * names the file and line. */
+#include "fb_test.h"
+
+#include "config.h"
+#include "fb_err.h"
+#include "fb_log.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+static char tmpdir[64];
+
+static const char *write_conf(const char *name, const char *text)
+{
+	static char path[128];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	FILE *f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static void defaults_run_without_a_file(void)
+{
+	struct fb_config c;
+	char err[256];
+	fb_config_defaults(&c);
+	CHECK_EQ(fb_config_check(&c, err, sizeof(err)), 0);
+	CHECK_STR(c.agent_host, "127.0.0.1");
+	CHECK_EQ(c.agent_port, 7411);
+	CHECK_EQ(c.http_port, 7412);
+	CHECK_STR(c.journal_dir, "fabricbus-journal");
+	CHECK_EQ(c.sync_policy, FB_SYNC_BATCH);
+}
+
+static void file_values_are_applied(void)
+{
+	struct fb_config c;
+	char err[256];
+	fb_config_defaults(&c);
+	const char *p = write_conf("good.conf",
+				   "# fabricbus test\n"
+				   "AgentListen=0.0.0.0:9000   # agents\n"
+				   "httplisten = [::1]:9001\n"
+				   "\n"
+				   "JournalDir=/var/lib/fabricbus/journal\n"
+				   "JournalSync=interval\n"
+				   "JournalSyncInterval=25ms\n"
+				   "JournalSegmentSize=16M\n"
+				   "JournalRetainSize=2G\n"
+				   "JournalRetainAge=3d\n"
+				   "HeartbeatInterval=2s\n"
+				   "WsQueueEvents=1000\n"
+				   "FabricName=ib0\n"
+				   "LogLevel=debug\n");
+	int rc = fb_config_load_file(&c, p, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "  %s\n", err);
+	CHECK_EQ(rc, 0);
+	CHECK_STR(c.agent_host, "0.0.0.0");
+	CHECK_EQ(c.agent_port, 9000);
+	CHECK_STR(c.http_host, "::1");
+	CHECK_EQ(c.http_port, 9001);
+	CHECK_EQ(c.sync_policy, FB_SYNC_INTERVAL);
+	CHECK_EQ(c.sync_interval_ms, 25);
+	CHECK_EQ(c.segment_bytes, 16ull << 20);
+	CHECK_EQ(c.retain_bytes, 2ull << 30);
+	CHECK_EQ(c.retain_age_s, 3 * 86400);
+	CHECK_EQ(c.heartbeat_ms, 2000);
+	CHECK_EQ(c.ws_queue_events, 1000);
+	CHECK_STR(c.fabric_name, "ib0");
+	CHECK_EQ(c.log_level, FB_LOG_DEBUG);
+	CHECK_EQ(fb_config_check(&c, err, sizeof(err)), 0);
+}
+
+/* Load text and expect a failure whose message contains every needle. */
+static int fails_naming(const char *text, const char *n1, const char *n2)
+{
+	struct fb_config c;
+	char err[512] = "";
+	fb_config_defaults(&c);
+	const char *p = write_conf("bad.conf", text);
+	if (fb_config_load_file(&c, p, err, sizeof(err)) != FB_ECONFIG) {
+		fprintf(stderr, "  accepted: %s", text);
+		return 0;
+	}
+	if (!strstr(err, n1) || (n2 && !strstr(err, n2))) {
+		fprintf(stderr, "  message '%s' lacks '%s'/'%s'\n", err, n1, n2 ? n2 : "");
+		return 0;
+	}
+	return 1;
+}
+
+static void unknown_key_names_the_line(void)
+{
+	CHECK(fails_naming("LogLevel=info\nAgentListn=1.2.3.4:5\n", "bad.conf:2", "unknown key 'AgentListn'"));
+}
+
+static void bad_values_name_key_and_line(void)
+{
+	CHECK(fails_naming("JournalSync=sometimes\n", "bad.conf:1", "JournalSync"));
+	CHECK(fails_naming("\n\nAgentListen=localhost\n", "bad.conf:3", "HOST:PORT"));
+	CHECK(fails_naming("AgentListen=1.2.3.4:70000\n", "bad.conf:1", "AgentListen"));
+	CHECK(fails_naming("JournalSegmentSize=12Q\n", "bad.conf:1", "JournalSegmentSize"));
+	CHECK(fails_naming("JournalSegmentSize=1K\n", "bad.conf:1", "between"));
+	CHECK(fails_naming("HeartbeatInterval=-5s\n", "bad.conf:1", "HeartbeatInterval"));
+	CHECK(fails_naming("WsQueueEvents=ten\n", "bad.conf:1", "whole number"));
+	CHECK(fails_naming("FabricName=a/b\n", "bad.conf:1", "FabricName"));
+	CHECK(fails_naming("LogTarget=file\n", "bad.conf:1", "stderr or syslog"));
+	CHECK(fails_naming("JournalDir=\n", "bad.conf:1", "JournalDir"));
+	CHECK(fails_naming("just words\n", "bad.conf:1", "Key=Value"));
+	CHECK(fails_naming("JournalSegmentSize=99999999999999999999999\n", "bad.conf:1", "JournalSegmentSize"));
+}
+
+static void duplicate_key_is_refused(void)
+{
+	CHECK(fails_naming("LogLevel=info\nloglevel=debug\n", "bad.conf:2", "first at line 1"));
+}
+
+static void missing_file_is_an_error(void)
+{
+	struct fb_config c;
+	char err[256];
+	fb_config_defaults(&c);
+	CHECK_EQ(fb_config_load_file(&c, "/nonexistent/fabricbus.conf", err, sizeof(err)), FB_ECONFIG);
+	CHECK(strstr(err, "/nonexistent/fabricbus.conf") != NULL);
+}
+
+static void override_and_cross_checks(void)
+{
+	struct fb_config c;
+	char err[256];
+	fb_config_defaults(&c);
+	CHECK_EQ(fb_config_set(&c, "HttpListen=127.0.0.1:7411", "-o", err, sizeof(err)), 0);
+	CHECK_EQ(fb_config_check(&c, err, sizeof(err)), FB_ECONFIG);
+	CHECK(strstr(err, "must differ") != NULL);
+	fb_config_defaults(&c);
+	CHECK_EQ(fb_config_set(&c, "WsQueueEvents=100000", "-o", err, sizeof(err)), 0);
+	CHECK_EQ(fb_config_check(&c, err, sizeof(err)), FB_ECONFIG);
+	CHECK(strstr(err, "WsRingEvents") != NULL);
+	CHECK_EQ(fb_config_set(&c, "Nope=1", "-o", err, sizeof(err)), FB_ECONFIG);
+	CHECK(strstr(err, "-o: unknown key") != NULL);
+}
+
+static void unit_parsers(void)
+{
+	uint64_t v;
+	CHECK_EQ(fb_parse_size("64M", &v), 0);
+	CHECK_EQ(v, 64ull << 20);
+	CHECK_EQ(fb_parse_size("10gb", &v), 0);
+	CHECK_EQ(v, 10ull << 30);
+	CHECK_EQ(fb_parse_size("", &v), FB_ECONFIG);
+	CHECK_EQ(fb_parse_size("M", &v), FB_ECONFIG);
+	CHECK_EQ(fb_parse_size("99999999999T", &v), FB_ECONFIG);
+	CHECK_EQ(fb_parse_duration_ms("250ms", &v), 0);
+	CHECK_EQ(v, 250);
+	CHECK_EQ(fb_parse_duration_ms("7d", &v), 0);
+	CHECK_EQ(v, 7ull * 86400000);
+	CHECK_EQ(fb_parse_duration_ms("30", &v), 0);
+	CHECK_EQ(v, 30000);
+	CHECK_EQ(fb_parse_duration_ms("5 weeks", &v), FB_ECONFIG);
+	char host[64];
+	int port;
+	CHECK_EQ(fb_parse_hostport("[fe80::1]:80", host, sizeof(host), &port), 0);
+	CHECK_STR(host, "fe80::1");
+	CHECK_EQ(port, 80);
+	CHECK_EQ(fb_parse_hostport(":80", host, sizeof(host), &port), FB_ECONFIG);
+	CHECK_EQ(fb_parse_hostport("h:0", host, sizeof(host), &port), FB_ECONFIG);
+	CHECK_EQ(fb_parse_hostport("h:12ab", host, sizeof(host), &port), FB_ECONFIG);
+}
+
+int main(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fb-config-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return 1;
+	RUN(defaults_run_without_a_file);
+	RUN(file_values_are_applied);
+	RUN(unknown_key_names_the_line);
+	RUN(bad_values_name_key_and_line);
+	RUN(duplicate_key_is_refused);
+	RUN(missing_file_is_an_error);
+	RUN(override_and_cross_checks);
+	RUN(unit_parsers);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+	return TEST_DONE();
+}

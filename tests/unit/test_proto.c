@@ -1,1 +1,307 @@
-int main(void){return 1;} /* placeholder */
+/* test_proto.c - the wire codec: round trips and every reject path. */
+#include "fb_test.h"
+
+#include "fb_buf.h"
+#include "fb_err.h"
+#include "fb_wire.h"
+
+#include <stdlib.h>
+
+static void sample_event(struct fb_event *ev, uint64_t seq)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->seq = seq;
+	ev->ts_ns = 1795000000123456789ull;
+	ev->kind = FB_KIND_LINK_DOWN;
+	ev->severity = FB_SEV_WARNING;
+	ev->link_class = FB_LINK_HOST;
+	ev->tech = FB_TECH_IB;
+	ev->port_state = 1;
+	ev->phys_state = 3;
+	strcpy(ev->subj.fabric, "IB");
+	strcpy(ev->subj.switch_name, "leaf3");
+	ev->subj.switch_guid = 0x0008f10400411a08ull;
+	ev->subj.port = 17;
+	ev->subj.port_guid = 0x0002c90300a1b2c3ull;
+	ev->subj.lid = 42;
+	strcpy(ev->subj.node, "node003");
+	strcpy(ev->subj.device, "mlx5_0");
+	strcpy(ev->subj.addr, "02:00:00:00:00:03");
+	ev->subj.ifindex = 7;
+	ev->subj.peer_guid = 0x0002c90300a1b2c4ull;
+	ev->subj.peer_port = 1;
+	strcpy(ev->subj.peer_name, "h3 HCA-1");
+	strcpy(ev->text, "caf\xc3\xa9 \"quoted\"");
+	fb_event_add_counter(ev, FB_CTR_SYMBOL_ERROR, 12);
+	fb_event_add_counter(ev, FB_CTR_XMIT_WAIT, 1ull << 40);
+}
+
+static int events_equal(const struct fb_event *a, const struct fb_event *b)
+{
+	/* Compare field by field: padding bytes are not part of the value. */
+	return a->seq == b->seq && a->ts_ns == b->ts_ns && a->kind == b->kind &&
+	       a->severity == b->severity && a->link_class == b->link_class && a->tech == b->tech &&
+	       a->port_state == b->port_state && a->phys_state == b->phys_state &&
+	       !strcmp(a->subj.fabric, b->subj.fabric) && !strcmp(a->subj.switch_name, b->subj.switch_name) &&
+	       a->subj.switch_guid == b->subj.switch_guid && a->subj.port == b->subj.port &&
+	       a->subj.port_guid == b->subj.port_guid && a->subj.lid == b->subj.lid &&
+	       !strcmp(a->subj.node, b->subj.node) && !strcmp(a->subj.device, b->subj.device) &&
+	       !strcmp(a->subj.addr, b->subj.addr) && a->subj.ifindex == b->subj.ifindex &&
+	       a->subj.peer_guid == b->subj.peer_guid && a->subj.peer_port == b->subj.peer_port &&
+	       !strcmp(a->subj.peer_name, b->subj.peer_name) && !strcmp(a->text, b->text) &&
+	       a->n_counters == b->n_counters &&
+	       (a->n_counters == 0 ||
+		(a->counters[0].id == b->counters[0].id && a->counters[0].value == b->counters[0].value &&
+		 a->counters[a->n_counters - 1].value == b->counters[b->n_counters - 1].value));
+}
+
+static void event_roundtrip_keeps_every_field(void)
+{
+	struct fb_event in, out;
+	struct fb_buf b = FB_BUF_INIT;
+	sample_event(&in, 7);
+	CHECK_EQ(fb_event_encode(&b, &in), 0);
+	memset(&out, 0xAA, sizeof(out));
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), 0);
+	CHECK(events_equal(&in, &out));
+	fb_buf_free(&b);
+}
+
+static void events_frame_roundtrip(void)
+{
+	struct fb_buf b = FB_BUF_INIT;
+	struct fb_events_writer w;
+	struct fb_event ev;
+	CHECK_EQ(fb_events_begin(&w, &b), 0);
+	for (uint64_t i = 1; i <= 100; i++) {
+		sample_event(&ev, i);
+		CHECK_EQ(fb_events_add(&w, &ev), 0);
+	}
+	CHECK_EQ(fb_events_end(&w), 0);
+	struct fb_frame_hdr h;
+	CHECK_EQ(fb_frame_peek(b.data, b.len, FB_FRAME_MAX_DEFAULT, &h), 0);
+	CHECK_EQ(h.type, FB_FRAME_EVENTS);
+	CHECK_EQ(h.body_len + FB_FRAME_HDR_LEN, b.len);
+	struct fb_events_reader r;
+	CHECK_EQ(fb_events_open(&r, b.data + FB_FRAME_HDR_LEN, h.body_len), 0);
+	CHECK_EQ(r.count, 100);
+	uint64_t want = 1;
+	int rc;
+	const uint8_t *raw;
+	size_t raw_len;
+	while ((rc = fb_events_next(&r, &ev, &raw, &raw_len)) == 1) {
+		CHECK_EQ(ev.seq, want);
+		CHECK(raw_len > 0 && raw > b.data);
+		want++;
+	}
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(want, 101);
+	fb_buf_free(&b);
+}
+
+static void control_frames_roundtrip(void)
+{
+	struct fb_buf b = FB_BUF_INIT;
+	struct fb_hello h = { FB_PROTO_VERSION, "ib-agent-1", 99 }, h2;
+	CHECK_EQ(fb_wire_put_hello(&b, &h), 0);
+	struct fb_frame_hdr fh;
+	CHECK_EQ(fb_frame_peek(b.data, b.len, 1024, &fh), 0);
+	CHECK_EQ(fh.type, FB_FRAME_HELLO);
+	CHECK_EQ(fb_wire_parse_hello(b.data + 8, fh.body_len, &h2), 0);
+	CHECK_STR(h2.agent_id, "ib-agent-1");
+	CHECK_EQ(h2.last_acked, 99);
+
+	fb_buf_reset(&b);
+	struct fb_hello_ack a = { 123, 1 << 20, 5000, 0xdeadbeefull }, a2;
+	CHECK_EQ(fb_wire_put_hello_ack(&b, &a), 0);
+	CHECK_EQ(fb_wire_parse_hello_ack(b.data + 8, b.len - 8, &a2), 0);
+	CHECK_EQ(a2.last_seq, 123);
+	CHECK_EQ(a2.heartbeat_ms, 5000);
+	CHECK_EQ(a2.broker_epoch, 0xdeadbeefull);
+
+	fb_buf_reset(&b);
+	uint64_t seq = 0;
+	CHECK_EQ(fb_wire_put_ack(&b, 1ull << 50), 0);
+	CHECK_EQ(fb_wire_parse_ack(b.data + 8, b.len - 8, &seq), 0);
+	CHECK_EQ(seq, 1ull << 50);
+
+	fb_buf_reset(&b);
+	char longtext[400];
+	memset(longtext, 'x', sizeof(longtext) - 1);
+	longtext[sizeof(longtext) - 1] = '\0';
+	struct fb_error_msg e;
+	CHECK_EQ(fb_wire_put_error(&b, FB_WERR_VERSION, longtext), 0);
+	CHECK_EQ(fb_wire_parse_error(b.data + 8, b.len - 8, &e), 0);
+	CHECK_EQ(e.code, FB_WERR_VERSION);
+	CHECK_EQ(strlen(e.text), 255);
+	fb_buf_free(&b);
+}
+
+static void peek_rejects_bad_magic_version_and_size(void)
+{
+	uint8_t hdr[8] = { 'F', 'B', FB_PROTO_VERSION, FB_FRAME_ACK, 0, 0, 0, 8 };
+	struct fb_frame_hdr h;
+	CHECK_EQ(fb_frame_peek(hdr, 8, 1024, &h), FB_EAGAIN); /* body missing */
+	CHECK_EQ(fb_frame_peek(hdr, 5, 1024, &h), FB_EAGAIN);
+	uint8_t bad[8] = { 'G', 'E', 'T', ' ', '/', ' ', 'H', 'T' };
+	CHECK_EQ(fb_frame_peek(bad, 8, 1024, &h), FB_EMALFORMED);
+	CHECK_EQ(fb_frame_peek(bad, 1, 1024, &h), FB_EMALFORMED);
+	hdr[2] = 9;
+	CHECK_EQ(fb_frame_peek(hdr, 8, 1024, &h), FB_EVERSION);
+	CHECK_EQ(h.version, 9);
+	hdr[2] = FB_PROTO_VERSION;
+	fb_store_be32(hdr + 4, 2000);
+	CHECK_EQ(fb_frame_peek(hdr, 8, 1024, &h), FB_ETOOBIG);
+	fb_store_be32(hdr + 4, 0xFFFFFFFFu);
+	CHECK_EQ(fb_frame_peek(hdr, 8, FB_FRAME_MAX_LIMIT, &h), FB_ETOOBIG);
+}
+
+static void decode_rejects_every_truncation(void)
+{
+	struct fb_event in, out;
+	struct fb_buf b = FB_BUF_INIT;
+	sample_event(&in, 3);
+	CHECK_EQ(fb_event_encode(&b, &in), 0);
+	/* Every strict prefix of a valid event must fail, never read past it. */
+	for (size_t n = 0; n < b.len; n++) {
+		uint8_t *copy = malloc(n ? n : 1);
+		memcpy(copy, b.data, n);
+		int rc = fb_event_decode(copy, n, &out);
+		free(copy);
+		CHECK(rc < 0);
+	}
+	fb_buf_free(&b);
+}
+
+static void decode_rejects_bad_fields(void)
+{
+	struct fb_event in, out;
+	struct fb_buf b = FB_BUF_INIT;
+	sample_event(&in, 3);
+	CHECK_EQ(fb_event_encode(&b, &in), 0);
+	/* kind byte is at offset 16 */
+	b.data[16] = 200;
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), FB_EMALFORMED);
+	b.data[16] = FB_KIND_LINK_DOWN;
+	b.data[17] = 3; /* severity */
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), FB_EMALFORMED);
+	b.data[17] = FB_SEV_OK;
+	/* seq 0 is not a sequence number */
+	memset(b.data, 0, 8);
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), FB_EMALFORMED);
+	fb_buf_free(&b);
+}
+
+static void decode_rejects_invalid_utf8_and_nul(void)
+{
+	struct fb_event in, out;
+	struct fb_buf b = FB_BUF_INIT;
+	sample_event(&in, 3);
+	strcpy(in.subj.fabric, "AB");
+	CHECK_EQ(fb_event_encode(&b, &in), 0);
+	/* fabric is the first string, right after the 56 fixed bytes */
+	CHECK_EQ(b.data[56], 2);
+	b.data[57] = 0xC0; /* overlong lead byte */
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), FB_EMALFORMED);
+	b.data[57] = 0;
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), FB_EMALFORMED);
+	b.data[57] = 'A';
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), 0);
+	fb_buf_free(&b);
+}
+
+static void decode_rejects_oversize_string_and_counters(void)
+{
+	struct fb_buf b = FB_BUF_INIT;
+	struct fb_event in, out;
+	sample_event(&in, 3);
+	in.subj.fabric[0] = '\0';
+	CHECK_EQ(fb_event_encode(&b, &in), 0);
+	/* Grow the fabric string to 40 bytes (the field holds 31). */
+	struct fb_buf big = FB_BUF_INIT;
+	fb_buf_put(&big, b.data, 56);
+	fb_buf_put_u8(&big, 40);
+	for (int i = 0; i < 40; i++)
+		fb_buf_put_u8(&big, 'x');
+	fb_buf_put(&big, b.data + 57, b.len - 57);
+	CHECK_EQ(fb_event_decode(big.data, big.len, &out), FB_ETOOBIG);
+	/* Counter count over FB_COUNTERS_MAX */
+	in.n_counters = 0;
+	fb_buf_reset(&b);
+	CHECK_EQ(fb_event_encode(&b, &in), 0);
+	b.data[b.len - 1] = FB_COUNTERS_MAX + 1;
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), FB_ETOOBIG);
+	fb_buf_free(&b);
+	fb_buf_free(&big);
+}
+
+static void events_open_rejects_impossible_count(void)
+{
+	uint8_t body[8];
+	fb_store_be32(body, 1000000); /* claims a million events in 4 bytes */
+	struct fb_events_reader r;
+	CHECK_EQ(fb_events_open(&r, body, 8), FB_ETRUNC);
+	CHECK_EQ(fb_events_open(&r, body, 3), FB_ETRUNC);
+	fb_store_be32(body, 0);
+	CHECK_EQ(fb_events_open(&r, body, 4), 0);
+	struct fb_event ev;
+	CHECK_EQ(fb_events_next(&r, &ev, NULL, NULL), 0);
+	/* trailing garbage after the last event is refused */
+	CHECK_EQ(fb_events_open(&r, body, 8), 0);
+	CHECK_EQ(fb_events_next(&r, &ev, NULL, NULL), FB_EMALFORMED);
+}
+
+static void hello_rejects_bad_agent_id(void)
+{
+	struct fb_buf b = FB_BUF_INIT;
+	struct fb_hello h = { FB_PROTO_VERSION, "bad id with spaces", 0 }, out;
+	CHECK_EQ(fb_wire_put_hello(&b, &h), 0);
+	CHECK_EQ(fb_wire_parse_hello(b.data + 8, b.len - 8, &out), FB_EMALFORMED);
+	fb_buf_reset(&b);
+	struct fb_hello empty = { FB_PROTO_VERSION, "", 0 };
+	CHECK_EQ(fb_wire_put_hello(&b, &empty), 0);
+	CHECK_EQ(fb_wire_parse_hello(b.data + 8, b.len - 8, &out), FB_EMALFORMED);
+	CHECK(fb_agent_id_valid("node001.ib@rack-3:a_b"));
+	CHECK(!fb_agent_id_valid("a/b"));
+	fb_buf_free(&b);
+}
+
+static void utf8_validator_cases(void)
+{
+	CHECK(fb_utf8_valid((const uint8_t *)"plain", 5));
+	CHECK(fb_utf8_valid((const uint8_t *)"\xe2\x82\xac", 3));        /* euro sign */
+	CHECK(fb_utf8_valid((const uint8_t *)"\xf0\x9f\x98\x80", 4));    /* emoji */
+	CHECK(!fb_utf8_valid((const uint8_t *)"\xed\xa0\x80", 3));       /* surrogate */
+	CHECK(!fb_utf8_valid((const uint8_t *)"\xe2\x82", 2));           /* cut */
+	CHECK(!fb_utf8_valid((const uint8_t *)"\xf4\x90\x80\x80", 4));   /* > U+10FFFF */
+	CHECK(!fb_utf8_valid((const uint8_t *)"\x80", 1));
+}
+
+static void names_parse_back(void)
+{
+	for (unsigned k = 1; k < FB_KIND__END; k++)
+		CHECK_EQ(fb_kind_parse(fb_kind_name(k)), (int)k);
+	for (unsigned c = 1; c < FB_CTR__END; c++)
+		CHECK_EQ(fb_counter_parse(fb_counter_name(c)), (int)c);
+	CHECK_EQ(fb_severity_parse("critical"), FB_SEV_CRITICAL);
+	CHECK_EQ(fb_kind_parse("nonsense"), -1);
+	CHECK(fb_kind_name(0) == NULL);
+	CHECK(fb_kind_name(250) == NULL);
+}
+
+int main(void)
+{
+	RUN(event_roundtrip_keeps_every_field);
+	RUN(events_frame_roundtrip);
+	RUN(control_frames_roundtrip);
+	RUN(peek_rejects_bad_magic_version_and_size);
+	RUN(decode_rejects_every_truncation);
+	RUN(decode_rejects_bad_fields);
+	RUN(decode_rejects_invalid_utf8_and_nul);
+	RUN(decode_rejects_oversize_string_and_counters);
+	RUN(events_open_rejects_impossible_count);
+	RUN(hello_rejects_bad_agent_id);
+	RUN(utf8_validator_cases);
+	RUN(names_parse_back);
+	return TEST_DONE();
+}

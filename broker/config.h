@@ -1,0 +1,66 @@
+/* config.h - fabricbusd configuration: embedded defaults, then a
+ * slurm.conf-style file (Key=Value lines, '#' comments, keys case-insensitive),
+ * then -o Key=Value overrides from the command line.
+ *
+ * Unknown keys, duplicate keys and bad values are refused with a message that
+ * names the file and line. The loaded config is one of the two pieces of
+ * process-wide state (the other is the logger); it is read-only after start.
+ */
+#ifndef FB_CONFIG_H
+#define FB_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum fb_sync_policy {
+	FB_SYNC_BATCH = 0,    /* fdatasync before every ack (group commit) */
+	FB_SYNC_INTERVAL = 1, /* fdatasync every JournalSyncInterval; acks wait for it */
+	FB_SYNC_NONE = 2,     /* ack after write(2); survives a broker crash, not power loss */
+};
+
+struct fb_config {
+	char agent_host[256];
+	int agent_port;
+	char http_host[256];
+	int http_port;
+	char journal_dir[4096];
+	int sync_policy;            /* enum fb_sync_policy */
+	uint64_t sync_interval_ms;
+	uint64_t segment_bytes;
+	uint64_t retain_bytes;
+	uint64_t retain_age_s;
+	uint64_t max_frame;
+	uint64_t heartbeat_ms;
+	uint64_t max_agents;
+	uint64_t ws_ring_events;
+	uint64_t ws_queue_events;
+	uint64_t ws_max_subscribers;
+	uint64_t ws_ping_s;
+	char fabric_name[32];
+	int log_syslog;
+	int log_level;              /* enum fb_log_level */
+};
+
+/* Fill c with the embedded defaults (a demo in the current directory). */
+void fb_config_defaults(struct fb_config *c);
+/* Apply a file. Returns 0 or FB_ECONFIG after writing "path:line: why" into
+ * err. A missing file is an error (the caller chose to name it). */
+int fb_config_load_file(struct fb_config *c, const char *path, char *err, size_t errsz);
+/* Apply one "Key=Value" (origin names where it came from, e.g. "-o"). */
+int fb_config_set(struct fb_config *c, const char *keyval, const char *origin, char *err,
+		  size_t errsz);
+/* Cross-field checks after everything is applied. */
+int fb_config_check(const struct fb_config *c, char *err, size_t errsz);
+/* Write the effective configuration as Key=Value lines (for --show-config). */
+void fb_config_print(const struct fb_config *c, void *file /* FILE* */);
+const char *fb_sync_policy_name(int policy);
+/* Every key with a one-line meaning (for --help-config). */
+void fb_config_help(void *file /* FILE* */);
+
+/* Value parsers, exposed for tests: sizes take K/M/G/T (binary) suffixes,
+ * durations ms/s/m/h/d (a bare number is seconds). 0 or FB_ECONFIG. */
+int fb_parse_size(const char *s, uint64_t *out);
+int fb_parse_duration_ms(const char *s, uint64_t *out);
+int fb_parse_hostport(const char *s, char *host, size_t hostsz, int *port);
+
+#endif

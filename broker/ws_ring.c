@@ -1,0 +1,198 @@
+#include "ws_ring.h"
+
+#include "fb_err.h"
+#include "fb_redfish.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int fb_ws_ring_init(struct fb_ws_ring *r, size_t cap, const char *default_fabric)
+{
+	memset(r, 0, sizeof(*r));
+	if (cap == 0)
+		cap = 1;
+	r->slot = calloc(cap, sizeof(*r->slot));
+	if (!r->slot)
+		return -ENOMEM;
+	r->cap = cap;
+	r->default_fabric = default_fabric ? default_fabric : FB_REDFISH_DEFAULT_FABRIC;
+	return 0;
+}
+
+void fb_ws_ring_free(struct fb_ws_ring *r)
+{
+	for (size_t i = 0; r->slot && i < r->cap; i++)
+		fb_buf_free(&r->slot[i].buf);
+	free(r->slot);
+	fb_buf_free(&r->scratch);
+	memset(r, 0, sizeof(*r));
+}
+
+void fb_ws_ring_clear(struct fb_ws_ring *r)
+{
+	r->tail = r->head;
+	r->msg_bytes = 0;
+}
+
+size_t fb_ws_frame_header(uint8_t *end, uint64_t n)
+{
+	if (n < 126) {
+		end[-2] = 0x81; /* FIN | text */
+		end[-1] = (uint8_t)n;
+		return 2;
+	}
+	if (n < 65536) {
+		end[-4] = 0x81;
+		end[-3] = 126;
+		end[-2] = (uint8_t)(n >> 8);
+		end[-1] = (uint8_t)n;
+		return 4;
+	}
+	end[-10] = 0x81;
+	end[-9] = 127;
+	fb_store_be64(end - 8, n);
+	return 10;
+}
+
+/* Payloads are rendered after FB_WS_FRAME_HDR_MAX spare bytes; the header is
+ * then written right-aligned in front, so the frame starts at *frame_off. */
+static int render_padded(struct fb_buf *b, const struct fb_event *ev, uint64_t id,
+			 const char *fabric, size_t *frame_off)
+{
+	static const uint8_t pad[FB_WS_FRAME_HDR_MAX];
+	int rc = fb_buf_put(b, pad, sizeof(pad));
+	if (rc)
+		return rc;
+	size_t body = b->len;
+	rc = fb_redfish_render(b, ev, id, fabric);
+	if (rc < 0)
+		return rc;
+	size_t h = fb_ws_frame_header(b->data + body, b->len - body);
+	*frame_off = body - h;
+	return 0;
+}
+
+int fb_ws_render_frame(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
+		       const char *default_fabric)
+{
+	size_t start = out->len, off;
+	int rc = render_padded(out, ev, event_id, default_fabric, &off);
+	if (rc) {
+		out->len = start;
+		return rc;
+	}
+	/* close the pad: a stream of frames cannot have holes */
+	memmove(out->data + start, out->data + off, out->len - off);
+	out->len -= off - start;
+	return 0;
+}
+
+int fb_ws_render_missed_frame(struct fb_buf *out, uint64_t missed, uint64_t resume_since)
+{
+	static const uint8_t pad[FB_WS_FRAME_HDR_MAX];
+	size_t start = out->len;
+	int rc = fb_buf_put(out, pad, sizeof(pad));
+	if (!rc)
+		rc = fb_redfish_render_missed(out, missed, resume_since);
+	if (rc < 0) {
+		out->len = start;
+		return rc;
+	}
+	size_t body = start + FB_WS_FRAME_HDR_MAX;
+	size_t h = fb_ws_frame_header(out->data + body, out->len - body);
+	memmove(out->data + start, out->data + body - h, out->len - (body - h));
+	out->len -= FB_WS_FRAME_HDR_MAX - h;
+	return 0;
+}
+
+/* Slots are sized to their message (render into scratch, copy exactly), so
+ * the ring costs ~ring_events x message size, not a power-of-two above it. */
+static int slot_fit(struct fb_buf *b, size_t need)
+{
+	if (b->cap >= need && b->cap <= 2 * need) {
+		b->len = 0;
+		return 0;
+	}
+	uint8_t *p = realloc(b->data, need);
+	if (!p)
+		return -ENOMEM;
+	b->data = p;
+	b->cap = need;
+	b->len = 0;
+	return 0;
+}
+
+int fb_ws_ring_push(struct fb_ws_ring *r, uint64_t event_id, const struct fb_event *ev)
+{
+	struct fb_buf *sc = &r->scratch;
+	sc->len = 0;
+	size_t off;
+	int rc = render_padded(sc, ev, event_id, r->default_fabric, &off);
+	if (rc)
+		return rc;
+	char origin[FB_REDFISH_ORIGIN_MAX];
+	int olen = fb_redfish_origin(ev, r->default_fabric, origin, sizeof(origin));
+	if (olen < 0 || (size_t)olen >= sizeof(origin))
+		olen = 0; /* no origin: only origin filters miss it */
+	origin[olen] = '\0';
+	size_t frame_len = sc->len - off;
+
+	if (fb_ws_ring_count(r) == r->cap) {
+		r->msg_bytes -= fb_ws_ring_at(r, r->tail)->frame_len;
+		r->tail++;
+	}
+	struct fb_ws_msg *m = fb_ws_ring_at(r, r->head);
+	rc = slot_fit(&m->buf, frame_len + (size_t)olen + 1);
+	if (rc)
+		return rc;
+	memcpy(m->buf.data, sc->data + off, frame_len);
+	memcpy(m->buf.data + frame_len, origin, (size_t)olen + 1);
+	m->buf.len = frame_len + (size_t)olen + 1;
+	struct fb_redfish_class cls;
+	fb_redfish_classify(ev, &cls);
+	m->event_id = event_id;
+	m->message_id = cls.message_id;
+	m->severity = cls.severity;
+	m->frame_off = 0;
+	m->frame_len = (uint32_t)frame_len;
+	m->origin_off = (uint32_t)frame_len;
+	r->msg_bytes += frame_len;
+	r->head++;
+	return 0;
+}
+
+uint64_t fb_ws_ring_oldest_id(const struct fb_ws_ring *r)
+{
+	return r->head == r->tail ? 0 : fb_ws_ring_at(r, r->tail)->event_id;
+}
+
+uint64_t fb_ws_ring_newest_id(const struct fb_ws_ring *r)
+{
+	return r->head == r->tail ? 0 : fb_ws_ring_at(r, r->head - 1)->event_id;
+}
+
+uint64_t fb_ws_ring_find(const struct fb_ws_ring *r, uint64_t id)
+{
+	if (r->head == r->tail)
+		return r->head;
+	uint64_t newest = fb_ws_ring_newest_id(r);
+	if (id > newest)
+		return r->head;
+	/* contiguous ids: one probe */
+	uint64_t back = newest - id;
+	if (back < fb_ws_ring_count(r)) {
+		uint64_t seq = r->head - 1 - back;
+		if (fb_ws_ring_at(r, seq)->event_id == id)
+			return seq;
+	}
+	uint64_t lo = r->tail, hi = r->head;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (fb_ws_ring_at(r, mid)->event_id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

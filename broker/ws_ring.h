@@ -1,0 +1,83 @@
+/* ws_ring.h - the last N events, each serialized once as a ready-to-send
+ * WebSocket text frame.
+ *
+ * Server-to-client frames are unmasked, so the frame bytes (header and the
+ * Redfish Event JSON) are the same for every subscriber: the ring renders an
+ * event once and subscribers copy the frame bytes out. Slots keep their
+ * buffers (sized to fit), so a warm ring rarely allocates.
+ *
+ * Positions: every message gets a monotonically increasing sequence number
+ * (seq); the ring holds seqs [tail, head). EventIds are expected to be
+ * contiguous, but the ring stores each message's id and falls back to a
+ * binary search, so gaps only cost a lookup.
+ *
+ * Owned by the lws thread; not thread-safe.
+ */
+#ifndef FB_WS_RING_H
+#define FB_WS_RING_H
+
+#include "fb_buf.h"
+#include "fb_event.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FB_WS_FRAME_HDR_MAX 10
+
+struct fb_ws_msg {
+	uint64_t event_id;
+	const char *message_id; /* static string from fb_redfish_classify */
+	uint8_t severity;
+	uint16_t frame_off;     /* frame = buf.data + frame_off (0 today) */
+	uint32_t frame_len;     /* WebSocket header + JSON */
+	uint32_t origin_off;    /* NUL-terminated OriginOfCondition in buf */
+	struct fb_buf buf;      /* [header][JSON][origin\0] */
+};
+
+struct fb_ws_ring {
+	struct fb_ws_msg *slot;
+	size_t cap;
+	uint64_t tail; /* oldest seq held */
+	uint64_t head; /* next seq to write */
+	const char *default_fabric;
+	uint64_t msg_bytes; /* sum of frame_len held, for /status */
+	struct fb_buf scratch; /* render target before the exact-size copy */
+};
+
+int fb_ws_ring_init(struct fb_ws_ring *r, size_t cap, const char *default_fabric);
+void fb_ws_ring_free(struct fb_ws_ring *r);
+/* Drop every message (keeps the buffers). */
+void fb_ws_ring_clear(struct fb_ws_ring *r);
+
+/* Render ev as the newest message (evicting the oldest when full). */
+int fb_ws_ring_push(struct fb_ws_ring *r, uint64_t event_id, const struct fb_event *ev);
+
+static inline size_t fb_ws_ring_count(const struct fb_ws_ring *r) { return (size_t)(r->head - r->tail); }
+static inline struct fb_ws_msg *fb_ws_ring_at(const struct fb_ws_ring *r, uint64_t seq)
+{
+	return &r->slot[seq % r->cap];
+}
+static inline const uint8_t *fb_ws_msg_frame(const struct fb_ws_msg *m) { return m->buf.data + m->frame_off; }
+static inline const char *fb_ws_msg_origin(const struct fb_ws_msg *m)
+{
+	return (const char *)m->buf.data + m->origin_off;
+}
+/* Oldest / newest EventId held; 0 when empty. */
+uint64_t fb_ws_ring_oldest_id(const struct fb_ws_ring *r);
+uint64_t fb_ws_ring_newest_id(const struct fb_ws_ring *r);
+
+/* The seq of the first message with event_id >= id, or r->head if none. */
+uint64_t fb_ws_ring_find(const struct fb_ws_ring *r, uint64_t id);
+
+/* Write the header for a text frame of payload_len bytes so that it ends at
+ * end (which must have FB_WS_FRAME_HDR_MAX bytes before it). Returns the
+ * header length. */
+size_t fb_ws_frame_header(uint8_t *end, uint64_t payload_len);
+
+/* Append ev rendered as one complete text frame to out. */
+int fb_ws_render_frame(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
+		       const char *default_fabric);
+/* Append the "missed" notice as one complete text frame to out. */
+int fb_ws_render_missed_frame(struct fb_buf *out, uint64_t missed, uint64_t resume_since);
+
+#endif

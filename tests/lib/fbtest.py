@@ -1,0 +1,260 @@
+"""Helpers for fabricbus integration tests: start the real fabricbusd and the
+real CLI, clean up by pid even when a test fails, and check Redfish events.
+
+Run under /usr/bin/python3 (Debian's python3-websockets lives there).
+"""
+import asyncio
+import atexit
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = os.environ.get("FB_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build-asan"))
+SRC = os.environ.get("FB_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
+FABRICBUSD = os.path.join(BUILD, "broker", "fabricbusd")
+FABRICBUS = os.path.join(BUILD, "broker", "cli", "fabricbus")
+
+_procs = []
+
+
+def _cleanup():
+    for p in _procs:
+        if p.poll() is None:
+            try:
+                p.kill()
+                p.wait(timeout=10)
+            except Exception:
+                pass
+
+
+atexit.register(_cleanup)
+
+
+def track(p):
+    _procs.append(p)
+    return p
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, timeout=30.0, proc=None):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before port {port} opened")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"port {port} did not open within {timeout}s")
+
+
+class Broker:
+    """One fabricbusd with its own journal dir and ports."""
+
+    def __init__(self, workdir=None, **overrides):
+        self.workdir = workdir or tempfile.mkdtemp(prefix="fb-test-")
+        self.agent_port = free_port()
+        self.http_port = free_port()
+        self.overrides = {
+            "AgentListen": f"127.0.0.1:{self.agent_port}",
+            "HttpListen": f"127.0.0.1:{self.http_port}",
+            "JournalDir": os.path.join(self.workdir, "journal"),
+            "HeartbeatInterval": "1s",
+        }
+        self.overrides.update(overrides)
+        self.proc = None
+        self.log_path = os.path.join(self.workdir, "fabricbusd.log")
+
+    @property
+    def agent_addr(self):
+        return f"127.0.0.1:{self.agent_port}"
+
+    @property
+    def http_addr(self):
+        return f"127.0.0.1:{self.http_port}"
+
+    def start(self):
+        args = [FABRICBUSD]
+        for k, v in self.overrides.items():
+            args += ["-o", f"{k}={v}"]
+        log = open(self.log_path, "ab")
+        self.proc = track(subprocess.Popen(args, stdout=log, stderr=log, cwd=self.workdir))
+        wait_port(self.agent_port, proc=self.proc)
+        wait_port(self.http_port, proc=self.proc)
+        return self
+
+    def stop(self):
+        """SIGTERM and wait; returns the exit status (sanitizer errors make it non-zero)."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("fabricbusd did not stop within 30 s of SIGTERM")
+        return self.proc.returncode if self.proc else 0
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def log(self):
+        with open(self.log_path, "r", errors="replace") as f:
+            return f.read()
+
+    def status(self):
+        out = subprocess.run([FABRICBUS, "status", "--json", "--http", self.http_addr],
+                             capture_output=True, text=True, timeout=30)
+        if out.returncode != 0:
+            raise RuntimeError(f"fabricbus status failed: {out.stderr}")
+        return json.loads(out.stdout)
+
+    def wait_status(self, pred, timeout=10.0):
+        """Poll /status (refreshed every 100 ms) until pred(status) holds."""
+        deadline = time.time() + timeout
+        st = None
+        while time.time() < deadline:
+            st = self.status()
+            if pred(st):
+                return st
+            time.sleep(0.05)
+        raise AssertionError(f"status never matched within {timeout}s; last: {json.dumps(st)[:2000]}")
+
+    def ws_url(self, **params):
+        q = "&".join(f"{k}={v}" for k, v in params.items())
+        return f"ws://127.0.0.1:{self.http_port}/ws/events" + (f"?{q}" if q else "")
+
+
+def publish(broker_addr, agent_id, events=None, generate=None, timeout=120, extra=()):
+    """Run `fabricbus publish`; returns the CompletedProcess."""
+    args = [FABRICBUS, "publish", "--broker", broker_addr, "--agent-id", agent_id,
+            "--timeout", str(timeout)] + list(extra)
+    stdin = None
+    if generate is not None:
+        args += ["--generate", str(generate)]
+    elif events is not None:
+        stdin = "".join(json.dumps(e) + "\n" for e in events)
+    return subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=timeout + 60)
+
+
+def publish_async(broker_addr, agent_id, generate, timeout=300, extra=()):
+    args = [FABRICBUS, "publish", "--broker", broker_addr, "--agent-id", agent_id,
+            "--timeout", str(timeout), "--generate", str(generate)] + list(extra)
+    return track(subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+
+
+def tail_async(http_addr, out_path, extra=()):
+    args = [FABRICBUS, "tail", "--http", http_addr] + list(extra)
+    out = open(out_path, "wb")
+    return track(subprocess.Popen(args, stdout=out, stderr=subprocess.PIPE))
+
+
+MESSAGE_ID_RE = re.compile(r"^[A-Za-z0-9]+\.\d+\.\d+\.[A-Za-z0-9.]+$")
+SEVERITIES = {"OK", "Warning", "Critical"}
+EVENT_TYPES = {"StatusChange", "ResourceUpdated", "ResourceAdded", "ResourceRemoved", "Alert",
+               "MetricReport", "Other"}
+
+
+def check_redfish_event(doc):
+    """Assert doc is a Redfish Event as DSP0266/Event.v1_13 requires; returns its record."""
+    assert doc.get("@odata.type", "").startswith("#Event.v1_"), doc
+    for k in ("Id", "Name", "Events"):
+        assert k in doc, f"missing {k}: {doc}"
+    assert isinstance(doc["Events"], list) and len(doc["Events"]) == 1, doc
+    rec = doc["Events"][0]
+    for k in ("EventType", "MessageId", "MemberId"):
+        assert k in rec, f"record missing {k}: {rec}"
+    assert rec["EventType"] in EVENT_TYPES, rec
+    assert MESSAGE_ID_RE.match(rec["MessageId"]), rec["MessageId"]
+    assert rec.get("MessageSeverity") in SEVERITIES, rec
+    if "OriginOfCondition" in rec:
+        assert rec["OriginOfCondition"]["@odata.id"].startswith("/redfish/v1/"), rec
+    return rec
+
+
+def event_key(doc):
+    """(EventId, AgentId, Sequence) of a fabricbus Redfish Event."""
+    rec = doc["Events"][0]
+    oem = rec["Oem"]["Fabricbus"]
+    return int(rec["EventId"]), oem["AgentId"], int(oem["Sequence"])
+
+
+def is_missed_notice(doc):
+    return doc["Events"][0]["MessageId"].startswith("Fabricbus.") and \
+        doc["Events"][0]["MessageId"].endswith("SubscriberEventsMissed")
+
+
+def read_jsonl(path):
+    with open(path, "rb") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def check_stream(docs, expected_total, agents=None):
+    """Every event exactly once, EventIds strictly increasing, per-agent order."""
+    events = [d for d in docs if not is_missed_notice(d)]
+    assert len(events) == expected_total, f"got {len(events)} events, want {expected_total}"
+    last_id = 0
+    last_seq = {}
+    for d in events:
+        check_redfish_event(d)
+        eid, agent, seq = event_key(d)
+        assert eid > last_id, f"EventId {eid} after {last_id}"
+        last_id = eid
+        prev = last_seq.get(agent, 0)
+        assert seq == prev + 1, f"agent {agent}: seq {seq} after {prev}"
+        last_seq[agent] = seq
+    if agents is not None:
+        assert set(last_seq) == set(agents), f"agents {sorted(last_seq)} != {sorted(agents)}"
+    return last_seq
+
+
+async def ws_collect(url, count, timeout):
+    """A Python websockets subscriber: collect `count` events (notices kept too)."""
+    import websockets
+    docs = []
+    n = 0
+    async with websockets.connect(url, max_size=2 ** 22, max_queue=4096) as ws:
+        deadline = time.time() + timeout
+        while n < count:
+            left = deadline - time.time()
+            if left <= 0:
+                raise AssertionError(f"python subscriber got {n} of {count} events in {timeout}s")
+            msg = await asyncio.wait_for(ws.recv(), timeout=left)
+            d = json.loads(msg)
+            docs.append(d)
+            if not is_missed_notice(d):
+                n += 1
+    return docs
+
+
+def run(*tests):
+    """Run named test functions in order; print one line each and a closing
+    "N passed, N failed" line; exit non-zero if any failed."""
+    import traceback
+    passed = failed = 0
+    for t in tests:
+        t0 = time.time()
+        try:
+            t()
+            passed += 1
+            print(f"ok   {t.__name__} ({time.time() - t0:.1f}s)", flush=True)
+        except Exception:
+            traceback.print_exc()
+            failed += 1
+            print(f"FAIL {t.__name__} ({time.time() - t0:.1f}s)", flush=True)
+    _cleanup()
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
