@@ -64,7 +64,6 @@ struct fb_ws {
 	struct fb_batch **q_work; /* taken from q, rendered a chunk at a time */
 	size_t q_work_cap, q_work_n, q_work_pos;
 	uint64_t pending_drop_id;
-	lws_sorted_usec_list_t drain_sul;
 	struct fb_ws_ring ring;
 	struct fb_ws_src src;
 	struct fb_ws_sub *subs;
@@ -398,8 +397,6 @@ static void take_queue(struct fb_ws *ws)
 	}
 }
 
-static void drain_again(lws_sorted_usec_list_t *sul);
-
 static void drain_queue(struct fb_ws *ws)
 {
 	if (ws->q_work_pos == ws->q_work_n)
@@ -421,8 +418,11 @@ static void drain_queue(struct fb_ws *ws)
 	 * publish. */
 	if (ws->q_work_pos == ws->q_work_n)
 		take_queue(ws);
-	if (ws->q_work_pos < ws->q_work_n) /* come back after this service pass */
-		lws_sul_schedule(ws->ctx, 0, &ws->drain_sul, drain_again, 1);
+	/* Come back after this service pass. A self-wake through the cancel
+	 * pipe, not an lws timer: 4.1's timers only fire on its coarse poll
+	 * timeout, which held rendering to a chunk per ~100 ms. */
+	if (ws->q_work_pos < ws->q_work_n)
+		lws_cancel_service(ws->ctx);
 	if (!done)
 		return;
 	atomic_store_explicit(&ws->st_head, ws->src.head_id, memory_order_relaxed);
@@ -432,11 +432,6 @@ static void drain_queue(struct fb_ws *ws)
 		else if (s->state < FB_WS_SUB_OVERFLOWED && s->next_id <= ws->src.head_id)
 			lws_callback_on_writable((struct lws *)s->wsi);
 	}
-}
-
-static void drain_again(lws_sorted_usec_list_t *sul)
-{
-	drain_queue(lws_container_of(sul, struct fb_ws, drain_sul));
 }
 
 static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)

@@ -82,33 +82,51 @@ int fb_buf_put_uint(struct fb_buf *b, uint64_t v)
 	return fb_buf_put(b, tmp + i, sizeof(tmp) - (size_t)i);
 }
 
+/* 1 if byte c must be escaped inside a JSON string. */
+static inline int json_needs_escape(uint8_t c) { return c < 0x20 || c == '"' || c == '\\'; }
+
 int fb_buf_put_json_str(struct fb_buf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t n = strlen(s);
+	size_t n = strlen(s), i = 0;
+	/* Fast path: most names need no escaping, so copy them whole. */
+	while (i < n && !json_needs_escape((uint8_t)s[i]))
+		i++;
+	if (i == n) {
+		int rc = fb_buf_reserve(b, n + 2);
+		if (rc)
+			return rc;
+		uint8_t *o = b->data + b->len;
+		o[0] = '"';
+		memcpy(o + 1, s, n);
+		o[n + 1] = '"';
+		b->len += n + 2;
+		return 0;
+	}
 	/* Worst case every byte becomes \u00XX. */
 	int rc = fb_buf_reserve(b, n * 6 + 2);
 	if (rc)
 		return rc;
 	uint8_t *o = b->data + b->len;
 	*o++ = '"';
-	for (size_t i = 0; i < n; i++) {
+	memcpy(o, s, i);
+	o += i;
+	for (; i < n; i++) {
 		uint8_t c = (uint8_t)s[i];
-		if (c == '"' || c == '\\') {
-			*o++ = '\\';
+		if (!json_needs_escape(c)) {
 			*o++ = c;
-		} else if (c < 0x20) {
-			*o++ = '\\';
-			switch (c) {
-			case '\n': *o++ = 'n'; break;
-			case '\r': *o++ = 'r'; break;
-			case '\t': *o++ = 't'; break;
-			default:
-				*o++ = 'u'; *o++ = '0'; *o++ = '0';
-				*o++ = (uint8_t)hex[c >> 4]; *o++ = (uint8_t)hex[c & 15];
-			}
-		} else {
-			*o++ = c;
+			continue;
+		}
+		*o++ = '\\';
+		switch (c) {
+		case '"': *o++ = '"'; break;
+		case '\\': *o++ = '\\'; break;
+		case '\n': *o++ = 'n'; break;
+		case '\r': *o++ = 'r'; break;
+		case '\t': *o++ = 't'; break;
+		default:
+			*o++ = 'u'; *o++ = '0'; *o++ = '0';
+			*o++ = (uint8_t)hex[c >> 4]; *o++ = (uint8_t)hex[c & 15];
 		}
 	}
 	*o++ = '"';
@@ -171,43 +189,6 @@ void fb_rd_init(struct fb_rd *r, const void *p, size_t len)
 
 size_t fb_rd_left(const struct fb_rd *r) { return r->err ? 0 : r->len - r->off; }
 
-const uint8_t *fb_rd_take(struct fb_rd *r, size_t n)
-{
-	if (r->err)
-		return NULL;
-	if (n > r->len - r->off) {
-		r->err = FB_ETRUNC;
-		return NULL;
-	}
-	const uint8_t *p = r->p + r->off;
-	r->off += n;
-	return p;
-}
-
-uint8_t fb_rd_u8(struct fb_rd *r)
-{
-	const uint8_t *p = fb_rd_take(r, 1);
-	return p ? p[0] : 0;
-}
-
-uint16_t fb_rd_u16(struct fb_rd *r)
-{
-	const uint8_t *p = fb_rd_take(r, 2);
-	return p ? (uint16_t)(p[0] << 8 | p[1]) : 0;
-}
-
-uint32_t fb_rd_u32(struct fb_rd *r)
-{
-	const uint8_t *p = fb_rd_take(r, 4);
-	return p ? fb_load_be32(p) : 0;
-}
-
-uint64_t fb_rd_u64(struct fb_rd *r)
-{
-	const uint8_t *p = fb_rd_take(r, 8);
-	return p ? fb_load_be64(p) : 0;
-}
-
 void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz)
 {
 	out[0] = '\0';
@@ -230,6 +211,15 @@ void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz)
 int fb_utf8_valid(const uint8_t *s, size_t n)
 {
 	size_t i = 0;
+	/* Names are nearly always ASCII: check that first, 8 bytes at a time
+	 * (a NUL byte is caught by the exact loop below). */
+	while (i + 8 <= n) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		if ((w & 0x8080808080808080ull) || ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull))
+			break;
+		i += 8;
+	}
 	while (i < n) {
 		uint8_t c = s[i];
 		if (c == 0)

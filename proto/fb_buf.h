@@ -10,6 +10,8 @@
 #ifndef FB_BUF_H
 #define FB_BUF_H
 
+#include "fb_err.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,12 +56,12 @@ struct fb_rd {
 
 void fb_rd_init(struct fb_rd *r, const void *p, size_t len);
 size_t fb_rd_left(const struct fb_rd *r);
-uint8_t fb_rd_u8(struct fb_rd *r);
-uint16_t fb_rd_u16(struct fb_rd *r);
-uint32_t fb_rd_u32(struct fb_rd *r);
-uint64_t fb_rd_u64(struct fb_rd *r);
 /* Returns a pointer to the next n bytes and advances, or NULL (and sets err). */
-const uint8_t *fb_rd_take(struct fb_rd *r, size_t n);
+static inline const uint8_t *fb_rd_take(struct fb_rd *r, size_t n);
+static inline uint8_t fb_rd_u8(struct fb_rd *r);
+static inline uint16_t fb_rd_u16(struct fb_rd *r);
+static inline uint32_t fb_rd_u32(struct fb_rd *r);
+static inline uint64_t fb_rd_u64(struct fb_rd *r);
 /* A u8-length string into out (NUL-terminated). Refuses a length that does
  * not fit outsz, embedded NUL bytes and invalid UTF-8 (FB_EMALFORMED). */
 void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz);
@@ -85,6 +87,45 @@ static inline void fb_store_be64(uint8_t *p, uint64_t v)
 {
 	fb_store_be32(p, (uint32_t)(v >> 32));
 	fb_store_be32(p + 4, (uint32_t)v);
+}
+
+/* The reader's primitives are inline: they run for every field of every
+ * event on the ingest path. */
+static inline const uint8_t *fb_rd_take(struct fb_rd *r, size_t n)
+{
+	if (r->err)
+		return NULL;
+	if (n > r->len - r->off) {
+		r->err = FB_ETRUNC;
+		return NULL;
+	}
+	const uint8_t *p = r->p + r->off;
+	r->off += n;
+	return p;
+}
+
+static inline uint8_t fb_rd_u8(struct fb_rd *r)
+{
+	const uint8_t *p = fb_rd_take(r, 1);
+	return p ? p[0] : 0;
+}
+
+static inline uint16_t fb_rd_u16(struct fb_rd *r)
+{
+	const uint8_t *p = fb_rd_take(r, 2);
+	return p ? (uint16_t)(p[0] << 8 | p[1]) : 0;
+}
+
+static inline uint32_t fb_rd_u32(struct fb_rd *r)
+{
+	const uint8_t *p = fb_rd_take(r, 4);
+	return p ? fb_load_be32(p) : 0;
+}
+
+static inline uint64_t fb_rd_u64(struct fb_rd *r)
+{
+	const uint8_t *p = fb_rd_take(r, 8);
+	return p ? fb_load_be64(p) : 0;
 }
 
 #endif

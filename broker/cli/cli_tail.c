@@ -27,12 +27,14 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TAIL_MAX_MSG (1u << 20)        /* larger messages end the tail */
 #define TAIL_RX_BUF (256u * 1024)      /* lws rx buffer and socket read size */
@@ -123,25 +125,27 @@ static void tail_finish(struct tail *t, int status)
  * `"Id"` cannot match there. Tolerates whitespace around ':'. */
 static int tail_scan_id(const char *p, size_t len, uint64_t *id)
 {
-	const char *end = p + len, *k = memmem(p, len, "\"Id\"", 4);
+	const char *k = memmem(p, len, "\"Id\"", 4);
+	struct fb_rd r;
 	uint64_t v = 0;
 	int n = 0;
+	uint8_t c;
 
 	if (!k)
 		return 0;
-	k += 4;
-	while (k < end && (*k == ' ' || *k == '\t' || *k == '\n' || *k == '\r'))
-		k++;
-	if (k >= end || *k++ != ':')
+	fb_rd_init(&r, k + 4, len - (size_t)(k + 4 - p));
+	while ((c = fb_rd_u8(&r)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+		;
+	if (c != ':')
 		return 0;
-	while (k < end && (*k == ' ' || *k == '\t' || *k == '\n' || *k == '\r'))
-		k++;
-	if (k < end && *k == '"')
-		k++;
-	for (; k < end && *k >= '0' && *k <= '9' && n < 20; k++, n++) {
+	while ((c = fb_rd_u8(&r)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+		;
+	if (c == '"')
+		c = fb_rd_u8(&r);
+	for (; c >= '0' && c <= '9' && !r.err; c = fb_rd_u8(&r), n++) {
 		if (v > (UINT64_MAX - 9) / 10)
 			return 0;
-		v = v * 10 + (uint64_t)(*k - '0');
+		v = v * 10 + (uint64_t)(c - '0');
 	}
 	if (!n)
 		return 0;
@@ -236,6 +240,8 @@ static int tail_message(struct tail *t, const char *p, size_t len)
 	uint64_t id;
 	int have_id, r;
 
+	if (!t->first_msg_us)
+		t->first_msg_us = now_us(); /* once: --stats times from the first message */
 	t->got_msg = 1;
 	if (t->done)
 		return -1;
@@ -251,14 +257,16 @@ static int tail_message(struct tail *t, const char *p, size_t len)
 		json_t *root = json_loadb(p, len, 0, &je);
 		int ok = json_is_object(root);
 
-		json_decref(root);
 		if (!ok) {
+			if (root)
+				snprintf(je.text, sizeof(je.text), "valid JSON but not an object");
 			fprintf(stderr, "fabricbus tail: %s: message after EventId %" PRIu64
-				" is not a JSON object (%s at byte %d)\n", t->url, t->last_id,
-				root ? "not an object" : je.text, root ? 0 : je.position);
+				" is not a JSON object: %s\n", t->url, t->last_id, je.text);
 			tail_finish(t, TAIL_RUNTIME);
-			return -1;
 		}
+		json_decref(root);
+		if (!ok)
+			return -1;
 	}
 	have_id = tail_scan_id(p, len, &id);
 	if (have_id && t->have_last && id <= t->last_id) {
@@ -353,7 +361,6 @@ static int tail_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 			 size_t len)
 {
 	struct tail *t = lws_context_user(lws_get_context(wsi));
-	const unsigned char *c = in;
 
 	(void)user;
 	switch (reason) {
@@ -366,16 +373,28 @@ static int tail_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 		break;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
 		return tail_rx(t, wsi, in, len);
-	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-		if (len >= 2)
-			snprintf(t->close_why, sizeof(t->close_why), "closed by the broker, code %u%s%.*s",
-				 (unsigned)(c[0] << 8 | c[1]), len > 2 ? ": " : "",
-				 (int)(len - 2 > 80 ? 80 : len - 2), (const char *)c + 2);
-		else
+	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: {
+		/* Payload: optional big-endian close code, then optional reason text. */
+		struct fb_rd r;
+		const char *txt;
+		unsigned code;
+		size_t n;
+
+		fb_rd_init(&r, in, len);
+		code = fb_rd_u16(&r);
+		n = fb_rd_left(&r) > 80 ? 80 : fb_rd_left(&r);
+		txt = n ? (const char *)fb_rd_take(&r, n) : "";
+		if (r.err)
 			snprintf(t->close_why, sizeof(t->close_why), "closed by the broker");
+		else
+			snprintf(t->close_why, sizeof(t->close_why), "closed by the broker, code %u%s%.*s",
+				 code, n ? ": " : "", (int)n, txt);
 		break;
+	}
 	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-		tail_lost(t, in && len ? (const char *)in : "connection failed");
+		snprintf(t->close_why, sizeof(t->close_why), "%.*s", in ? (int)(len > 120 ? 120 : len) : 0,
+			 in ? (const char *)in : "");
+		tail_lost(t, t->close_why[0] ? t->close_why : "connection failed");
 		break;
 	case LWS_CALLBACK_CLIENT_CLOSED:
 		tail_lost(t, t->close_why[0] ? t->close_why : "connection closed");
@@ -457,9 +476,18 @@ static int tail_create_context(struct tail *t)
 
 /* ---- the loop ----------------------------------------------------------- */
 
-static void tail_check_deadlines(struct tail *t, int64_t now)
+/* A pipe whose reader exited shows POLLERR on our end; without this check a
+ * quiet stream would only notice at the next event (`tail | head -1`). */
+static int stdout_reader_gone(void)
 {
-	if (tail_stop_signal) {
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
+}
+
+static void tail_check_deadlines(struct tail *t, int64_t now, int quiet_pass)
+{
+	if (tail_stop_signal || (quiet_pass && stdout_reader_gone())) {
 		tail_finish(t, TAIL_OK);
 		return;
 	}
@@ -489,19 +517,19 @@ static void tail_run(struct tail *t)
 	tail_connect(t);
 	while (!t->done) {
 		int64_t now;
+		int quiet_pass;
 
-		if (lws_service(t->ctx, 0) < 0) {
+		if (lws_service(t->ctx, 0) < 0 && !tail_stop_signal) {
 			fprintf(stderr, "fabricbus tail: %s: libwebsockets service failed\n", t->url);
 			tail_finish(t, TAIL_RUNTIME);
 			break;
 		}
 		now = now_us();
+		quiet_pass = !t->got_msg;
 		if (t->got_msg) {
 			t->got_msg = 0;
 			t->last_msg_us = now;
 			t->backoff_us = TAIL_BACKOFF_MIN_US;
-			if (!t->first_msg_us)
-				t->first_msg_us = now;
 		}
 		if (t->got_event) {
 			t->got_event = 0;
@@ -516,7 +544,7 @@ static void tail_run(struct tail *t)
 			tail_finish(t, e == EPIPE ? TAIL_OK : TAIL_RUNTIME);
 		}
 		if (!t->done)
-			tail_check_deadlines(t, now);
+			tail_check_deadlines(t, now, quiet_pass);
 	}
 }
 
@@ -531,6 +559,8 @@ static void tail_print_stats(const struct tail *t)
 	fprintf(stderr, "received %" PRIu64 " events in %.6g s (%.0f events/s), last EventId %s, "
 		"reconnects %" PRIu64, t->events, secs, secs > 0 ? (double)t->events / secs : 0.0,
 		last, t->reconnects);
+	if (t->notices)
+		fprintf(stderr, ", missed notices %" PRIu64, t->notices);
 	if (t->dups)
 		fprintf(stderr, ", duplicates dropped %" PRIu64, t->dups);
 	fputc('\n', stderr);
@@ -551,8 +581,11 @@ static void tail_help(void)
 {
 	fputs("NAME\n"
 	      "    fabricbus tail - follow the broker's event stream as JSON lines\n\n"
-	      "SYNOPSIS\n", stdout);
-	tail_usage(stdout);
+	      "SYNOPSIS\n"
+	      "    fabricbus tail [--http HOST:PORT] [--since ID] [--prefix P[,P..]]\n"
+	      "                   [--severity S[,S..]] [--origin PATH] [--count N]\n"
+	      "                   [--timeout SEC] [--idle-exit SEC] [--reconnect]\n"
+	      "                   [--events-only] [--validate] [--quiet] [--stats]\n", stdout);
 	fputs("\nDESCRIPTION\n"
 	      "    Subscribes to ws://HOST:PORT/ws/events and prints each Redfish Event the\n"
 	      "    broker sends as one JSON line on stdout. Without --since it starts at the\n"
@@ -581,7 +614,7 @@ static void tail_help(void)
 	      "    fabricbus tail --severity Critical,Warning\n"
 	      "    fabricbus tail --prefix Fabric.1.0. --origin /redfish/v1/Fabrics/IB --reconnect\n"
 	      "    fabricbus tail --since 0 --count 1000 --timeout 10 > events.jsonl\n"
-	      "    fabricbus tail --http 10.0.0.5:7412 --idle-exit 5 --stats | jq .Events[0].MessageId\n\n"
+	      "    fabricbus tail --http 10.0.0.5:7412 --idle-exit 5 --stats | jq -r '.Events[0].MessageId'\n\n"
 	      "EXIT STATUS\n"
 	      "    0  done: --count reached, --idle-exit, interrupted, or stdout closed\n"
 	      "    1  connection failed or lost (without --reconnect), --timeout before --count,\n"

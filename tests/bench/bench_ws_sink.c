@@ -97,6 +97,8 @@ int main(int argc, char **argv)
 		memmove(buf, buf + off, len - off);
 		len -= off;
 		off = 0;
+		if (got >= want)
+			break; /* the last frames were already in the buffer */
 		ssize_t r = read(fd, buf + len, sizeof(buf) - len);
 		if (r <= 0) {
 			fprintf(stderr, "bench_ws_sink: connection lost after %llu messages\n",
