@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "fb_addr.h"
 #include "fb_err.h"
 #include "fb_log.h"
 
@@ -153,32 +154,7 @@ int fb_parse_duration_ms(const char *s, uint64_t *out)
 
 int fb_parse_hostport(const char *s, char *host, size_t hostsz, int *port)
 {
-	const char *colon;
-	size_t hlen;
-	if (s[0] == '[') {
-		const char *rb = strchr(s, ']');
-		if (!rb || rb[1] != ':')
-			return FB_ECONFIG;
-		colon = rb + 1;
-		s++;
-		hlen = (size_t)(rb - s);
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon)
-			return FB_ECONFIG;
-		hlen = (size_t)(colon - s);
-	}
-	if (hlen == 0 || hlen >= hostsz)
-		return FB_ECONFIG;
-	char *end;
-	errno = 0;
-	long p = strtol(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || p < 1 || p > 65535)
-		return FB_ECONFIG;
-	memcpy(host, s, hlen);
-	host[hlen] = '\0';
-	*port = (int)p;
-	return 0;
+	return fb_addr_parse(s, NULL, host, hostsz, port) ? FB_ECONFIG : 0;
 }
 
 static int set_string(char *dst, size_t dstsz, const char *v)

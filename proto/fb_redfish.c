@@ -130,7 +130,7 @@ static const struct msg msgs[M__END] = {
 	[M_CHANGED] = { "ResourceEvent.1.4.ResourceChanged",
 		"One or more resource properties have changed.", OK_, ARGS_NONE },
 	[M_TEST] = { "ResourceEvent.1.4.TestMessage", "Test message.", OK_, ARGS_NONE },
-	/* OEM: broker/registries/Fabricbus.1.0.0.json */
+	/* OEM: broker/redfish/registries/Fabricbus.1.0.0.json */
 	[M_OEM_ACTION] = { "Fabricbus.1.0.AdapterActionTaken",
 		"Adapter '%1' took action '%2' on resource '%3'.", OK_, ARGS_ACTION },
 	[M_OEM_PORT_FLAP] = { "Fabricbus.1.0.PortFlapDetected",
@@ -633,13 +633,8 @@ static void jw_str(struct jw *w, const char *s)
 
 static void jw_uint(struct jw *w, uint64_t v)
 {
-	char tmp[24];
-	int i = (int)sizeof(tmp);
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	jw_put(w, tmp + i, sizeof(tmp) - (size_t)i);
+	if (!w->err)
+		w->err = fb_buf_put_uint(w->b, v);
 }
 
 /* "2026-11-22T09:52:21.123456Z": UTC, microseconds. Calendar from days

@@ -2,6 +2,9 @@
  * subcommand table, and helpers every subcommand shares. */
 #include "cli.h"
 
+#include "fb_addr.h"
+#include "fb_err.h"
+
 #include "fb_log.h"
 
 #include <errno.h>
@@ -63,50 +66,13 @@ static const struct command *find_command(const char *name)
 
 int fb_cli_parse_addr(const char *s, char *host, unsigned hostsz, int *port)
 {
-	const char *h, *colon;
-	size_t hlen;
-	if (!s || !*s)
-		goto bad;
-	if (s[0] == '[') {
-		const char *close = strchr(s, ']');
-		if (!close || close[1] != ':')
-			goto bad;
-		h = s + 1;
-		hlen = (size_t)(close - h);
-		colon = close + 1;
-		if (hlen == 0)
-			goto bad;
-	} else {
-		colon = strrchr(s, ':');
-		/* A bare IPv6 address without brackets is ambiguous: refuse it. */
-		if (!colon || memchr(s, ':', (size_t)(colon - s)))
-			goto bad;
-		h = s;
-		hlen = (size_t)(colon - s);
-	}
-	char *end;
-	errno = 0;
-	long p = strtol(colon + 1, &end, 10);
-	if (colon[1] < '0' || colon[1] > '9' || *end || errno || p < 1 || p > 65535) {
-		fprintf(stderr, "fabricbus: bad port in address '%s': want 1..65535\n", s);
-		return -1;
-	}
-	if (hlen == 0) { /* ":port" means this host */
-		h = "127.0.0.1";
-		hlen = strlen(h);
-	}
-	if (hlen + 1 > hostsz) {
+	int rc = fb_addr_parse(s, "127.0.0.1", host, hostsz, port);
+	if (rc == FB_ETOOBIG)
 		fprintf(stderr, "fabricbus: host name too long in address '%s'\n", s);
-		return -1;
-	}
-	memcpy(host, h, hlen);
-	host[hlen] = '\0';
-	*port = (int)p;
-	return 0;
-bad:
-	fprintf(stderr, "fabricbus: bad address '%s': want HOST:PORT, [IPV6]:PORT or :PORT\n",
-		s ? s : "");
-	return -1;
+	else if (rc)
+		fprintf(stderr, "fabricbus: bad address '%s': want HOST:PORT, [IPV6]:PORT or :PORT "
+			"with a port 1..65535\n", s ? s : "");
+	return rc ? -1 : 0;
 }
 
 int main(int argc, char **argv)
