@@ -21,6 +21,7 @@ FABRICBUSD = os.path.join(BUILD, "broker", "fabricbusd")
 FABRICBUS = os.path.join(BUILD, "broker", "cli", "fabricbus")
 
 _procs = []
+_workdirs = []
 
 
 def _cleanup():
@@ -65,6 +66,7 @@ class Broker:
 
     def __init__(self, workdir=None, **overrides):
         self.workdir = workdir or tempfile.mkdtemp(prefix="fb-test-")
+        _workdirs.append(self.workdir)
         self.agent_port = free_port()
         self.http_port = free_port()
         self.overrides = {
@@ -256,5 +258,9 @@ def run(*tests):
             failed += 1
             print(f"FAIL {t.__name__} ({time.time() - t0:.1f}s)", flush=True)
     _cleanup()
+    if not failed:  # keep journals and logs of a failed run for a look
+        import shutil
+        for d in _workdirs:
+            shutil.rmtree(d, ignore_errors=True)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
