@@ -21,6 +21,7 @@
 
 struct fb_journal;
 struct fb_ws;
+struct fb_kafka;
 struct fb_conn;
 
 #define FB_BATCH_CAP 4096
@@ -41,6 +42,7 @@ struct fb_broker {
 	const struct fb_config *cfg;
 	struct fb_journal *journal;
 	struct fb_ws *ws;
+	struct fb_kafka *kafka;   /* NULL unless KafkaBrokers is set */
 	struct fb_agent_table *agents;
 	struct evconnlistener *listener;
 	struct event *commit_ev;  /* low priority: runs after all reads */

@@ -17,6 +17,7 @@
 #include "fb_err.h"
 #include "fb_log.h"
 #include "journal.h"
+#include "kafka_sink.h"
 #include "ws_server.h"
 
 #include <stdlib.h>
@@ -119,6 +120,8 @@ static void release(struct fb_broker *b)
 	}
 	b->n_pending = 0;
 	b->committed_id = b->last_event_id;
+	if (b->kafka) /* the Kafka thread follows the journal up to here */
+		fb_kafka_committed(b->kafka, b->committed_id);
 	b->unsynced = 0;
 	b->st.commits++;
 }

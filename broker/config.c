@@ -3,6 +3,7 @@
 #include "fb_addr.h"
 #include "fb_err.h"
 #include "fb_log.h"
+#include "kafka_conf.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,7 +14,7 @@
 #include <strings.h>
 
 enum val_type { V_HOSTPORT, V_PATH, V_SYNC, V_SIZE, V_DURATION_MS, V_DURATION_S, V_COUNT, V_NAME,
-		V_LOGTARGET, V_LOGLEVEL };
+		V_LOGTARGET, V_LOGLEVEL, V_KBROKERS, V_KMAP, V_KSUB };
 
 /* One row per key: the whole configuration surface in one place. */
 struct key_def {
@@ -59,7 +60,16 @@ static const struct key_def keys[] = {
 	  "fabric id in Redfish paths when an event names none" },
 	{ "LogTarget", V_LOGTARGET, F(log_syslog), 0, 0, 0, 0, "stderr or syslog" },
 	{ "LogLevel", V_LOGLEVEL, F(log_level), 0, 0, 0, 0, "error, warn, info or debug" },
+	{ "KafkaBrokers", V_KBROKERS, F(kafka_brokers), 0, S(kafka_brokers), 0, 0,
+	  "host:port[,host:port] of Kafka bootstrap brokers (empty = Kafka off)" },
+	{ "KafkaTopicMap", V_KMAP, F(kafka_map), 0, 0, 0, 0,
+	  "MessageId registry prefix -> topic, first match wins, *:topic last" },
+	{ "KafkaSubscription", V_KSUB, F(kafka_subs), 0, 0, 0, 0,
+	  "<topic>?<filter>: also produce matching events to topic (repeatable)" },
+	{ "KafkaCursorSync", V_DURATION_MS, F(kafka_cursor_sync_ms), 0, 0, 10, 60000,
+	  "how often the Kafka cursor is persisted" },
 };
+/* kafka.<librdkafka property>=<value> lines are handled apart (set_kafka_prop). */
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 void fb_config_defaults(struct fb_config *c)
@@ -85,6 +95,10 @@ void fb_config_defaults(struct fb_config *c)
 	strcpy(c->fabric_name, "IB");
 	c->log_syslog = 0;
 	c->log_level = FB_LOG_INFO;
+	char why[64];
+	if (fb_kafka_topic_map_parse(FB_KAFKA_DEFAULT_MAP, &c->kafka_map, why, sizeof(why)))
+		abort(); /* the default is a constant proven by test_kafka_topics */
+	c->kafka_cursor_sync_ms = 100;
 }
 
 const char *fb_sync_policy_name(int p)
@@ -166,6 +180,28 @@ static int set_string(char *dst, size_t dstsz, const char *v)
 	return 0;
 }
 
+/* A comma list of host:port; empty turns Kafka off. */
+static int set_brokers(char *dst, size_t dstsz, const char *v, char *why, size_t whysz)
+{
+	char buf[1024];
+	if (strlen(v) >= sizeof(buf) || strlen(v) >= dstsz) {
+		snprintf(why, whysz, "longer than %zu bytes", dstsz - 1);
+		return FB_ECONFIG;
+	}
+	strcpy(buf, v);
+	char *save = NULL;
+	for (char *e = strtok_r(buf, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+		char host[256];
+		int port;
+		if (fb_parse_hostport(e, host, sizeof(host), &port)) {
+			snprintf(why, whysz, "'%.80s': expected host:port[,host:port...]", e);
+			return FB_ECONFIG;
+		}
+	}
+	strcpy(dst, v);
+	return 0;
+}
+
 /* Parse v for key k into c; on failure write what was expected into why. */
 static int apply(struct fb_config *c, const struct key_def *k, const char *v, char *why, size_t whysz)
 {
@@ -214,6 +250,20 @@ static int apply(struct fb_config *c, const struct key_def *k, const char *v, ch
 		*(int *)(base + k->off) = l;
 		return 0;
 	}
+	case V_KBROKERS:
+		return set_brokers(base + k->off, k->size, v, why, whysz);
+	case V_KMAP:
+		return fb_kafka_topic_map_parse(v, (struct fb_kafka_topic_map *)(base + k->off), why,
+						whysz);
+	case V_KSUB:
+		if (c->n_kafka_subs == FB_KAFKA_SUBS_MAX) {
+			snprintf(why, whysz, "at most %d subscriptions", FB_KAFKA_SUBS_MAX);
+			return FB_ECONFIG;
+		}
+		rc = fb_kafka_sub_parse(v, &c->kafka_subs[c->n_kafka_subs], why, whysz);
+		if (!rc)
+			c->n_kafka_subs++;
+		return rc;
 	case V_SIZE:
 		rc = fb_parse_size(v, &num);
 		break;
@@ -263,6 +313,42 @@ static char *trim(char *s)
 	return s;
 }
 
+/* kafka.<name>=<value>: kept in order for rd_kafka_conf_set. A file may set
+ * a property once; -o replaces it. librdkafka judges the value now, so a
+ * typo is reported with its file:line rather than at connect time. */
+static int set_kafka_prop(struct fb_config *c, const char *name, const char *val,
+			  const char *origin, int from_file, char *err, size_t errsz)
+{
+	char why[512];
+	if (!*name || strlen(name) >= FB_KAFKA_PROP_NAME_MAX || strlen(val) >= FB_KAFKA_PROP_VALUE_MAX) {
+		snprintf(err, errsz, "%s: kafka.%.64s: name or value too long", origin, name);
+		return FB_ECONFIG;
+	}
+	if (fb_kafka_prop_check(name, val, why, sizeof(why))) {
+		snprintf(err, errsz, "%s: kafka.%s: %s", origin, name, why);
+		return FB_ECONFIG;
+	}
+	struct fb_kafka_prop *p = NULL;
+	for (unsigned i = 0; i < c->n_kafka_props; i++)
+		if (strcmp(c->kafka_props[i].name, name) == 0)
+			p = &c->kafka_props[i];
+	if (p && from_file) {
+		snprintf(err, errsz, "%s: kafka.%s is set twice", origin, name);
+		return FB_ECONFIG;
+	}
+	if (!p) {
+		if (c->n_kafka_props == FB_KAFKA_PROPS_MAX) {
+			snprintf(err, errsz, "%s: too many kafka.* properties (at most %d)", origin,
+				 FB_KAFKA_PROPS_MAX);
+			return FB_ECONFIG;
+		}
+		p = &c->kafka_props[c->n_kafka_props++];
+		strcpy(p->name, name);
+	}
+	strcpy(p->value, val);
+	return 0;
+}
+
 /* Apply one line; origin is "file:line" or "-o". seen (file loads only)
  * records the line each key was set on, to refuse a second setting. */
 static int set_line(struct fb_config *c, char *line, const char *origin, int *seen, int lineno,
@@ -275,12 +361,14 @@ static int set_line(struct fb_config *c, char *line, const char *origin, int *se
 	}
 	*eq = '\0';
 	char *key = trim(line), *val = trim(eq + 1);
+	if (strncasecmp(key, "kafka.", 6) == 0)
+		return set_kafka_prop(c, key + 6, val, origin, seen != NULL, err, errsz);
 	const struct key_def *k = find_key(key);
 	if (!k) {
 		snprintf(err, errsz, "%s: unknown key '%.64s' (see fabricbusd --help-config)", origin, key);
 		return FB_ECONFIG;
 	}
-	if (seen) {
+	if (seen && k->type != V_KSUB) {
 		int *s = &seen[k - keys];
 		if (*s) {
 			snprintf(err, errsz, "%s: %s is set twice (first at line %d)", origin, k->key, *s);
@@ -380,6 +468,18 @@ void fb_config_print(const struct fb_config *c, void *file)
 	static const char *const lv[] = { "error", "warn", "info", "debug" };
 	fprintf(f, "FabricName=%s\nLogTarget=%s\nLogLevel=%s\n", c->fabric_name,
 		c->log_syslog ? "syslog" : "stderr", lv[c->log_level & 3]);
+	char map[FB_KAFKA_MAP_MAX * (FB_KAFKA_PREFIX_MAX + FB_KAFKA_TOPIC_MAX + 2)];
+	fb_kafka_topic_map_format(&c->kafka_map, map, sizeof(map));
+	fprintf(f, "KafkaBrokers=%s\nKafkaTopicMap=%s\nKafkaCursorSync=%" PRIu64 "ms\n",
+		c->kafka_brokers, map, c->kafka_cursor_sync_ms);
+	for (unsigned i = 0; i < c->n_kafka_subs; i++)
+		fprintf(f, "KafkaSubscription=%s%s%s\n", c->kafka_subs[i].topic,
+			c->kafka_subs[i].text[0] ? "?" : "", c->kafka_subs[i].text);
+	for (unsigned i = 0; i < c->n_kafka_props; i++) {
+		const char *n = c->kafka_props[i].name;
+		int secret = strstr(n, "password") || strstr(n, "secret");
+		fprintf(f, "kafka.%s=%s\n", n, secret ? "(hidden)" : c->kafka_props[i].value);
+	}
 }
 
 void fb_config_help(void *file)
@@ -387,4 +487,6 @@ void fb_config_help(void *file)
 	FILE *f = file;
 	for (size_t i = 0; i < NKEYS; i++)
 		fprintf(f, "  %-20s %s\n", keys[i].key, keys[i].help);
+	fprintf(f, "  %-20s %s\n", "kafka.<property>",
+		"a librdkafka property, e.g. kafka.security.protocol=SASL_SSL (docs/kafka.md)");
 }

@@ -9,8 +9,20 @@
 #ifndef FB_CONFIG_H
 #define FB_CONFIG_H
 
+#include "kafka_topics.h"
+
 #include <stddef.h>
 #include <stdint.h>
+
+#define FB_KAFKA_PROPS_MAX 64
+#define FB_KAFKA_PROP_NAME_MAX 128
+#define FB_KAFKA_PROP_VALUE_MAX 1024
+
+/* A kafka.<property>=<value> line, handed to rd_kafka_conf_set in order. */
+struct fb_kafka_prop {
+	char name[FB_KAFKA_PROP_NAME_MAX]; /* without the "kafka." */
+	char value[FB_KAFKA_PROP_VALUE_MAX];
+};
 
 enum fb_sync_policy {
 	FB_SYNC_BATCH = 0,    /* fdatasync before every ack (group commit) */
@@ -39,6 +51,15 @@ struct fb_config {
 	char fabric_name[32];
 	int log_syslog;
 	int log_level;              /* enum fb_log_level */
+
+	/* Kafka (kafka_sink.c, docs/kafka.md); off while kafka_brokers is "". */
+	char kafka_brokers[1024];
+	struct fb_kafka_topic_map kafka_map;
+	unsigned n_kafka_subs;
+	struct fb_kafka_sub kafka_subs[FB_KAFKA_SUBS_MAX];
+	uint64_t kafka_cursor_sync_ms;
+	unsigned n_kafka_props;
+	struct fb_kafka_prop kafka_props[FB_KAFKA_PROPS_MAX];
 };
 
 /* Fill c with the embedded defaults (a demo in the current directory). */

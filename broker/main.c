@@ -6,6 +6,8 @@
 #include "fb_log.h"
 #include "fb_wire.h"
 #include "journal.h"
+#include "kafka_conf.h"
+#include "kafka_sink.h"
 #include "ws_server.h"
 
 #include <errno.h>
@@ -103,7 +105,7 @@ static int load_config(const struct options *o, struct fb_config *cfg)
 		}
 	if (o->verbose)
 		cfg->log_level = FB_LOG_DEBUG;
-	if (fb_config_check(cfg, err, sizeof(err))) {
+	if (fb_config_check(cfg, err, sizeof(err)) || fb_kafka_check_config(cfg, err, sizeof(err))) {
 		fprintf(stderr, "fabricbusd: %s\n", err);
 		return 2;
 	}
@@ -224,6 +226,14 @@ static int start_ws(struct fb_broker *b)
 	return fb_ws_start(&wo, b->committed_id, &b->ws);
 }
 
+/* Never waits for Kafka: the thread connects, resumes and retries alone. */
+static int start_kafka(struct fb_broker *b)
+{
+	if (!b->cfg->kafka_brokers[0])
+		return 0;
+	return fb_kafka_start(b->cfg, b->epoch, b->committed_id, &b->kafka);
+}
+
 static int run(struct fb_broker *b)
 {
 	struct fb_status *status = fb_status_new();
@@ -265,6 +275,8 @@ static void shutdown_broker(struct fb_broker *b)
 	fb_ingest_free_all(b);
 	if (b->ws)
 		fb_ws_stop(b->ws);
+	fb_kafka_stop(b->kafka, 5000); /* bounded flush, then the cursor */
+	b->kafka = NULL;
 	fb_commit_fini(b);
 	if (b->journal)
 		fb_journal_close(b->journal);
@@ -306,6 +318,8 @@ int main(int argc, char **argv)
 	rc = open_journal(&b);
 	if (!rc)
 		rc = fb_commit_init(&b);
+	if (!rc)
+		rc = start_kafka(&b);
 	if (!rc)
 		rc = start_ws(&b);
 	if (!rc)

@@ -1,6 +1,7 @@
 #include "status.h"
 
 #include "journal.h"
+#include "kafka_sink.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -58,6 +59,22 @@ static void agent_json(void *arg, struct fb_agent *a)
 	json_array_append_new(ctx->arr, o);
 }
 
+/* The Kafka sink's counters (atomics kept by its thread), or {"enabled":false}. */
+static json_t *kafka_json(struct fb_broker *b)
+{
+	if (!b->kafka)
+		return json_pack("{s:b}", "enabled", 0);
+	struct fb_kafka_stats st;
+	fb_kafka_get_stats(b->kafka, &st);
+	uint64_t backlog = b->committed_id > st.cursor ? b->committed_id - st.cursor : 0;
+	return json_pack("{s:b, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "enabled", 1,
+			 "brokers", fb_kafka_brokers(b->kafka), "connected", st.connected, "cursor",
+			 (json_int_t)st.cursor, "committed", (json_int_t)b->committed_id, "backlog",
+			 (json_int_t)backlog, "produced", (json_int_t)st.produced, "delivered",
+			 (json_int_t)st.delivered, "skipped", (json_int_t)st.skipped, "errors",
+			 (json_int_t)st.errors, "last_error", st.last_error);
+}
+
 void fb_status_sample(struct fb_status *s, const struct fb_broker *b, uint64_t now_ns)
 {
 	sample(s, b->st.events, now_ns);
@@ -86,6 +103,7 @@ char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 		"agents", ctx.arr);
 	if (!root)
 		return NULL;
+	json_object_set_new(root, "kafka", kafka_json(b));
 	char *out = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
 	return out;

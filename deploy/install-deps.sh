@@ -1,15 +1,21 @@
 #!/bin/sh
 # Install the Debian packages fabricbus builds and tests against.
 # Idempotent: only what is missing is installed. Needs root (or sudo).
+# The Kafka tests also need a JRE and maven (tests/kafka/kafka.sh fetches the
+# Kafka jars from Maven Central); those are installed only when `java` or
+# `mvn` is missing, so a machine with its own JDK keeps it.
 set -eu
 pkgs="build-essential meson ninja-build pkg-config clang
 libevent-dev libwebsockets-dev libjansson-dev librdkafka-dev libsnmp-dev
 libibumad-dev libibmad-dev libssl-dev
-python3-websockets python3-jsonschema curl"
+python3-websockets python3-jsonschema curl
+kcat python3-confluent-kafka"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
+command -v java >/dev/null 2>&1 || missing="$missing default-jre-headless"
+command -v mvn >/dev/null 2>&1 || missing="$missing maven"
 if [ -z "$missing" ]; then
 	echo "install-deps: all packages present"
 	exit 0

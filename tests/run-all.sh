@@ -5,6 +5,9 @@
 set -eu
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
+# The Kafka jars for test_kafka (Maven Central, cached in ~/.m2 and
+# ~/.cache/fabricbus-kafka): fetched here, not inside a test's timeout.
+tests/kafka/kafka.sh fetch
 build=${FB_TEST_BUILD:-build-asan}
 if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" -Dbuildtype=debug -Db_sanitize=address,undefined \

@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{ "publish", fb_cli_publish, "send events (JSON) to fabricbusd over the agent protocol" },
 	{ "tail", fb_cli_tail, "follow the event stream from fabricbusd's websocket" },
 	{ "status", fb_cli_status, "show broker, journal, agent and subscriber status" },
+	{ "consume", fb_cli_consume, "read events from Kafka as a consumer-group member" },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
