@@ -105,6 +105,7 @@ struct fb_kafka {
 	atomic_uint_fast64_t cursor, produced, delivered, skipped, errors;
 	pthread_mutex_t err_mu; /* last_error only */
 	char last_error[256];
+	uint64_t last_error_ms; /* when last_error was set (monotonic) */
 };
 
 static uint64_t now_ms(void)
@@ -121,6 +122,7 @@ static void set_error(struct fb_kafka *k, const char *fmt, ...)
 	va_start(ap, fmt);
 	pthread_mutex_lock(&k->err_mu);
 	vsnprintf(k->last_error, sizeof(k->last_error), fmt, ap);
+	k->last_error_ms = now_ms();
 	pthread_mutex_unlock(&k->err_mu);
 	va_end(ap);
 }
@@ -517,9 +519,14 @@ static void housekeeping(struct fb_kafka *k, uint64_t now)
 		if (!k->changed_at_ms)
 			k->changed_at_ms = now;
 		if (now - k->changed_at_ms >= UNREACHABLE_DEBOUNCE_MS) {
-			if (conn && k->told_down)
+			if (conn && k->told_down) {
 				fb_log_info("kafka: %s is reachable again; backlog %" PRIu64 " events",
 					    k->cfg->kafka_brokers, backlog(k));
+				/* The outage's error no longer describes the present. */
+				pthread_mutex_lock(&k->err_mu);
+				k->last_error[0] = '\0';
+				pthread_mutex_unlock(&k->err_mu);
+			}
 			else if (!conn)
 				fb_log_warn("kafka: %s unreachable: %s; events are kept in the journal and "
 					    "sent when it is back (backlog %" PRIu64 ")",
@@ -763,6 +770,7 @@ void fb_kafka_get_stats(struct fb_kafka *k, struct fb_kafka_stats *st)
 	st->errors = atomic_load(&k->errors);
 	pthread_mutex_lock(&k->err_mu);
 	memcpy(st->last_error, k->last_error, sizeof(st->last_error));
+	st->last_error_age_s = k->last_error[0] ? (double)(now_ms() - k->last_error_ms) / 1000.0 : -1.0;
 	pthread_mutex_unlock(&k->err_mu);
 }
 

@@ -33,7 +33,8 @@ struct fb_kafka_stats {
 	uint64_t delivered;  /* messages acknowledged by Kafka */
 	uint64_t skipped;    /* messages not resent: Kafka already had them */
 	uint64_t errors;     /* permanent delivery errors and other failures */
-	char last_error[256];
+	char last_error[256];      /* empty when none, or cleared on reconnect */
+	double last_error_age_s;   /* seconds since last_error was set, -1 if none */
 };
 
 /* Create the sink (Kafka must be on: cfg->kafka_brokers set) and start its

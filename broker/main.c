@@ -292,6 +292,9 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	static struct fb_config cfg;
+	/* Messages while the configuration is checked (librdkafka's, say) carry
+	 * our name too; the configured target and level apply from below. */
+	fb_log_init("fabricbusd", 0, FB_LOG_INFO);
 	rc = load_config(&opt, &cfg);
 	free(opt.overrides);
 	if (rc)

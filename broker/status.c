@@ -67,12 +67,17 @@ static json_t *kafka_json(struct fb_broker *b)
 	struct fb_kafka_stats st;
 	fb_kafka_get_stats(b->kafka, &st);
 	uint64_t backlog = b->committed_id > st.cursor ? b->committed_id - st.cursor : 0;
-	return json_pack("{s:b, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "enabled", 1,
+	json_t *o = json_pack("{s:b, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "enabled", 1,
 			 "brokers", fb_kafka_brokers(b->kafka), "connected", st.connected, "cursor",
 			 (json_int_t)st.cursor, "committed", (json_int_t)b->committed_id, "backlog",
 			 (json_int_t)backlog, "produced", (json_int_t)st.produced, "delivered",
 			 (json_int_t)st.delivered, "skipped", (json_int_t)st.skipped, "errors",
-			 (json_int_t)st.errors, "last_error", st.last_error);
+			 (json_int_t)st.errors);
+	if (o && st.last_error[0]) {
+		json_object_set_new(o, "last_error", json_string(st.last_error));
+		json_object_set_new(o, "last_error_age_s", json_real(st.last_error_age_s));
+	}
+	return o;
 }
 
 void fb_status_sample(struct fb_status *s, const struct fb_broker *b, uint64_t now_ns)

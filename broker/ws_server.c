@@ -338,6 +338,17 @@ static void overflow(struct fb_ws *ws, struct fb_ws_sub *s)
 
 static void publish_batch(struct fb_ws *ws, const struct fb_batch *b)
 {
+	if (!ws->subs) {
+		/* Nobody to render for: move the head and drop the ring (it would
+		 * have a hole); a subscriber that comes later and asks for these
+		 * events with ?since= is served from the journal. */
+		if (b->n && b->rec[b->n - 1].event_id > ws->src.head_id) {
+			if (fb_ws_ring_oldest_id(&ws->ring))
+				fb_ws_ring_clear(&ws->ring);
+			ws->src.head_id = b->rec[b->n - 1].event_id;
+		}
+		return;
+	}
 	for (size_t i = 0; i < b->n; i++) {
 		const struct fb_record *rec = &b->rec[i];
 		if (rec->event_id <= ws->src.head_id)

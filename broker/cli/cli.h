@@ -5,6 +5,8 @@
 #ifndef FB_CLI_H
 #define FB_CLI_H
 
+#include <stdint.h>
+
 int fb_cli_publish(int argc, char **argv);
 int fb_cli_tail(int argc, char **argv);
 int fb_cli_status(int argc, char **argv);
@@ -13,6 +15,11 @@ int fb_cli_consume(int argc, char **argv);
 /* Defaults shared by every subcommand (match fabricbusd's embedded config). */
 #define FB_CLI_DEFAULT_AGENT_ADDR "127.0.0.1:7411"
 #define FB_CLI_DEFAULT_HTTP_ADDR "127.0.0.1:7412"
+
+/* A whole decimal number (digits only, no sign); 0 or -1. */
+int fb_cli_parse_u64(const char *s, uint64_t *out);
+/* Seconds: a finite number > 0 and at most 1e7; 0 or -1. */
+int fb_cli_parse_secs(const char *s, double *out);
 
 /* Split "host:port" (or "[v6]:port"); 0 or -1 with a message on stderr. */
 int fb_cli_parse_addr(const char *s, char *host, unsigned hostsz, int *port);

@@ -270,26 +270,6 @@ static int consume_bad(const char *fmt, const char *arg)
 	return CONSUME_USAGE;
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *e;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &e, 10);
-	return *e || errno ? -1 : 0;
-}
-
-static int parse_secs(const char *s, double *out)
-{
-	char *e;
-
-	errno = 0;
-	*out = strtod(s, &e);
-	return e == s || *e || errno || !isfinite(*out) || *out <= 0 || *out > 1e7 ? -1 : 0;
-}
-
 /* Split the --topics copy in place; empty names are refused. */
 static int split_topics(struct consume_opts *o)
 {
@@ -371,15 +351,15 @@ static int consume_parse(int argc, char **argv, struct consume_opts *o)
 			break;
 		case O_BEGIN: o->from_beginning = 1; break;
 		case O_COUNT:
-			if (parse_u64(optarg, &o->count) || !o->count)
+			if (fb_cli_parse_u64(optarg, &o->count) || !o->count)
 				return consume_bad("--count wants a positive number, not '%s'", optarg);
 			break;
 		case O_TIMEOUT:
-			if (parse_secs(optarg, &o->timeout_s))
+			if (fb_cli_parse_secs(optarg, &o->timeout_s))
 				return consume_bad("--timeout wants seconds > 0, not '%s'", optarg);
 			break;
 		case O_IDLE:
-			if (parse_secs(optarg, &o->idle_s))
+			if (fb_cli_parse_secs(optarg, &o->idle_s))
 				return consume_bad("--idle-exit wants seconds > 0, not '%s'", optarg);
 			break;
 		case O_SET:

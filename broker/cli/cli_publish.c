@@ -526,10 +526,8 @@ static int run_session(struct pub *p)
 
 static int parse_count(const char *s, unsigned long long *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (s[0] < '0' || s[0] > '9' || *end || errno || v == 0)
+	uint64_t v;
+	if (fb_cli_parse_u64(s, &v) || v == 0)
 		return -1;
 	*out = v;
 	return 0;
@@ -552,7 +550,6 @@ static int parse_opts(struct pub *p, int argc, char **argv, const char **file,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	char *end;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":b:a:t:f:n:qvh", lo, NULL)) != -1) {
@@ -565,9 +562,7 @@ static int parse_opts(struct pub *p, int argc, char **argv, const char **file,
 			snprintf(p->agent_id, sizeof(p->agent_id), "%s", optarg);
 			break;
 		case 't':
-			errno = 0;
-			p->timeout_s = strtod(optarg, &end);
-			if (*end || errno || !(p->timeout_s > 0) || p->timeout_s > 86400 * 365)
+			if (fb_cli_parse_secs(optarg, &p->timeout_s))
 				return bad_usage("bad --timeout '%s': want seconds > 0", optarg);
 			break;
 		case 'f': *file = optarg; break;

@@ -356,6 +356,22 @@ static void print_ws(json_t *ws)
 	}
 }
 
+static void print_kafka(json_t *k)
+{
+	if (!k || !json_is_true(json_object_get(k, "enabled"))) {
+		printf("kafka:    off\n");
+		return;
+	}
+	printf("kafka:    %s, %s, cursor %s of %s, backlog %s, delivered %s, errors %s\n",
+	       F(k, "brokers"), json_is_true(json_object_get(k, "connected")) ? "connected" : "UNREACHABLE",
+	       F(k, "cursor"), F(k, "committed"), F(k, "backlog"), F(k, "delivered"), F(k, "errors"));
+	if (json_object_get(k, "last_error")) {
+		char b[64];
+		printf("          last error (%s): %s\n", ago(json_object_get(k, "last_error_age_s"), b, sizeof(b)),
+		       F(k, "last_error"));
+	}
+}
+
 static void print_summary(json_t *root, const char *addr)
 {
 	json_t *b = json_object_get(root, "broker");
@@ -370,6 +386,7 @@ static void print_summary(json_t *root, const char *addr)
 	printf("          EventId %s .. %s, %s in %s segments, sync %s\n", F(j, "first_id"),
 	       F(j, "last_id"), bytes(json_object_get(j, "bytes"), by, sizeof(by)),
 	       F(j, "segments"), F(j, "sync"));
+	print_kafka(json_object_get(b, "kafka"));
 	print_agents(json_object_get(b, "agents"));
 	print_ws(json_object_get(root, "websocket"));
 }

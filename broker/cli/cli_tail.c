@@ -633,26 +633,6 @@ static int tail_bad(const char *fmt, const char *arg)
 	return TAIL_USAGE;
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *e;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &e, 10);
-	return *e || errno ? -1 : 0;
-}
-
-static int parse_secs(const char *s, double *out)
-{
-	char *e;
-
-	errno = 0;
-	*out = strtod(s, &e);
-	return e == s || *e || errno || !isfinite(*out) || *out <= 0 || *out > 1e7 ? -1 : 0;
-}
-
 static int severity_list_ok(const char *s)
 {
 	size_t n;
@@ -718,7 +698,7 @@ static int tail_parse(int argc, char **argv, struct tail_opts *o)
 		case 'h': tail_help(); return -1;
 		case O_HTTP: http = optarg; break;
 		case O_SINCE:
-			if (parse_u64(optarg, &o->since))
+			if (fb_cli_parse_u64(optarg, &o->since))
 				return tail_bad("--since wants an EventId (digits), not '%s'", optarg);
 			o->have_since = 1;
 			break;
@@ -739,15 +719,15 @@ static int tail_parse(int argc, char **argv, struct tail_opts *o)
 			o->origin = optarg;
 			break;
 		case O_COUNT:
-			if (parse_u64(optarg, &o->count) || !o->count)
+			if (fb_cli_parse_u64(optarg, &o->count) || !o->count)
 				return tail_bad("--count wants a positive number, not '%s'", optarg);
 			break;
 		case O_TIMEOUT:
-			if (parse_secs(optarg, &o->timeout_s))
+			if (fb_cli_parse_secs(optarg, &o->timeout_s))
 				return tail_bad("--timeout wants seconds > 0, not '%s'", optarg);
 			break;
 		case O_IDLE:
-			if (parse_secs(optarg, &o->idle_s))
+			if (fb_cli_parse_secs(optarg, &o->idle_s))
 				return tail_bad("--idle-exit wants seconds > 0, not '%s'", optarg);
 			break;
 		case O_RECONNECT: o->reconnect = 1; break;

@@ -8,6 +8,7 @@
 #include "fb_log.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,24 @@ static const struct command *find_command(const char *name)
 		if (strcmp(commands[i].name, name) == 0)
 			return &commands[i];
 	return NULL;
+}
+
+int fb_cli_parse_u64(const char *s, uint64_t *out)
+{
+	char *e;
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &e, 10);
+	return *e || errno ? -1 : 0;
+}
+
+int fb_cli_parse_secs(const char *s, double *out)
+{
+	char *e;
+	errno = 0;
+	*out = strtod(s, &e);
+	return e == s || *e || errno || !isfinite(*out) || *out <= 0 || *out > 1e7 ? -1 : 0;
 }
 
 int fb_cli_parse_addr(const char *s, char *host, unsigned hostsz, int *port)
