@@ -191,7 +191,10 @@ def kafka_outage_nothing_lost_nothing_duplicated():
     wait_publishers([("outage-down", p)])  # acked from the journal, Kafka down
     print(f"  published {n} with Kafka down in {time.time() - t0:.1f}s")
     total = first + n
-    ks = wait_kafka_stats(b, lambda s: not s["connected"], timeout=60, what="connected=false")
+    # /status is a snapshot refreshed every 100 ms: wait for one taken after
+    # the last commit, not just for connected=false.
+    ks = wait_kafka_stats(b, lambda s: not s["connected"] and s["committed"] == total, timeout=60,
+                          what="connected=false with every event committed")
     assert ks["backlog"] >= n, f"backlog {ks['backlog']} with Kafka down, want >= {n}: {ks}"
     assert ks["cursor"] + ks["backlog"] == total, ks
     assert b.stop() == 0, "fabricbusd did not exit cleanly with Kafka down:\n" + b.log()[-3000:]
@@ -326,7 +329,20 @@ def two_brokers_one_kafka_consumer_group_failover():
         return len(epochs) == 2 and all(
             {i for e2, i in u if e2 == e} >= set(range(1, total + 1)) for e in epochs)
 
-    wait_until(complete, 180, "the union of both members covering every event of both brokers")
+    try:
+        wait_until(complete, 180, "the union of both members covering every event of both brokers")
+    except AssertionError:
+        # Say where events went missing: per broker, in Kafka, per member.
+        u = union()
+        for e in sorted({e for e, _ in u}):
+            missing = sorted(set(range(1, total + 1)) - {i for e2, i in u if e2 == e})
+            print(f"  broker {e}: {len(missing)} missing, first {missing[:10]}")
+        for b in (b1, b2):
+            print(f"  kafka stats: {kafka_stats(b)}")
+        for o in outs:
+            with open(o + ".err", errors="replace") as f:
+                print(f"  {o}.err (tail):\n" + "".join(f.readlines()[-15:]))
+        raise
     time.sleep(2)
     members[1].send_signal(signal.SIGTERM)
     assert members[1].wait(timeout=30) == 0, "fabricbus consume did not exit 0 on SIGTERM"
@@ -352,7 +368,8 @@ def two_brokers_one_kafka_consumer_group_failover():
     dup = len(m1) + len(m2) - 2 * total
     print(f"  member1 {len(m1)} lines (killed), member2 {len(m2)}, printed twice: {dup}")
     for b in (b1, b2):
-        ks = wait_kafka_stats(b, lambda s: s["backlog"] == 0, timeout=60, what="backlog 0")
+        ks = wait_kafka_stats(b, lambda s: s["backlog"] == 0 and s["cursor"] == total, timeout=60,
+                              what="backlog 0")
         assert ks["cursor"] == total, ks
         assert b.stop() == 0, "fabricbusd did not exit cleanly:\n" + b.log()[-3000:]
     # Kafka itself holds each event exactly once: two brokers, two epochs.
