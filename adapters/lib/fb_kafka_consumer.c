@@ -86,10 +86,35 @@ static void kc_format_parts(struct fb_buf *b, const rd_kafka_topic_partition_lis
 
 /* ---- commits ------------------------------------------------------------ */
 
-/* Commit the stored offsets. Callers log the context; we log the failure. */
+/* The offsets handled so far, as an explicit list: the position of every
+ * assigned partition (the next offset poll would return). Every message poll
+ * returned before this point has been through the callback, so this is what
+ * was handled. Only partitions with a position are listed; NULL if none. */
+static rd_kafka_topic_partition_list_t *kc_handled_offsets(struct fb_kc *kc, rd_kafka_resp_err_t *e)
+{
+	rd_kafka_topic_partition_list_t *asg = NULL, *out = NULL;
+
+	*e = rd_kafka_assignment(kc->rk, &asg);
+	if (!*e)
+		*e = rd_kafka_position(kc->rk, asg);
+	for (int i = 0; !*e && i < asg->cnt; i++) {
+		if (asg->elems[i].offset < 0)
+			continue;
+		if (!out)
+			out = rd_kafka_topic_partition_list_new(asg->cnt);
+		rd_kafka_topic_partition_list_add(out, asg->elems[i].topic, asg->elems[i].partition)
+			->offset = asg->elems[i].offset;
+	}
+	if (asg)
+		rd_kafka_topic_partition_list_destroy(asg);
+	return out;
+}
+
+/* Commit what was handled. Callers log the context; we log the failure. */
 static int kc_commit(struct fb_kc *kc, int async, const char *why)
 {
 	rd_kafka_resp_err_t e;
+	rd_kafka_topic_partition_list_t *offs;
 
 	if (kc->no_commit || kc->fatal)
 		return kc->fatal ? kc->fatal : FB_KC_ECOMMIT;
@@ -100,7 +125,15 @@ static int kc_commit(struct fb_kc *kc, int async, const char *why)
 			   "delivered again", kc->group, why);
 		return FB_KC_ECOMMIT;
 	}
-	e = rd_kafka_commit(kc->rk, NULL, async);
+	/* An explicit snapshot, taken now, right after before_commit: with NULL,
+	 * librdkafka reads the stored offsets later on its own thread, and an
+	 * async commit could then cover events handled (and not yet written)
+	 * after this flush — a member killed at that moment loses them. */
+	offs = kc_handled_offsets(kc, &e);
+	if (!e && offs)
+		e = rd_kafka_commit(kc->rk, offs, async);
+	if (offs)
+		rd_kafka_topic_partition_list_destroy(offs);
 	if (e == RD_KAFKA_RESP_ERR_NO_ERROR || e == RD_KAFKA_RESP_ERR__NO_OFFSET)
 		return 0;
 	kc->c.commit_failures++;
