@@ -129,9 +129,13 @@ EOF
 bytes=$(wc -c <"$work/events.jsonl")
 echo "events_avg_size: $((bytes / N)) bytes"
 
-# (a) Reference: kcat with the sink's producer settings.
+# (a) Reference: kcat with the sink's producer settings, and the same four
+# headers fabricbus puts on every message (fixed values of the same sizes:
+# kcat cannot vary them per message), so that both send the same messages.
 kcat_produce() { # TOPIC < key<TAB>value lines
 	kcat -P -b "$kafka" -t "$1" -K '\t' -X enable.idempotence=true -X acks=all -X linger.ms=5 \
+		-H fabricbus-event-id=1234567 -H fabricbus-severity=Warning \
+		-H fabricbus-agent-id=bench1 -H fabricbus-broker=0123456789abcdef \
 		-X batch.num.messages=10000 -X queue.buffering.max.messages=1000000 \
 		-X queue.buffering.max.kbytes=1048576 -X compression.codec=none 2>"$work/kcat.err" ||
 		{ cat "$work/kcat.err" >&2; exit 1; }
