@@ -16,19 +16,7 @@ PER_PUBLISHER=${PER_PUBLISHER:-500000}
 TOTAL=$((PUBLISHERS * PER_PUBLISHER))
 SYNC=${SYNC:-batch}
 
-# Figures from a sanitizer build would measure ASan, so use a release build.
-build=${FB_BENCH_BUILD:-}
-if [ -z "$build" ]; then
-	if [ -n "${FB_BUILD:-}" ] && ! grep -q '"name": "b_sanitize", "value": "address' \
-		"$FB_BUILD/meson-info/intro-buildoptions.json" 2>/dev/null && \
-		grep -q '"name": "buildtype", "value": "release"' "$FB_BUILD/meson-info/intro-buildoptions.json" 2>/dev/null; then
-		build=$FB_BUILD
-	else
-		build=$src/build-release
-		[ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release >/dev/null
-		ninja -C "$build" >/dev/null
-	fi
-fi
+. "$here/release_build.sh"
 fabricbusd=$build/broker/fabricbusd
 fabricbus=$build/broker/cli/fabricbus
 relay=$build/tests/bench/bench_relay

@@ -26,19 +26,7 @@ N=${N:-500000}
 PARTITIONS=${PARTITIONS:-4}
 PY=/usr/bin/python3 # Debian's, with confluent_kafka (python3-confluent-kafka)
 
-# Figures from a sanitizer build would measure ASan, so use a release build.
-build=${FB_BENCH_BUILD:-}
-if [ -z "$build" ]; then
-	if [ -n "${FB_BUILD:-}" ] && ! grep -q '"name": "b_sanitize", "value": "address' \
-		"$FB_BUILD/meson-info/intro-buildoptions.json" 2>/dev/null && \
-		grep -q '"name": "buildtype", "value": "release"' "$FB_BUILD/meson-info/intro-buildoptions.json" 2>/dev/null; then
-		build=$FB_BUILD
-	else
-		build=$src/build-release
-		[ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release >/dev/null
-		ninja -C "$build" broker/fabricbusd broker/cli/fabricbus >/dev/null
-	fi
-fi
+. "$here/release_build.sh" broker/fabricbusd broker/cli/fabricbus
 fabricbusd=$build/broker/fabricbusd
 fabricbus=$build/broker/cli/fabricbus
 command -v kcat >/dev/null || { echo "bench_kafka: kcat not found (deploy/install-deps.sh)" >&2; exit 1; }
