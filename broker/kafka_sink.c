@@ -1,13 +1,13 @@
-/* kafka_sink.c - the Kafka thread: follow the journal, produce, track
- * delivery, keep the cursor (see kafka_sink.h and docs/kafka.md).
+/* kafka_sink.c - the Kafka thread: follow the journal, produce, and create,
+ * pause and re-create the producer (see kafka_sink.h and docs/kafka.md).
  *
  * One event becomes one message per distinct destination topic (the mapped
- * topic plus matching KafkaSubscriptions). Events enter a ring in EventId
- * order with a count of outstanding messages; delivery reports count them
- * down, and the cursor advances over the finished prefix of the ring. A
- * permanent delivery error stops the cursor at the event before it and
- * pauses production; the producer is re-created after a back-off and the
- * resume scan (kafka_resume.h) decides what to resend.
+ * topic plus matching KafkaSubscriptions). This file owns the thread, the
+ * producer's life cycle and the journal following; the in-flight ring,
+ * delivery reports and the cursor are kafka_delivery.c. A permanent delivery
+ * error stops the cursor at the event before it and pauses production; the
+ * producer is re-created after a back-off and the resume scan
+ * (kafka_resume.h) decides what to resend.
  */
 #include "kafka_sink.h"
 
@@ -17,30 +17,25 @@
 #include "fb_redfish.h"
 #include "journal.h"
 #include "kafka_conf.h"
-#include "kafka_cursor.h"
+#include "kafka_delivery.h"
 #include "kafka_resume.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#define RING_BITS 18 /* events in flight */
-#define RING_CAP (1u << RING_BITS)
 #define NTOPICS (FB_KAFKA_MAP_MAX + FB_KAFKA_SUBS_MAX)
 #define METADATA_TIMEOUT_MS 5000
 #define RETRY_MIN_MS 500
 #define RETRY_MAX_MS 30000
 #define BACKLOG_LOG_MS 30000
-#define PAUSE_BACKOFF_MS 10000
 #define UNREACHABLE_DEBOUNCE_MS 3000
 #define READ_BURST 4096 /* events per pass before serving delivery reports */
 
@@ -49,12 +44,6 @@ struct topic {
 	rd_kafka_topic_t *rkt;
 	int32_t partitions;
 	uint64_t *in_kafka; /* [partitions]: highest EventId of ours found by the resume scan */
-};
-
-struct slot {
-	uint64_t id;
-	uint32_t outstanding;
-	uint32_t failed;
 };
 
 /* The event being produced: kept across QUEUE_FULL so it resumes at dest. */
@@ -71,7 +60,6 @@ struct current {
 
 struct fb_kafka {
 	const struct fb_config *cfg;
-	uint64_t epoch;
 	char epoch_hex[17];
 	pthread_t thread;
 	int thread_started;
@@ -88,12 +76,10 @@ struct fb_kafka {
 	unsigned sub_topic[FB_KAFKA_SUBS_MAX];
 	uint64_t in_kafka_max; /* max over every topic's in_kafka */
 	struct fb_journal_reader *rd;
-	struct slot *ring;
-	uint64_t head, tail; /* ring sequence numbers */
+	struct fb_kafka_delivery dl; /* the ring, the cursor and most of the status */
 	struct current cur;
 	struct fb_buf json;
-	uint64_t cursor_saved, saved_at_ms, backlog_logged_ms, backlog_logged;
-	int failing;          /* a permanent error: produce nothing more */
+	uint64_t saved_at_ms, backlog_logged_ms, backlog_logged;
 	int was_connected, told_down;
 	uint64_t changed_at_ms;
 	int topic_wait_logged;
@@ -101,31 +87,8 @@ struct fb_kafka {
 	uint64_t resume_cursor, resume_target;
 
 	/* written by the Kafka thread, read by status on the loop */
-	atomic_int connected;
-	atomic_uint_fast64_t cursor, produced, delivered, skipped, errors;
-	pthread_mutex_t err_mu; /* last_error only */
-	char last_error[256];
-	uint64_t last_error_ms; /* when last_error was set (monotonic) */
+	atomic_uint_fast64_t produced, skipped;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void set_error(struct fb_kafka *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_error(struct fb_kafka *k, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	pthread_mutex_lock(&k->err_mu);
-	vsnprintf(k->last_error, sizeof(k->last_error), fmt, ap);
-	k->last_error_ms = now_ms();
-	pthread_mutex_unlock(&k->err_mu);
-	va_end(ap);
-}
 
 static void wake(struct fb_kafka *k)
 {
@@ -138,81 +101,6 @@ void fb_kafka_committed(struct fb_kafka *k, uint64_t id)
 {
 	atomic_store_explicit(&k->committed, id, memory_order_release);
 	wake(k);
-}
-
-/* ---- delivery ---- */
-
-static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
-{
-	(void)rk;
-	struct fb_kafka *k = opaque;
-	uint64_t seq = (uint64_t)(uintptr_t)m->_private;
-	struct slot *s = &k->ring[seq & (RING_CAP - 1)];
-	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-		atomic_fetch_add(&k->delivered, 1);
-		atomic_store(&k->connected, 1);
-	} else {
-		s->failed = 1;
-		k->failing = 1;
-		if (m->err != RD_KAFKA_RESP_ERR__PURGE_QUEUE && m->err != RD_KAFKA_RESP_ERR__PURGE_INFLIGHT) {
-			atomic_fetch_add(&k->errors, 1);
-			set_error(k, "%s [%" PRId32 "] EventId %" PRIu64 ": %s", rd_kafka_topic_name(m->rkt),
-				  m->partition, s->id, rd_kafka_err2str(m->err));
-			fb_log_err("kafka: delivery of EventId %" PRIu64 " to %s [%" PRId32 "] failed: %s; "
-				   "production pauses at the cursor (%" PRIu64 ") and restarts in %d s",
-				   s->id, rd_kafka_topic_name(m->rkt), m->partition,
-				   rd_kafka_err2str(m->err), atomic_load(&k->cursor), PAUSE_BACKOFF_MS / 1000);
-		}
-	}
-	s->outstanding--;
-}
-
-static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
-{
-	struct fb_kafka *k = opaque;
-	if (err == RD_KAFKA_RESP_ERR__FATAL) {
-		char fe[256];
-		rd_kafka_fatal_error(rk, fe, sizeof(fe));
-		fb_log_err("kafka: the producer hit a fatal error: %s; it is re-created", fe);
-		set_error(k, "fatal: %s", fe);
-		atomic_fetch_add(&k->errors, 1);
-		k->failing = 1;
-		return;
-	}
-	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) {
-		atomic_store(&k->connected, 0);
-		set_error(k, "%s", reason);
-	}
-	fb_log_debug("kafka: %s: %s", rd_kafka_err2name(err), reason);
-}
-
-/* Advance the cursor over the finished prefix of the ring. */
-static void advance(struct fb_kafka *k)
-{
-	uint64_t c = atomic_load(&k->cursor);
-	while (k->head < k->tail) {
-		struct slot *s = &k->ring[k->head & (RING_CAP - 1)];
-		if (s->outstanding || s->failed)
-			break;
-		c = s->id;
-		k->head++;
-	}
-	atomic_store(&k->cursor, c);
-}
-
-static void save_cursor(struct fb_kafka *k)
-{
-	uint64_t c = atomic_load(&k->cursor);
-	if (c == k->cursor_saved)
-		return;
-	int rc = fb_kafka_cursor_write(k->cfg->journal_dir, k->epoch, c);
-	if (rc) {
-		fb_log_warn("kafka: cannot write %s/kafka.cursor: %s (events already in Kafka are "
-			    "found again after a restart, nothing is sent twice)",
-			    k->cfg->journal_dir, fb_strerror(rc));
-		return;
-	}
-	k->cursor_saved = c;
 }
 
 /* ---- producer and topics ---- */
@@ -233,9 +121,8 @@ static void drop_producer(struct fb_kafka *k)
 	if (k->rd)
 		fb_journal_reader_close(k->rd);
 	k->rd = NULL;
-	k->head = k->tail = 0;
+	fb_kafka_delivery_reset(&k->dl);
 	k->cur.active = 0;
-	k->failing = 0;
 }
 
 static int make_producer(struct fb_kafka *k, char *err, size_t errsz)
@@ -263,9 +150,7 @@ static int make_producer(struct fb_kafka *k, char *err, size_t errsz)
 		snprintf(err, errsz, "%s", why);
 		return FB_ECONFIG;
 	}
-	rd_kafka_conf_set_dr_msg_cb(c, dr_cb);
-	rd_kafka_conf_set_error_cb(c, error_cb);
-	rd_kafka_conf_set_opaque(c, k);
+	fb_kafka_delivery_conf(&k->dl, c);
 	char errstr[512];
 	k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, errstr, sizeof(errstr));
 	if (!k->rk) {
@@ -331,13 +216,13 @@ static int resume(struct fb_kafka *k, char *err, size_t errsz)
 	int rc = load_topics(k, err, errsz);
 	if (rc)
 		return rc;
-	atomic_store(&k->connected, 1);
+	atomic_store(&k->dl.connected, 1);
 	k->topic_wait_logged = 0;
 	struct fb_kafka_resume_topic rt[NTOPICS];
 	for (unsigned i = 0; i < k->n_topics; i++)
 		rt[i] = (struct fb_kafka_resume_topic){ k->topics[i].name, k->topics[i].partitions,
 							k->topics[i].in_kafka };
-	uint64_t looked = 0, t0 = now_ms();
+	uint64_t looked = 0, t0 = fb_kafka_now_ms();
 	rc = fb_kafka_resume_scan(k->cfg, k->epoch_hex, rt, k->n_topics, &k->stop, &looked, err, errsz);
 	if (rc)
 		return rc;
@@ -346,7 +231,7 @@ static int resume(struct fb_kafka *k, char *err, size_t errsz)
 		for (int32_t p = 0; p < k->topics[i].partitions; p++)
 			if (k->topics[i].in_kafka[p] > k->in_kafka_max)
 				k->in_kafka_max = k->topics[i].in_kafka[p];
-	uint64_t cursor = atomic_load(&k->cursor);
+	uint64_t cursor = atomic_load(&k->dl.cursor);
 	rc = fb_journal_reader_open(k->cfg->journal_dir, cursor, &k->rd);
 	if (rc) {
 		snprintf(err, errsz, "journal reader on %.200s: %s", k->cfg->journal_dir, fb_strerror(rc));
@@ -358,7 +243,8 @@ static int resume(struct fb_kafka *k, char *err, size_t errsz)
 	k->resume_target = k->in_kafka_max > cursor ? k->in_kafka_max : 0;
 	fb_log_info("kafka: connected to %s; resuming after EventId %" PRIu64 " (cursor); Kafka holds "
 		    "ours up to EventId %" PRIu64 " (%" PRIu64 " messages read back in %.1f s)",
-		    k->cfg->kafka_brokers, cursor, k->in_kafka_max, looked, (double)(now_ms() - t0) / 1e3);
+		    k->cfg->kafka_brokers, cursor, k->in_kafka_max, looked,
+		    (double)(fb_kafka_now_ms() - t0) / 1e3);
 	return 0;
 }
 
@@ -392,7 +278,6 @@ static void plan(struct fb_kafka *k, struct current *c)
 static int produce_current(struct fb_kafka *k)
 {
 	struct current *c = &k->cur;
-	struct slot *s = &k->ring[c->seq & (RING_CAP - 1)];
 	const char *sev = fb_severity_name(c->cls.severity);
 	if (!sev)
 		sev = "OK";
@@ -404,7 +289,6 @@ static int produce_current(struct fb_kafka *k)
 			k->skipped_run++;
 			continue;
 		}
-		s->outstanding++;
 		rd_kafka_resp_err_t e = rd_kafka_producev(
 			k->rk, RD_KAFKA_V_RKT(t->rkt), RD_KAFKA_V_PARTITION(p),
 			RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
@@ -416,20 +300,21 @@ static int produce_current(struct fb_kafka *k)
 			RD_KAFKA_V_HEADER("fabricbus-broker", k->epoch_hex, 16),
 			RD_KAFKA_V_OPAQUE((void *)(uintptr_t)c->seq), RD_KAFKA_V_END);
 		if (e) {
-			s->outstanding--;
 			if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL)
 				return FB_EFULL;
 			/* Not retriable here (e.g. message too large, fatal state). */
-			s->failed = 1;
-			k->failing = 1;
-			atomic_fetch_add(&k->errors, 1);
-			set_error(k, "%s [%" PRId32 "] EventId %" PRIu64 ": %s", t->name, p, c->id,
-				  rd_kafka_err2str(e));
+			fb_kafka_delivery_fail(&k->dl, c->seq);
+			atomic_fetch_add(&k->dl.errors, 1);
+			fb_kafka_delivery_set_error(&k->dl, "%s [%" PRId32 "] EventId %" PRIu64 ": %s", t->name,
+						    p, c->id, rd_kafka_err2str(e));
 			fb_log_err("kafka: cannot produce EventId %" PRIu64 " to %s [%" PRId32 "]: %s; "
 				   "production pauses at the cursor",
 				   c->id, t->name, p, rd_kafka_err2str(e));
 			return -1;
 		}
+		/* Counted after the hand-over: its report can only come from
+		 * rd_kafka_poll, on this thread. */
+		fb_kafka_delivery_sent(&k->dl, c->seq);
 		atomic_fetch_add(&k->produced, 1);
 		if (c->id <= k->resume_target)
 			k->resent++;
@@ -442,9 +327,9 @@ static int produce_current(struct fb_kafka *k)
 static void pump(struct fb_kafka *k)
 {
 	uint64_t limit = atomic_load_explicit(&k->committed, memory_order_acquire);
-	for (unsigned n = 0; n < READ_BURST && !k->failing; n++) {
+	for (unsigned n = 0; n < READ_BURST && !k->dl.failing; n++) {
 		if (!k->cur.active) {
-			if (k->tail - k->head == RING_CAP)
+			if (fb_kafka_delivery_full(&k->dl))
 				return; /* too much in flight: wait for delivery reports */
 			int rc = fb_journal_reader_next(k->rd, limit, &k->cur.id, &k->cur.ev);
 			if (rc == FB_EGONE) {
@@ -452,30 +337,28 @@ static void pump(struct fb_kafka *k)
 				fb_log_err("kafka: EventIds %" PRIu64 "..%" PRIu64 " were removed by journal "
 					   "retention before they reached Kafka (raise JournalRetainSize/Age "
 					   "or fix Kafka sooner)",
-					   atomic_load(&k->cursor) + 1, gap - 1);
-				set_error(k, "events before %" PRIu64 " lost to journal retention", gap);
-				atomic_fetch_add(&k->errors, 1);
+					   atomic_load(&k->dl.cursor) + 1, gap - 1);
+				fb_kafka_delivery_set_error(&k->dl, "events before %" PRIu64 " lost to journal "
+							    "retention", gap);
+				atomic_fetch_add(&k->dl.errors, 1);
 				continue;
 			}
 			if (rc < 0) {
 				fb_log_err("kafka: reading the journal in %s: %s", k->cfg->journal_dir,
 					   fb_strerror(rc));
-				set_error(k, "journal read: %s", fb_strerror(rc));
-				k->failing = 1;
+				fb_kafka_delivery_set_error(&k->dl, "journal read: %s", fb_strerror(rc));
+				k->dl.failing = 1;
 				return;
 			}
 			if (rc == 0)
 				return;
-			struct slot *s = &k->ring[k->tail & (RING_CAP - 1)];
-			*s = (struct slot){ .id = k->cur.id };
-			k->cur.seq = k->tail++;
+			k->cur.seq = fb_kafka_delivery_add(&k->dl, k->cur.id);
 			k->cur.active = 1;
 			plan(k, &k->cur);
 			fb_buf_reset(&k->json);
 			if (fb_redfish_render(&k->json, &k->cur.ev, k->cur.id, k->cfg->fabric_name)) {
 				fb_log_err("kafka: cannot render EventId %" PRIu64 " (out of memory)", k->cur.id);
-				k->failing = 1;
-				s->failed = 1;
+				fb_kafka_delivery_fail(&k->dl, k->cur.seq);
 				return;
 			}
 		}
@@ -496,17 +379,17 @@ static void drain_wake(struct fb_kafka *k)
 /* Sleep up to ms, or less if woken by stop. */
 static void nap(struct fb_kafka *k, uint64_t ms)
 {
-	uint64_t end = now_ms() + ms;
-	while (!atomic_load(&k->stop) && now_ms() < end) {
+	uint64_t end = fb_kafka_now_ms() + ms;
+	while (!atomic_load(&k->stop) && fb_kafka_now_ms() < end) {
 		struct pollfd pfd = { k->wake_r, POLLIN, 0 };
-		poll(&pfd, 1, (int)(end - now_ms() > 200 ? 200 : end - now_ms()));
+		poll(&pfd, 1, (int)(end - fb_kafka_now_ms() > 200 ? 200 : end - fb_kafka_now_ms()));
 		drain_wake(k);
 	}
 }
 
 static uint64_t backlog(struct fb_kafka *k)
 {
-	uint64_t c = atomic_load(&k->committed), cur = atomic_load(&k->cursor);
+	uint64_t c = atomic_load(&k->committed), cur = atomic_load(&k->dl.cursor);
 	return c > cur ? c - cur : 0;
 }
 
@@ -514,7 +397,7 @@ static void housekeeping(struct fb_kafka *k, uint64_t now)
 {
 	/* librdkafka reports "all brokers down" late and sometimes stale: only
 	 * a state that lasts UNREACHABLE_DEBOUNCE_MS is worth a log line. */
-	int conn = atomic_load(&k->connected);
+	int conn = atomic_load(&k->dl.connected);
 	if (conn != k->was_connected) {
 		if (!k->changed_at_ms)
 			k->changed_at_ms = now;
@@ -523,14 +406,12 @@ static void housekeeping(struct fb_kafka *k, uint64_t now)
 				fb_log_info("kafka: %s is reachable again; backlog %" PRIu64 " events",
 					    k->cfg->kafka_brokers, backlog(k));
 				/* The outage's error no longer describes the present. */
-				pthread_mutex_lock(&k->err_mu);
-				k->last_error[0] = '\0';
-				pthread_mutex_unlock(&k->err_mu);
+				fb_kafka_delivery_clear_error(&k->dl);
 			}
 			else if (!conn)
 				fb_log_warn("kafka: %s unreachable: %s; events are kept in the journal and "
 					    "sent when it is back (backlog %" PRIu64 ")",
-					    k->cfg->kafka_brokers, k->last_error, backlog(k));
+					    k->cfg->kafka_brokers, k->dl.last_error, backlog(k));
 			k->told_down = !conn;
 			k->was_connected = conn;
 			k->changed_at_ms = 0;
@@ -539,7 +420,7 @@ static void housekeeping(struct fb_kafka *k, uint64_t now)
 		k->changed_at_ms = 0;
 	}
 	if (now - k->saved_at_ms >= k->cfg->kafka_cursor_sync_ms) {
-		save_cursor(k);
+		fb_kafka_delivery_save(&k->dl);
 		k->saved_at_ms = now;
 	}
 	uint64_t b = backlog(k);
@@ -547,12 +428,12 @@ static void housekeeping(struct fb_kafka *k, uint64_t now)
 		if (b > k->backlog_logged && b > 1000)
 			fb_log_warn("kafka: backlog %" PRIu64 " events (cursor %" PRIu64 ", committed %" PRIu64
 				    ")%s",
-				    b, atomic_load(&k->cursor), atomic_load(&k->committed),
+				    b, atomic_load(&k->dl.cursor), atomic_load(&k->committed),
 				    conn ? "" : "; Kafka is unreachable");
 		k->backlog_logged = b;
 		k->backlog_logged_ms = now;
 	}
-	if (k->resume_target && atomic_load(&k->cursor) >= k->resume_target) {
+	if (k->resume_target && atomic_load(&k->dl.cursor) >= k->resume_target) {
 		fb_log_info("kafka: caught up with what Kafka held after resuming at EventId %" PRIu64
 			    ": %" PRIu64 " messages resent, %" PRIu64 " skipped (already in Kafka)",
 			    k->resume_cursor, k->resent, k->skipped_run);
@@ -564,15 +445,15 @@ static void housekeeping(struct fb_kafka *k, uint64_t now)
 static void pause_producer(struct fb_kafka *k)
 {
 	rd_kafka_purge(k->rk, RD_KAFKA_PURGE_F_QUEUE);
-	uint64_t end = now_ms() + 30000;
-	while (k->head < k->tail && now_ms() < end) {
+	uint64_t end = fb_kafka_now_ms() + 30000;
+	while (fb_kafka_delivery_in_flight(&k->dl) && fb_kafka_now_ms() < end) {
 		rd_kafka_poll(k->rk, 100);
-		advance(k);
-		if (k->ring[k->head & (RING_CAP - 1)].failed && !k->ring[k->head & (RING_CAP - 1)].outstanding)
+		fb_kafka_delivery_advance(&k->dl);
+		if (fb_kafka_delivery_stuck(&k->dl))
 			break;
 	}
-	advance(k);
-	save_cursor(k);
+	fb_kafka_delivery_advance(&k->dl);
+	fb_kafka_delivery_save(&k->dl);
 	drop_producer(k);
 }
 
@@ -599,16 +480,16 @@ static void *thread_main(void *arg)
 		if (!k->rd) {
 			int rc = resume(k, err, sizeof(err));
 			if (rc == 1) { /* Kafka answers; a topic is being created or has no leader */
-				atomic_store(&k->connected, 1);
-				set_error(k, "%s", err);
+				atomic_store(&k->dl.connected, 1);
+				fb_kafka_delivery_set_error(&k->dl, "%s", err);
 				if (k->topic_wait_logged++ == 20)
 					fb_log_warn("kafka: waiting for %s", err);
 				nap(k, RETRY_MIN_MS);
 				continue;
 			}
 			if (rc) {
-				atomic_store(&k->connected, 0);
-				set_error(k, "%s", err);
+				atomic_store(&k->dl.connected, 0);
+				fb_kafka_delivery_set_error(&k->dl, "%s", err);
 				if (!told_unreachable)
 					fb_log_warn("kafka: cannot reach %s: %s; events are kept in the journal "
 						    "and sent when it is back (backlog %" PRIu64 ")",
@@ -632,37 +513,37 @@ static void *thread_main(void *arg)
 		pump(k);
 		struct pollfd pfd = { k->wake_r, POLLIN, 0 };
 		uint64_t limit = atomic_load(&k->committed);
-		int busy = !k->failing && !k->cur.active && limit > k->cur.id && k->tail - k->head < RING_CAP;
+		int busy = !k->dl.failing && !k->cur.active && limit > k->cur.id && !fb_kafka_delivery_full(&k->dl);
 		poll(&pfd, 1, busy ? 0 : (int)(k->cfg->kafka_cursor_sync_ms < 100 ? k->cfg->kafka_cursor_sync_ms : 100));
 		drain_wake(k);
 		serve(k);
-		advance(k);
-		housekeeping(k, now_ms());
-		if (k->failing) {
+		fb_kafka_delivery_advance(&k->dl);
+		housekeeping(k, fb_kafka_now_ms());
+		if (k->dl.failing) {
 			pause_producer(k);
-			nap(k, PAUSE_BACKOFF_MS);
+			nap(k, FB_KAFKA_PAUSE_BACKOFF_MS);
 		}
 	}
 	/* Clean stop: bounded flush, then the cursor. */
 	if (k->rk) {
-		uint64_t end = now_ms() + (uint64_t)k->flush_ms;
-		while (k->head < k->tail && now_ms() < end) {
+		uint64_t end = fb_kafka_now_ms() + (uint64_t)k->flush_ms;
+		while (fb_kafka_delivery_in_flight(&k->dl) && fb_kafka_now_ms() < end) {
 			rd_kafka_poll(k->rk, 50);
-			advance(k);
-			if (k->failing)
+			fb_kafka_delivery_advance(&k->dl);
+			if (k->dl.failing)
 				break;
 		}
-		advance(k);
-		if (k->head < k->tail)
+		fb_kafka_delivery_advance(&k->dl);
+		if (fb_kafka_delivery_in_flight(&k->dl))
 			fb_log_warn("kafka: stopping with %" PRIu64 " events not yet acknowledged by Kafka; "
 				    "they are resent (or found in Kafka) at the next start",
-				    k->tail - k->head);
+				    fb_kafka_delivery_in_flight(&k->dl));
 		rd_kafka_purge(k->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
 		serve(k);
 	}
-	save_cursor(k);
+	fb_kafka_delivery_save(&k->dl);
 	fb_log_info("kafka: stopped at cursor %" PRIu64 " (%" PRIu64 " produced, %" PRIu64 " delivered)",
-		    atomic_load(&k->cursor), atomic_load(&k->produced), atomic_load(&k->delivered));
+		    atomic_load(&k->dl.cursor), atomic_load(&k->produced), atomic_load(&k->dl.delivered));
 	drop_producer(k);
 	return NULL;
 }
@@ -678,26 +559,6 @@ static unsigned topic_index(struct fb_kafka *k, const char *name)
 	return k->n_topics++;
 }
 
-static uint64_t initial_cursor(const struct fb_config *cfg, uint64_t epoch)
-{
-	uint64_t c = 0;
-	const char *why;
-	int rc = fb_kafka_cursor_read(cfg->journal_dir, epoch, &c, &why);
-	if (rc == -ENOENT)
-		fb_log_info("kafka: no %s/kafka.cursor: first start with Kafka; the events retained in "
-			    "the journal are sent, except those Kafka already holds",
-			    cfg->journal_dir);
-	else if (rc == FB_ECORRUPT)
-		fb_log_warn("kafka: %s/kafka.cursor is unusable (%s): starting from the oldest retained "
-			    "event; what Kafka already holds is skipped",
-			    cfg->journal_dir, why);
-	else if (rc)
-		fb_log_warn("kafka: cannot read %s/kafka.cursor: %s: starting from the oldest retained "
-			    "event; what Kafka already holds is skipped",
-			    cfg->journal_dir, fb_strerror(rc));
-	return rc ? 0 : c;
-}
-
 int fb_kafka_start(const struct fb_config *cfg, uint64_t epoch, uint64_t committed_id,
 		   struct fb_kafka **out)
 {
@@ -708,25 +569,20 @@ int fb_kafka_start(const struct fb_config *cfg, uint64_t epoch, uint64_t committ
 		fb_log_err("kafka: cannot start: %s", strerror(errno));
 		return -ENOMEM;
 	}
-	k->ring = calloc(RING_CAP, sizeof(*k->ring));
 	k->cfg = cfg;
-	k->epoch = epoch;
 	snprintf(k->epoch_hex, sizeof(k->epoch_hex), "%016" PRIx64, epoch);
 	k->wake_r = fds[0];
 	k->wake_w = fds[1];
-	pthread_mutex_init(&k->err_mu, NULL);
 	atomic_store(&k->committed, committed_id);
 	for (unsigned i = 0; i < cfg->kafka_map.n; i++)
 		k->route_topic[i] = topic_index(k, cfg->kafka_map.route[i].topic);
 	for (unsigned i = 0; i < cfg->n_kafka_subs; i++)
 		k->sub_topic[i] = topic_index(k, cfg->kafka_subs[i].topic);
-	uint64_t c = initial_cursor(cfg, epoch);
-	if (c > committed_id)
-		c = committed_id; /* a cursor past the journal's end: the journal was cut */
-	atomic_store(&k->cursor, c);
-	k->cursor_saved = c;
+	int rc = fb_kafka_delivery_init(&k->dl, cfg->journal_dir, epoch, committed_id) ? ENOMEM : 0;
+	uint64_t c = atomic_load(&k->dl.cursor);
 	k->cur.id = c;
-	int rc = k->ring ? pthread_create(&k->thread, NULL, thread_main, k) : ENOMEM;
+	if (!rc)
+		rc = pthread_create(&k->thread, NULL, thread_main, k);
 	if (rc) {
 		fb_log_err("kafka: cannot start its thread: %s", strerror(rc));
 		k->thread_started = 0;
@@ -754,24 +610,16 @@ void fb_kafka_stop(struct fb_kafka *k, int flush_ms)
 	fb_buf_free(&k->json);
 	close(k->wake_r);
 	close(k->wake_w);
-	pthread_mutex_destroy(&k->err_mu);
-	free(k->ring);
+	fb_kafka_delivery_free(&k->dl);
 	free(k);
 }
 
 void fb_kafka_get_stats(struct fb_kafka *k, struct fb_kafka_stats *st)
 {
-	st->connected = atomic_load(&k->connected);
-	st->cursor = atomic_load(&k->cursor);
+	fb_kafka_delivery_stats(&k->dl, st);
 	st->committed = atomic_load(&k->committed);
 	st->produced = atomic_load(&k->produced);
-	st->delivered = atomic_load(&k->delivered);
 	st->skipped = atomic_load(&k->skipped);
-	st->errors = atomic_load(&k->errors);
-	pthread_mutex_lock(&k->err_mu);
-	memcpy(st->last_error, k->last_error, sizeof(st->last_error));
-	st->last_error_age_s = k->last_error[0] ? (double)(now_ms() - k->last_error_ms) / 1000.0 : -1.0;
-	pthread_mutex_unlock(&k->err_mu);
 }
 
 const char *fb_kafka_brokers(const struct fb_kafka *k) { return k->cfg->kafka_brokers; }

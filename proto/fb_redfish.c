@@ -1,12 +1,10 @@
 /* fb_redfish.c - fabric event -> DMTF Redfish Event (Event.v1_13_0).
  *
- * Three parts: the message table (what the registries say), the class table
- * (which message an event becomes), and the renderer. The renderer runs once
- * per event on the fan-out path, so it writes JSON by hand into an fb_buf,
- * formats numbers and timestamps itself and allocates nothing but buffer
- * growth. docs/mapping.md is the prose form of the two tables; the unit test
- * checks every message below against the registry JSON files, so a typo in a
- * template or severity fails the build's tests, not a subscriber.
+ * Two parts: the OriginOfCondition path and the renderer. Which message an
+ * event becomes, and the registries' wording, are in fb_redfish_table.c.
+ * The renderer runs once per event on the fan-out path, so it writes JSON
+ * by hand into an fb_buf, formats numbers and timestamps itself and
+ * allocates nothing but buffer growth.
  *
  * Precondition for rendering: the event's strings are NUL-terminated UTF-8
  * (true for anything that came through fb_wire or fb_event_from_json). A
@@ -15,221 +13,9 @@
 #include "fb_redfish.h"
 
 #include "fb_err.h"
+#include "fb_redfish_table.h"
 
 #include <string.h>
-
-/* ---- the messages we emit, copied from the registries ---------------- */
-
-/* How MessageArgs are built from the event. */
-enum args_shape {
-	ARGS_NONE,          /* no args */
-	ARGS_SWITCH,        /* switch */
-	ARGS_SW_PORT,       /* switch, port */
-	ARGS_SW_PORT_FLAP,  /* switch, port, flap count, window minutes */
-	ARGS_NIC,           /* adapter, port, function */
-	ARGS_NIC_FLAP,      /* adapter, port, function, flap count, window minutes */
-	ARGS_ERR_THRESHOLD, /* counter property, threshold */
-	ARGS_XMIT_WAIT,     /* "PortXmitWait", threshold */
-	ARGS_STATE,         /* resource, Resource.State value */
-	ARGS_ACTION,        /* adapter (agent id), action text, resource */
-};
-
-struct msg {
-	const char *id;   /* MessageId: Prefix.Major.Minor.Key */
-	const char *tmpl; /* registry Message with %1..%n */
-	uint8_t sev;      /* registry MessageSeverity */
-	uint8_t shape;    /* enum args_shape */
-};
-
-enum msg_idx {
-	M_ISL_UP, M_ISL_DOWN, M_ISL_DEG, M_ISL_FLAP,
-	M_DS_UP, M_DS_DOWN, M_DS_DEG, M_DS_FLAP,
-	M_US_UP, M_US_DOWN, M_US_DEG, M_US_FLAP,
-	M_PORT_OK, M_PORT_FAILED, M_PORT_DEG,
-	M_ND_UP, M_ND_DOWN, M_ND_DEG, M_ND_FLAP,
-	M_SW_FAILED, M_SW_OK,
-	M_ERR_EXC, M_ERR_CLR, M_WARN_EXC, M_WARN_CLR,
-	M_STATE, M_CREATED, M_CHANGED, M_TEST,
-	M_OEM_ACTION, M_OEM_PORT_FLAP, M_OEM_MISSED,
-	M__END
-};
-
-#define OK_ FB_SEV_OK
-#define WARN_ FB_SEV_WARNING
-#define CRIT_ FB_SEV_CRITICAL
-
-static const struct msg msgs[M__END] = {
-	[M_ISL_UP] = { "Fabric.1.0.InterswitchLinkEstablished",
-		"Switch '%1' interswitch link is established on port '%2'.", OK_, ARGS_SW_PORT },
-	[M_ISL_DOWN] = { "Fabric.1.0.InterswitchLinkDropped",
-		"Switch '%1' interswitch link has gone down on port '%2'.", WARN_, ARGS_SW_PORT },
-	[M_ISL_DEG] = { "Fabric.1.0.DegradedInterswitchLinkEstablished",
-		"Switch '%1' interswitch link is established on port '%2', but is running in a degraded state.",
-		WARN_, ARGS_SW_PORT },
-	[M_ISL_FLAP] = { "Fabric.1.0.InterswitchLinkFlapDetected",
-		"Switch '%1' interswitch link on port '%2' was established and dropped %3 times in the last %4 minutes.",
-		WARN_, ARGS_SW_PORT_FLAP },
-	[M_DS_UP] = { "Fabric.1.0.DownstreamLinkEstablished",
-		"Switch '%1' downstream link is established on port '%2'.", OK_, ARGS_SW_PORT },
-	[M_DS_DOWN] = { "Fabric.1.0.DownstreamLinkDropped",
-		"Switch '%1' downstream link has gone down on port '%2'.", WARN_, ARGS_SW_PORT },
-	[M_DS_DEG] = { "Fabric.1.0.DegradedDownstreamLinkEstablished",
-		"Switch '%1' downstream link is established on port '%2', but is running in a degraded state.",
-		WARN_, ARGS_SW_PORT },
-	[M_DS_FLAP] = { "Fabric.1.0.DownstreamLinkFlapDetected",
-		"Switch '%1' downstream link on port '%2' was established and dropped %3 times in the last %4 minutes.",
-		WARN_, ARGS_SW_PORT_FLAP },
-	[M_US_UP] = { "Fabric.1.0.UpstreamLinkEstablished",
-		"Switch '%1' upstream link is established on port '%2'.", OK_, ARGS_SW_PORT },
-	[M_US_DOWN] = { "Fabric.1.0.UpstreamLinkDropped",
-		"Switch '%1' upstream link has gone down on port '%2'.", WARN_, ARGS_SW_PORT },
-	[M_US_DEG] = { "Fabric.1.0.DegradedUpstreamLinkEstablished",
-		"Switch '%1' upstream link is established on port '%2', but is running in a degraded state.",
-		WARN_, ARGS_SW_PORT },
-	[M_US_FLAP] = { "Fabric.1.0.UpstreamLinkFlapDetected",
-		"Switch '%1' upstream link on port '%2' was established and dropped %3 times in the last %4 minutes.",
-		WARN_, ARGS_SW_PORT_FLAP },
-	[M_PORT_OK] = { "Fabric.1.0.PortOK",
-		"Switch '%1' port '%2' has returned to a functional state.", OK_, ARGS_SW_PORT },
-	[M_PORT_FAILED] = { "Fabric.1.0.PortFailed",
-		"Switch '%1' port '%2' has failed and is inoperative.", CRIT_, ARGS_SW_PORT },
-	[M_PORT_DEG] = { "Fabric.1.0.PortDegraded",
-		"Switch '%1' port '%2' is in a degraded state.", WARN_, ARGS_SW_PORT },
-	[M_ND_UP] = { "NetworkDevice.1.1.ConnectionEstablished",
-		"A network connection was established for network adapter '%1' port '%2' function '%3'.",
-		OK_, ARGS_NIC },
-	[M_ND_DOWN] = { "NetworkDevice.1.1.ConnectionDropped",
-		"The connection is no longer active for network adapter '%1' port '%2' function '%3'.",
-		OK_, ARGS_NIC },
-	[M_ND_DEG] = { "NetworkDevice.1.1.DegradedConnectionEstablished",
-		"A degraded network connection was established for network adapter '%1' port '%2' function '%3'.",
-		WARN_, ARGS_NIC },
-	[M_ND_FLAP] = { "NetworkDevice.1.1.LinkFlapDetected",
-		"The network connection for network adapter '%1' port '%2' function '%3' was established and dropped '%4' times in the last '%5' minutes.",
-		WARN_, ARGS_NIC_FLAP },
-	[M_SW_FAILED] = { "Fabric.1.0.SwitchFailed",
-		"Switch '%1' has failed and is inoperative.", CRIT_, ARGS_SWITCH },
-	[M_SW_OK] = { "Fabric.1.0.SwitchOK",
-		"Switch '%1' has returned to a functional state.", OK_, ARGS_SWITCH },
-	[M_ERR_EXC] = { "ResourceEvent.1.4.ResourceErrorThresholdExceeded",
-		"The resource property %1 has exceeded error threshold of value %2.", CRIT_,
-		ARGS_ERR_THRESHOLD },
-	[M_ERR_CLR] = { "ResourceEvent.1.4.ResourceErrorThresholdCleared",
-		"The resource property %1 has cleared the error threshold of value %2.", OK_,
-		ARGS_ERR_THRESHOLD },
-	[M_WARN_EXC] = { "ResourceEvent.1.4.ResourceWarningThresholdExceeded",
-		"The resource property %1 has exceeded its warning threshold of value %2.", WARN_,
-		ARGS_XMIT_WAIT },
-	[M_WARN_CLR] = { "ResourceEvent.1.4.ResourceWarningThresholdCleared",
-		"The resource property %1 has cleared the warning threshold of value %2.", OK_,
-		ARGS_XMIT_WAIT },
-	[M_STATE] = { "ResourceEvent.1.4.ResourceStateChanged",
-		"The state of resource '%1' has changed to %2.", OK_, ARGS_STATE },
-	[M_CREATED] = { "ResourceEvent.1.4.ResourceCreated",
-		"The resource was created successfully.", OK_, ARGS_NONE },
-	[M_CHANGED] = { "ResourceEvent.1.4.ResourceChanged",
-		"One or more resource properties have changed.", OK_, ARGS_NONE },
-	[M_TEST] = { "ResourceEvent.1.4.TestMessage", "Test message.", OK_, ARGS_NONE },
-	/* OEM: broker/redfish/registries/Fabricbus.1.0.0.json */
-	[M_OEM_ACTION] = { "Fabricbus.1.0.AdapterActionTaken",
-		"Adapter '%1' took action '%2' on resource '%3'.", OK_, ARGS_ACTION },
-	[M_OEM_PORT_FLAP] = { "Fabricbus.1.0.PortFlapDetected",
-		"Switch '%1' port '%2' was established and dropped %3 times in the last %4 minutes.",
-		WARN_, ARGS_SW_PORT_FLAP },
-	[M_OEM_MISSED] = { "Fabricbus.1.0.SubscriberEventsMissed",
-		"%1 events were not delivered to this subscriber because it fell behind; reconnect with since=%2 to replay them from the journal.",
-		WARN_, ARGS_NONE },
-};
-
-/* ---- the class table: (kind, link class, tech) -> message ------------- */
-
-enum ev_type { ET_BY_SEV, ET_ADDED, ET_UPDATED, ET_OTHER };
-static const char *const ev_type_names[] = {
-	[ET_ADDED] = "ResourceAdded", [ET_UPDATED] = "ResourceUpdated", [ET_OTHER] = "Other",
-};
-
-#define ANY 0xff
-
-struct row {
-	uint8_t kind, cls, tech; /* key; cls/tech may be ANY */
-	uint8_t msg;             /* enum msg_idx */
-	uint8_t min_sev;         /* fabricbus floor above the registry severity */
-	uint8_t etype;           /* enum ev_type */
-};
-
-/* First match wins, so specific rows go before ANY rows of the same kind.
- * Severity = max(registry, min_sev, the event's own). */
-static const struct row rows[] = {
-	{ FB_KIND_LINK_DOWN, FB_LINK_ISL, ANY, M_ISL_DOWN, OK_, ET_BY_SEV },
-	{ FB_KIND_LINK_DOWN, FB_LINK_HOST, ANY, M_DS_DOWN, OK_, ET_BY_SEV },
-	{ FB_KIND_LINK_DOWN, FB_LINK_UPLINK, ANY, M_US_DOWN, OK_, ET_BY_SEV },
-	/* NetworkDevice rates a dropped connection OK; losing a node's fabric
-	 * link is what a scheduler drains on, so it is at least a Warning. */
-	{ FB_KIND_LINK_DOWN, FB_LINK_NODE, ANY, M_ND_DOWN, WARN_, ET_BY_SEV },
-	{ FB_KIND_LINK_DOWN, ANY, ANY, M_PORT_FAILED, OK_, ET_BY_SEV },
-	{ FB_KIND_LINK_UP, FB_LINK_ISL, ANY, M_ISL_UP, OK_, ET_BY_SEV },
-	{ FB_KIND_LINK_UP, FB_LINK_HOST, ANY, M_DS_UP, OK_, ET_BY_SEV },
-	{ FB_KIND_LINK_UP, FB_LINK_UPLINK, ANY, M_US_UP, OK_, ET_BY_SEV },
-	{ FB_KIND_LINK_UP, FB_LINK_NODE, ANY, M_ND_UP, OK_, ET_BY_SEV },
-	{ FB_KIND_LINK_UP, ANY, ANY, M_PORT_OK, OK_, ET_BY_SEV },
-	{ FB_KIND_LINK_DEGRADED, FB_LINK_ISL, ANY, M_ISL_DEG, OK_, ET_BY_SEV },
-	{ FB_KIND_LINK_DEGRADED, FB_LINK_HOST, ANY, M_DS_DEG, OK_, ET_BY_SEV },
-	{ FB_KIND_LINK_DEGRADED, FB_LINK_UPLINK, ANY, M_US_DEG, OK_, ET_BY_SEV },
-	{ FB_KIND_LINK_DEGRADED, FB_LINK_NODE, ANY, M_ND_DEG, OK_, ET_BY_SEV },
-	{ FB_KIND_LINK_DEGRADED, ANY, ANY, M_PORT_DEG, OK_, ET_BY_SEV },
-	{ FB_KIND_FLAP, FB_LINK_ISL, ANY, M_ISL_FLAP, OK_, ET_BY_SEV },
-	{ FB_KIND_FLAP, FB_LINK_HOST, ANY, M_DS_FLAP, OK_, ET_BY_SEV },
-	{ FB_KIND_FLAP, FB_LINK_UPLINK, ANY, M_US_FLAP, OK_, ET_BY_SEV },
-	{ FB_KIND_FLAP, FB_LINK_NODE, ANY, M_ND_FLAP, OK_, ET_BY_SEV },
-	/* Fabric has no flap message for a port of unknown role. */
-	{ FB_KIND_FLAP, ANY, ANY, M_OEM_PORT_FLAP, OK_, ET_BY_SEV },
-	{ FB_KIND_COUNTER_THRESHOLD, ANY, ANY, M_ERR_EXC, OK_, ET_BY_SEV },
-	{ FB_KIND_COUNTER_CLEARED, ANY, ANY, M_ERR_CLR, OK_, ET_BY_SEV },
-	{ FB_KIND_CONGESTION, ANY, ANY, M_WARN_EXC, OK_, ET_BY_SEV },
-	{ FB_KIND_CONGESTION_CLEARED, ANY, ANY, M_WARN_CLR, OK_, ET_BY_SEV },
-	{ FB_KIND_SWITCH_UNREACHABLE, ANY, ANY, M_SW_FAILED, OK_, ET_BY_SEV },
-	{ FB_KIND_SWITCH_REACHABLE, ANY, ANY, M_SW_OK, OK_, ET_BY_SEV },
-	{ FB_KIND_PORT_STATE, ANY, ANY, M_STATE, OK_, ET_BY_SEV },
-	{ FB_KIND_INVENTORY, ANY, ANY, M_CREATED, OK_, ET_ADDED },
-	{ FB_KIND_TOPOLOGY, ANY, ANY, M_CHANGED, OK_, ET_UPDATED },
-	{ FB_KIND_TEST, ANY, ANY, M_TEST, OK_, ET_OTHER },
-	/* Reads better than ResourceStatusChanged*: a drain is not a health. */
-	{ FB_KIND_ACTION, ANY, ANY, M_OEM_ACTION, OK_, ET_BY_SEV },
-};
-
-/* Unknown kinds: "something changed", at the event's own severity. */
-static const struct row fallback = { 0, ANY, ANY, M_CHANGED, OK_, ET_OTHER };
-
-static const struct row *lookup(const struct fb_event *ev)
-{
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		const struct row *r = &rows[i];
-		if (r->kind == ev->kind && (r->cls == ANY || r->cls == ev->link_class) &&
-		    (r->tech == ANY || r->tech == ev->tech))
-			return r;
-	}
-	return &fallback;
-}
-
-static uint8_t max_u8(uint8_t a, uint8_t b) { return a > b ? a : b; }
-
-static void classify_row(const struct fb_event *ev, const struct row *r,
-			 struct fb_redfish_class *out)
-{
-	const struct msg *m = &msgs[r->msg];
-	uint8_t ev_sev = ev->severity < FB_SEV__END ? ev->severity : FB_SEV_CRITICAL;
-	out->message_id = m->id;
-	out->severity = max_u8(max_u8(m->sev, r->min_sev), ev_sev);
-	if (r->etype != ET_BY_SEV)
-		out->event_type = ev_type_names[r->etype];
-	else
-		out->event_type = out->severity >= FB_SEV_WARNING ? "Alert" : "StatusChange";
-}
-
-void fb_redfish_classify(const struct fb_event *ev, struct fb_redfish_class *out)
-{
-	classify_row(ev, lookup(ev), out);
-}
 
 /* ---- small bounded text helpers (no snprintf on the hot path) ---------- */
 
@@ -436,66 +222,6 @@ static void arg_u64(struct args *a, uint64_t v)
 	sb_putu(&s, v);
 }
 
-/* IBA PortCounters attribute names (what perfquery prints); the Ethernet
- * ones are PortMetrics properties. NULL: not an error/traffic counter. */
-static const char *const ctr_prop[FB_CTR__END] = {
-	[FB_CTR_SYMBOL_ERROR] = "SymbolErrorCounter",
-	[FB_CTR_LINK_ERROR_RECOVERY] = "LinkErrorRecoveryCounter",
-	[FB_CTR_LINK_DOWNED] = "LinkDownedCounter",
-	[FB_CTR_RCV_ERRORS] = "PortRcvErrors",
-	[FB_CTR_RCV_REMOTE_PHYS_ERRORS] = "PortRcvRemotePhysicalErrors",
-	[FB_CTR_RCV_SWITCH_RELAY_ERRORS] = "PortRcvSwitchRelayErrors",
-	[FB_CTR_XMIT_DISCARDS] = "PortXmitDiscards",
-	[FB_CTR_XMIT_CONSTRAINT_ERRORS] = "PortXmitConstraintErrors",
-	[FB_CTR_RCV_CONSTRAINT_ERRORS] = "PortRcvConstraintErrors",
-	[FB_CTR_LOCAL_LINK_INTEGRITY_ERRORS] = "LocalLinkIntegrityErrors",
-	[FB_CTR_EXCESSIVE_BUFFER_OVERRUN] = "ExcessiveBufferOverrunErrors",
-	[FB_CTR_VL15_DROPPED] = "VL15Dropped",
-	[FB_CTR_XMIT_WAIT] = "PortXmitWait",
-	[FB_CTR_XMIT_DATA] = "PortXmitData",
-	[FB_CTR_RCV_DATA] = "PortRcvData",
-	[FB_CTR_XMIT_PKTS] = "PortXmitPkts",
-	[FB_CTR_RCV_PKTS] = "PortRcvPkts",
-	[FB_CTR_IF_IN_ERRORS] = "RXErrors",
-	[FB_CTR_IF_OUT_ERRORS] = "TXErrors",
-};
-
-/* The counter that crossed: the first one the event carries with a
- * property name (agents put it first; the meta counters have none). */
-static const char *threshold_property(const struct fb_event *ev)
-{
-	for (unsigned i = 0; i < ev->n_counters && i < FB_COUNTERS_MAX; i++) {
-		unsigned id = ev->counters[i].id;
-		if (id < FB_CTR__END && ctr_prop[id])
-			return ctr_prop[id];
-	}
-	return "ErrorCounters";
-}
-
-/* A Resource.State enumeration value for the port's state. */
-static const char *port_state_name(const struct fb_event *ev)
-{
-	if (ev->tech == FB_TECH_ETH) { /* IF-MIB ifOperStatus */
-		static const char *const eth[] = { NULL, "Enabled", "UnavailableOffline", "InTest",
-			NULL, "StandbyOffline", "Absent", "UnavailableOffline" };
-		if (ev->port_state < sizeof(eth) / sizeof(eth[0]) && eth[ev->port_state])
-			return eth[ev->port_state];
-		return "UnavailableOffline";
-	}
-	if (ev->phys_state == 3) /* PhysPortState Disabled: an administrative state */
-		return "Disabled";
-	if (ev->phys_state == 7) /* PhyTest */
-		return "InTest";
-	switch (ev->port_state) { /* IB PortState */
-	case 1: return "UnavailableOffline"; /* Down */
-	case 2: /* Init */
-	case 3: return "Starting";           /* Armed */
-	case 4: /* Active */
-	case 5: return "Enabled";            /* ActiveDefer */
-	}
-	return ev->phys_state == 5 ? "Starting" : "UnavailableOffline";
-}
-
 /* A readable name for the resource, for ResourceStateChanged and actions. */
 static void resource_label(const struct fb_event *ev, struct sb *s)
 {
@@ -554,7 +280,7 @@ static void build_args(const struct fb_event *ev, unsigned shape, struct args *a
 		break;
 	}
 	case ARGS_ERR_THRESHOLD:
-		arg_str(a, threshold_property(ev));
+		arg_str(a, fb_redfish_table_threshold_property(ev));
 		arg_u64(a, fb_event_counter(ev, FB_CTR_THRESHOLD, 0));
 		break;
 	case ARGS_XMIT_WAIT:
@@ -564,7 +290,7 @@ static void build_args(const struct fb_event *ev, unsigned shape, struct args *a
 	case ARGS_STATE: {
 		struct sb s = arg_next(a);
 		resource_label(ev, &s);
-		arg_str(a, port_state_name(ev));
+		arg_str(a, fb_redfish_table_port_state(ev));
 		break;
 	}
 	case ARGS_ACTION: {
@@ -687,7 +413,7 @@ static void fmt_iso8601(char out[28], uint64_t ts_ns)
 	out[27] = '\0';
 }
 
-static void jw_message(struct jw *w, const struct msg *m, const struct args *a)
+static void jw_message(struct jw *w, const struct fb_redfish_msg *m, const struct args *a)
 {
 	char text[ARG_MAX * ARG_SZ + 256]; /* templates are < 256 B */
 	struct sb s;
@@ -786,10 +512,8 @@ static void jw_oem(struct jw *w, const struct fb_event *ev)
 int fb_redfish_render(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
 		      const char *default_fabric)
 {
-	const struct row *r = lookup(ev);
-	const struct msg *m = &msgs[r->msg];
 	struct fb_redfish_class cls;
-	classify_row(ev, r, &cls);
+	const struct fb_redfish_msg *m = fb_redfish_table_classify(ev, &cls);
 
 	char id[24], ts[28], origin[FB_REDFISH_ORIGIN_MAX];
 	fmt_u64(id, event_id);
@@ -820,7 +544,7 @@ int fb_redfish_render(struct fb_buf *out, const struct fb_event *ev, uint64_t ev
 
 int fb_redfish_render_missed(struct fb_buf *out, uint64_t missed, uint64_t resume_since)
 {
-	const struct msg *m = &msgs[M_OEM_MISSED];
+	const struct fb_redfish_msg *m = fb_redfish_table_missed();
 	struct args a = { 0 };
 	arg_u64(&a, missed);
 	arg_u64(&a, resume_since);

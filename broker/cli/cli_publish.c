@@ -5,48 +5,29 @@
  * than that is sent while it is read (a bad line then stops the input, what
  * was valid is flushed, and the exit status is 2). Events go through
  * fb_session, and the command exits once the broker's cumulative ACK covers
- * everything sent.
+ * everything sent. Reading and validating the input is cli_publish_input.c;
+ * this file holds the options and drives the session.
  */
 #include "cli.h"
+#include "cli_publish.h"
 
 #include "fb_err.h"
-#include "fb_event.h"
-#include "fb_event_json.h"
 #include "fb_session.h"
 #include "fb_wire.h"
 
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#define STREAM_AFTER 100000   /* pipe lines validated before sending starts */
-#define LINE_MAX_BYTES (1u << 20)
 #define PUB_WINDOW 16384      /* unacked events in flight */
 #define FEED_BUDGET 65536     /* events per loop iteration, so acks get read */
-
-/* A source of lines: arguments, or a file descriptor read through a buffer. */
-struct lines {
-	char **argv;          /* argument mode when non-NULL */
-	int argc, argi;
-	int fd;
-	int regular;          /* reads never block */
-	int readable;         /* the loop said fd is readable */
-	int eof;
-	struct evbuffer *buf;
-	struct evbuffer *stash; /* when set, lines read are also kept here */
-	const char *name;     /* "stdin" or the file name, for messages */
-	unsigned long lineno;
-};
 
 struct pub {
 	char host[256];
@@ -56,21 +37,15 @@ struct pub {
 	char agent_id[FB_AGENT_ID_MAX];
 	double timeout_s;
 	int quiet, verbose;
-	unsigned long long gen_count; /* --count/--generate: events to make */
-	struct fb_event tmpl;
 
-	struct lines in;
-	json_t *cur;          /* the parsed line being consumed */
-	size_t cur_idx;       /* next element when cur is an array */
-	unsigned long cur_line;
+	struct fb_pub_input in;
 
 	struct event_base *base;
 	struct fb_session *s;
 	struct event *feed_ev, *stdin_ev, *timer_ev;
 	struct fb_event pending;
 	int have_pending, blocked, input_done, timed_out;
-	unsigned long long produced, submitted;
-	char bad[512];        /* the first bad line, once seen */
+	unsigned long long submitted;
 	int last_code, seen_error_codes;
 	char last_err[256];
 };
@@ -164,216 +139,6 @@ static void default_agent_id(char *out, size_t outsz)
 	snprintf(out, outsz, "cli@%.58s", h);
 }
 
-/* ---- lines and events ----------------------------------------------------- */
-
-/* One read into the buffer: 1 got bytes, 0 end of file, -1 error. */
-static int lines_fill(struct lines *l)
-{
-	int n = evbuffer_read(l->buf, l->fd, 65536);
-	if (n > 0)
-		return 1;
-	if (n == 0) {
-		l->eof = 1;
-		return 0;
-	}
-	if (errno == EINTR || errno == EAGAIN)
-		return 1;
-	return -1;
-}
-
-/* Next line (malloc'd, caller frees): 1 got one, 0 would block, -1 end,
- * -2 read error (message in err). */
-static int lines_next(struct lines *l, int may_block, char **line, size_t *n, char *err,
-		      size_t errsz)
-{
-	if (l->argv) {
-		if (l->argi >= l->argc)
-			return -1;
-		*line = strdup(l->argv[l->argi++]);
-		*n = *line ? strlen(*line) : 0;
-		l->lineno++;
-		return *line ? 1 : -2;
-	}
-	for (;;) {
-		*line = evbuffer_readln(l->buf, n, EVBUFFER_EOL_LF);
-		if (*line) {
-			l->lineno++;
-			if (l->stash && (evbuffer_add(l->stash, *line, *n) ||
-					 evbuffer_add(l->stash, "\n", 1)))
-				return -2;
-			return 1;
-		}
-		size_t left = evbuffer_get_length(l->buf);
-		if (l->eof) {
-			if (!left)
-				return -1;
-			*line = malloc(left + 1); /* last line without a newline */
-			if (!*line)
-				return -2;
-			evbuffer_remove(l->buf, *line, left);
-			(*line)[left] = '\0';
-			if (l->stash && evbuffer_add(l->stash, *line, left))
-				return -2;
-			*n = left;
-			l->lineno++;
-			return 1;
-		}
-		if (left > LINE_MAX_BYTES) {
-			snprintf(err, errsz, "%s:%lu: line longer than %u bytes", l->name,
-				 l->lineno + 1, LINE_MAX_BYTES);
-			return -2;
-		}
-		if (!may_block && !l->regular && !l->readable)
-			return 0;
-		l->readable = 0;
-		if (lines_fill(l) < 0) {
-			snprintf(err, errsz, "reading %s: %s", l->name, strerror(errno));
-			return -2;
-		}
-	}
-}
-
-static void where(const struct lines *l, unsigned long line, char *out, size_t outsz)
-{
-	if (l->argv)
-		snprintf(out, outsz, "argument %lu", line);
-	else
-		snprintf(out, outsz, "%s:%lu", l->name, line);
-}
-
-/* Parse one line into p->cur. 1 parsed, 0 blank, -1 bad (message in p->bad). */
-static int parse_line(struct pub *p, const char *line, size_t n)
-{
-	size_t i = 0;
-	while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
-		i++;
-	if (i == n)
-		return 0;
-	char at[300];
-	json_error_t je;
-	where(&p->in, p->in.lineno, at, sizeof(at));
-	json_t *j = json_loadb(line, n, 0, &je);
-	if (!j) {
-		snprintf(p->bad, sizeof(p->bad), "%s: invalid JSON at column %d: %s", at,
-			 je.column, je.text);
-		return -1;
-	}
-	if (!json_is_object(j) && !json_is_array(j)) {
-		json_decref(j);
-		snprintf(p->bad, sizeof(p->bad), "%s: want a JSON object or an array of objects",
-			 at);
-		return -1;
-	}
-	p->cur = j;
-	p->cur_idx = 0;
-	p->cur_line = p->in.lineno;
-	return 1;
-}
-
-/* Next event of the current line: 1 got, 0 line used up, -1 bad. */
-static int take_from_line(struct pub *p, struct fb_event *ev)
-{
-	json_t *o = p->cur;
-	size_t idx = p->cur_idx;
-	if (json_is_array(p->cur)) {
-		if (idx >= json_array_size(p->cur))
-			goto used_up;
-		o = json_array_get(p->cur, idx);
-	} else if (idx > 0) {
-		goto used_up;
-	}
-	p->cur_idx++;
-	char at[300], msg[256] = "";
-	where(&p->in, p->cur_line, at, sizeof(at));
-	if (json_is_array(p->cur))
-		snprintf(at + strlen(at), sizeof(at) - strlen(at), " element %zu", idx + 1);
-	memset(ev, 0, sizeof(*ev));
-	const char *why = NULL;
-	if (!json_is_object(o)) {
-		snprintf(p->bad, sizeof(p->bad), "%s: not a JSON object", at);
-		return -1;
-	}
-	if (fb_event_from_json(o, ev, msg, sizeof(msg)) != 0) {
-		snprintf(p->bad, sizeof(p->bad), "%s: %s", at, msg[0] ? msg : "invalid event");
-		return -1;
-	}
-	uint64_t seq = ev->seq;
-	ev->seq = 1; /* the session numbers it; check the rest as the broker will */
-	if (fb_event_check(ev, &why) != 0) {
-		snprintf(p->bad, sizeof(p->bad), "%s: %s", at, why ? why : "invalid event");
-		return -1;
-	}
-	ev->seq = seq;
-	return 1;
-used_up:
-	json_decref(p->cur);
-	p->cur = NULL;
-	return 0;
-}
-
-/* 1 got an event, 0 would block, -1 no more, -2 bad input (p->bad), -3 the
- * validation pass has seen STREAM_AFTER lines of a pipe. */
-static int next_event(struct pub *p, int may_block, struct fb_event *ev)
-{
-	if (p->gen_count) {
-		if (p->produced >= p->gen_count)
-			return -1;
-		*ev = p->tmpl;
-		ev->ts_ns = 0; /* the session stamps it */
-		if (!p->tmpl.subj.port)
-			ev->subj.port = (uint16_t)(p->produced % 36 + 1);
-		p->produced++;
-		return 1;
-	}
-	for (;;) {
-		if (p->cur) {
-			int r = take_from_line(p, ev);
-			if (r == 1) {
-				p->produced++;
-				return 1;
-			}
-			if (r < 0)
-				return -2;
-			if (p->in.stash && p->in.lineno >= STREAM_AFTER)
-				return -3; /* validated enough of the pipe */
-		}
-		char *line = NULL;
-		size_t n = 0;
-		int r = lines_next(&p->in, may_block, &line, &n, p->bad, sizeof(p->bad));
-		if (r != 1)
-			return r;
-		r = parse_line(p, line, n);
-		free(line);
-		if (r < 0)
-			return -2;
-	}
-}
-
-/* Validate input before connecting: all of it, or the first STREAM_AFTER
- * lines of a pipe, whose lines are kept in stash for the send pass. Returns
- * the event count, or -1 (p->bad says why); *streaming is set when the pipe
- * has more lines than were validated. */
-static long long validate(struct pub *p, int *streaming, struct evbuffer *stash)
-{
-	long long count = 0;
-	struct fb_event ev;
-	*streaming = 0;
-	if (!p->in.argv && !p->in.regular)
-		p->in.stash = stash;
-	for (;;) {
-		int r = next_event(p, 1, &ev);
-		if (r == -3)
-			*streaming = 1;
-		if (r == -2)
-			count = -1;
-		if (r != 1)
-			break;
-		count++;
-	}
-	p->in.stash = NULL;
-	return count;
-}
-
 /* ---- the session loop ------------------------------------------------------ */
 
 static void check_done(struct pub *p)
@@ -388,7 +153,7 @@ static void feed(struct pub *p)
 {
 	for (int budget = FEED_BUDGET; budget > 0; budget--) {
 		if (!p->have_pending) {
-			int r = next_event(p, 0, &p->pending);
+			int r = fb_pub_input_next(&p->in, 0, &p->pending);
 			if (r == 0) {
 				event_add(p->stdin_ev, NULL);
 				return;
@@ -407,8 +172,8 @@ static void feed(struct pub *p)
 		}
 		p->have_pending = 0;
 		if (rc) { /* validated already, so this is a bug, not bad input */
-			snprintf(p->bad, sizeof(p->bad), "event %llu refused by the session: %s",
-				 p->produced, fb_strerror(rc));
+			snprintf(p->in.bad, sizeof(p->in.bad), "event %llu refused by the session: %s",
+				 p->in.produced, fb_strerror(rc));
 			p->input_done = 1;
 			check_done(p);
 			return;
@@ -430,7 +195,7 @@ static void stdin_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct pub *p = arg;
-	p->in.readable = 1;
+	p->in.src.readable = 1;
 	feed(p);
 }
 
@@ -476,9 +241,9 @@ static int run_session(struct pub *p)
 	}
 	fb_session_set_callbacks(p->s, on_ack, on_err, p);
 	p->feed_ev = event_new(p->base, -1, 0, feed_cb, p);
-	p->stdin_ev = p->in.argv ? NULL : event_new(p->base, p->in.fd, EV_READ, stdin_cb, p);
+	p->stdin_ev = p->in.src.argv ? NULL : event_new(p->base, p->in.src.fd, EV_READ, stdin_cb, p);
 	p->timer_ev = evtimer_new(p->base, timer_cb, p);
-	if (!p->feed_ev || !p->timer_ev || (!p->in.argv && !p->stdin_ev)) {
+	if (!p->feed_ev || !p->timer_ev || (!p->in.src.argv && !p->stdin_ev)) {
 		fprintf(stderr, "fabricbus publish: out of memory\n");
 		return 1;
 	}
@@ -506,12 +271,12 @@ static int run_session(struct pub *p)
 			fprintf(stderr, "fabricbus publish: not acked by %s within %g s: %llu events "
 				"unacked\n", p->addr_show, p->timeout_s,
 				total > st.acked ? total - st.acked : 0);
-		if (p->bad[0])
-			fprintf(stderr, "fabricbus publish: stopped at bad input: %s\n", p->bad);
+		if (p->in.bad[0])
+			fprintf(stderr, "fabricbus publish: stopped at bad input: %s\n", p->in.bad);
 		return 1;
 	}
-	if (p->bad[0]) {
-		fprintf(stderr, "fabricbus publish: %s\n", p->bad);
+	if (p->in.bad[0]) {
+		fprintf(stderr, "fabricbus publish: %s\n", p->in.bad);
 		fprintf(stderr, "fabricbus publish: %llu events before it were published (acked up "
 			"to seq %llu)\n", p->submitted, (unsigned long long)st.last_acked_seq);
 		return 2;
@@ -568,7 +333,7 @@ static int parse_opts(struct pub *p, int argc, char **argv, const char **file,
 		case 'f': *file = optarg; break;
 		case 'n':
 		case 'g':
-			if (parse_count(optarg, &p->gen_count))
+			if (parse_count(optarg, &p->in.gen_count))
 				return bad_usage("bad --%s '%s': want a count >= 1",
 						 c == 'n' ? "count" : "generate", optarg);
 			break;
@@ -584,87 +349,14 @@ static int parse_opts(struct pub *p, int argc, char **argv, const char **file,
 		return 2;
 	snprintf(p->addr_show, sizeof(p->addr_show), strchr(p->host, ':') ? "[%s]:%d" : "%s:%d",
 		 p->host, p->port);
-	if (*tmpl_json && !p->gen_count)
+	if (*tmpl_json && !p->in.gen_count)
 		return bad_usage("--template needs --count N");
-	if (p->gen_count && (*file || optind < argc))
+	if (p->in.gen_count && (*file || optind < argc))
 		return bad_usage("--count/--generate cannot be combined with --file or JSON "
 				 "arguments");
 	if (*file && optind < argc)
 		return bad_usage("give events as JSON arguments or --file, not both");
 	return 0;
-}
-
-static int make_template(struct pub *p, const char *json)
-{
-	struct fb_event *t = &p->tmpl;
-	memset(t, 0, sizeof(*t));
-	if (!json) {
-		t->kind = FB_KIND_TEST;
-		t->severity = FB_SEV_OK;
-		t->tech = FB_TECH_IB;
-		snprintf(t->subj.switch_name, sizeof(t->subj.switch_name), "loadgen");
-		snprintf(t->text, sizeof(t->text), "generated by fabricbus publish");
-		return 0;
-	}
-	char *argv1[] = { (char *)json };
-	p->in.argv = argv1;
-	p->in.argc = 1;
-	unsigned long long save = p->gen_count;
-	p->gen_count = 0;
-	int r = next_event(p, 1, t);
-	p->gen_count = save;
-	if (p->cur) {
-		json_decref(p->cur);
-		p->cur = NULL;
-	}
-	p->in.argv = NULL;
-	if (r != 1) {
-		fprintf(stderr, "fabricbus publish: --template: %s\n",
-			p->bad[0] ? p->bad + strlen("argument 1: ") : "no event");
-		return 2;
-	}
-	p->produced = 0;
-	return 0;
-}
-
-static int open_input(struct pub *p, int argc, char **argv, const char *file)
-{
-	if (optind < argc) {
-		p->in.argv = argv + optind;
-		p->in.argc = argc - optind;
-		return 0;
-	}
-	p->in.fd = STDIN_FILENO;
-	p->in.name = "stdin";
-	if (file && strcmp(file, "-") != 0) {
-		p->in.fd = open(file, O_RDONLY | O_CLOEXEC);
-		if (p->in.fd < 0) {
-			fprintf(stderr, "fabricbus publish: cannot open %s: %s\n", file,
-				strerror(errno));
-			return 2;
-		}
-		p->in.name = file;
-	}
-	struct stat sb;
-	p->in.regular = fstat(p->in.fd, &sb) == 0 && S_ISREG(sb.st_mode);
-	p->in.buf = evbuffer_new();
-	return p->in.buf ? 0 : 1;
-}
-
-/* Put the source back to its start for the send pass. */
-static int rewind_input(struct pub *p, struct evbuffer *stash)
-{
-	p->produced = 0;
-	p->in.lineno = 0;
-	p->in.argi = 0;
-	if (p->in.argv)
-		return 0;
-	if (p->in.regular) {
-		evbuffer_drain(p->in.buf, evbuffer_get_length(p->in.buf));
-		p->in.eof = 0;
-		return lseek(p->in.fd, 0, SEEK_SET) == 0 ? 0 : -1;
-	}
-	return evbuffer_prepend_buffer(p->in.buf, stash);
 }
 
 int fb_cli_publish(int argc, char **argv)
@@ -676,27 +368,27 @@ int fb_cli_publish(int argc, char **argv)
 	int status = 0, streaming = 0;
 	p->addr = FB_CLI_DEFAULT_AGENT_ADDR;
 	p->timeout_s = 30;
-	p->in.fd = -1;
+	p->in.src.fd = -1;
 	default_agent_id(p->agent_id, sizeof(p->agent_id));
 	int r = parse_opts(p, argc, argv, &file, &tmpl_json);
 	if (r) {
 		status = r < 0 ? 0 : r;
 		goto out;
 	}
-	if (p->gen_count) {
-		status = make_template(p, tmpl_json);
-	} else if ((status = open_input(p, argc, argv, file)) == 0) {
+	if (p->in.gen_count) {
+		status = fb_pub_input_template(&p->in, tmpl_json);
+	} else if ((status = fb_pub_input_open(&p->in, argc - optind, argv + optind, file)) == 0) {
 		struct evbuffer *stash = evbuffer_new();
-		long long n = stash ? validate(p, &streaming, stash) : -1;
+		long long n = stash ? fb_pub_input_validate(&p->in, &streaming, stash) : -1;
 		if (n < 0) {
 			fprintf(stderr, "fabricbus publish: %s; nothing was sent\n",
-				p->bad[0] ? p->bad : "out of memory");
+				p->in.bad[0] ? p->in.bad : "out of memory");
 			status = 2;
 		} else if (n == 0 && !streaming) {
 			if (!p->quiet)
 				fprintf(stderr, "published 0 events (no input)\n");
-		} else if (rewind_input(p, stash) != 0) {
-			fprintf(stderr, "fabricbus publish: cannot rewind %s: %s\n", p->in.name,
+		} else if (fb_pub_input_rewind(&p->in, stash) != 0) {
+			fprintf(stderr, "fabricbus publish: cannot rewind %s: %s\n", p->in.src.name,
 				strerror(errno));
 			status = 1;
 		} else {
@@ -715,8 +407,6 @@ int fb_cli_publish(int argc, char **argv)
 	p->base = event_base_new();
 	status = p->base ? run_session(p) : 1;
 out:
-	if (p->cur)
-		json_decref(p->cur);
 	fb_session_free(p->s);
 	if (p->feed_ev)
 		event_free(p->feed_ev);
@@ -726,10 +416,7 @@ out:
 		event_free(p->timer_ev);
 	if (p->base)
 		event_base_free(p->base);
-	if (p->in.buf)
-		evbuffer_free(p->in.buf);
-	if (p->in.fd > STDIN_FILENO)
-		close(p->in.fd);
+	fb_pub_input_free(&p->in);
 	free(p);
 	return status;
 }

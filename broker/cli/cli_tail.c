@@ -16,15 +16,16 @@
  * Nothing lost, nothing duplicated: with --reconnect, every reconnect asks
  * for since=<last EventId printed> (or the notice's ResumeSince), and an Id
  * at or below the last one printed is dropped and counted.
+ *
+ * Options, usage and help text live in cli_tail_opts.c.
  */
 #include "cli.h"
-#include "fb_buf.h"
+#include "cli_tail.h"
 
 #include <libwebsockets.h>
 #include <jansson.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
@@ -43,21 +44,8 @@
 #define TAIL_BACKOFF_MAX_US 2000000
 #define TAIL_MISSED_ID "Fabricbus.1.0.SubscriberEventsMissed"
 
-enum { TAIL_OK = 0, TAIL_RUNTIME = 1, TAIL_USAGE = 2, TAIL_MISSED = 3 };
-
-struct tail_opts {
-	char host[256];
-	int port;
-	uint64_t since;
-	int have_since;
-	const char *prefix, *severity, *origin; /* borrowed from argv */
-	uint64_t count;                         /* 0: unbounded */
-	double timeout_s, idle_s;               /* 0: none */
-	int reconnect, events_only, quiet, stats, validate;
-};
-
 struct tail {
-	struct tail_opts o;
+	struct fb_tail_opts o;
 	char url[320];       /* ws://host:port/ws/events, for messages */
 	char hosthdr[300];
 	struct fb_buf filters; /* "&prefix=..&severity=.." encoded, NUL-terminated */
@@ -566,211 +554,16 @@ static void tail_print_stats(const struct tail *t)
 	fputc('\n', stderr);
 }
 
-/* ---- options ------------------------------------------------------------ */
-
-static void tail_usage(FILE *f)
-{
-	fputs("usage: fabricbus tail [--http HOST:PORT] [--since ID] [--prefix P[,P..]]\n"
-	      "                      [--severity S[,S..]] [--origin PATH] [--count N]\n"
-	      "                      [--timeout SEC] [--idle-exit SEC] [--reconnect]\n"
-	      "                      [--events-only] [--validate] [--quiet] [--stats]\n"
-	      "       fabricbus tail --help\n", f);
-}
-
-static void tail_help(void)
-{
-	fputs("NAME\n"
-	      "    fabricbus tail - follow the broker's event stream as JSON lines\n\n"
-	      "SYNOPSIS\n"
-	      "    fabricbus tail [--http HOST:PORT] [--since ID] [--prefix P[,P..]]\n"
-	      "                   [--severity S[,S..]] [--origin PATH] [--count N]\n"
-	      "                   [--timeout SEC] [--idle-exit SEC] [--reconnect]\n"
-	      "                   [--events-only] [--validate] [--quiet] [--stats]\n", stdout);
-	fputs("\nDESCRIPTION\n"
-	      "    Subscribes to ws://HOST:PORT/ws/events and prints each Redfish Event the\n"
-	      "    broker sends as one JSON line on stdout. Without --since it starts at the\n"
-	      "    live head.\n\n"
-	      "OPTIONS\n"
-	      "    --http HOST:PORT   broker HTTP/WebSocket address (default " FB_CLI_DEFAULT_HTTP_ADDR ")\n"
-	      "    --since ID         replay every event with EventId > ID from the journal first\n"
-	      "    --prefix P[,P..]   only MessageIds starting with one of these prefixes\n"
-	      "    --severity S[,S..] only these severities: OK, Warning, Critical\n"
-	      "    --origin PATH      only OriginOfCondition paths starting with PATH\n"
-	      "    --count N          exit 0 after N events (missed notices do not count)\n"
-	      "    --timeout SEC      overall deadline; exit 1 if --count was not reached,\n"
-	      "                       exit 0 if no --count was given (default: none)\n"
-	      "    --idle-exit SEC    exit 0 after SEC seconds without a message (default: none)\n"
-	      "    --reconnect        on connection loss or a missed notice, reconnect with\n"
-	      "                       back-off (100 ms doubling to 2 s) and since=<last EventId\n"
-	      "                       printed>: nothing lost, nothing printed twice\n"
-	      "    --events-only      write missed notices to stderr instead of stdout\n"
-	      "    --validate         check that every message is a JSON object (slower)\n"
-	      "    --quiet            no progress notes on stderr (errors still print)\n"
-	      "    --stats            at exit, print to stderr: received N events in T s\n"
-	      "                       (R events/s), last EventId X, reconnects K\n"
-	      "                       (T runs from the first message to the last event)\n"
-	      "    -h, --help         this text\n\n"
-	      "EXAMPLES\n"
-	      "    fabricbus tail --severity Critical,Warning\n"
-	      "    fabricbus tail --prefix Fabric.1.0. --origin /redfish/v1/Fabrics/IB --reconnect\n"
-	      "    fabricbus tail --since 0 --count 1000 --timeout 10 > events.jsonl\n"
-	      "    fabricbus tail --http 10.0.0.5:7412 --idle-exit 5 --stats | jq -r '.Events[0].MessageId'\n\n"
-	      "EXIT STATUS\n"
-	      "    0  done: --count reached, --idle-exit, interrupted, or stdout closed\n"
-	      "    1  connection failed or lost (without --reconnect), --timeout before --count,\n"
-	      "       or a message over 1 MiB\n"
-	      "    2  usage error\n"
-	      "    3  the broker dropped this subscriber for lagging (missed notice) and\n"
-	      "       --reconnect was not given; stderr says which --since resumes it\n", stdout);
-}
-
-static int tail_bad(const char *fmt, const char *arg)
-{
-	fputs("fabricbus tail: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	tail_usage(stderr);
-	return TAIL_USAGE;
-}
-
-static int severity_list_ok(const char *s)
-{
-	size_t n;
-
-	for (;;) {
-		n = strcspn(s, ",");
-		if (!((n == 2 && !strncmp(s, "OK", 2)) || (n == 7 && !strncmp(s, "Warning", 7)) ||
-		      (n == 8 && !strncmp(s, "Critical", 8))))
-			return 0;
-		if (!s[n])
-			return 1;
-		s += n + 1;
-	}
-}
-
-/* "&name=value", percent-encoding all but unreserved characters and the
- * ',' '/' ':' that lists and Redfish paths are made of. */
-static int put_param(struct fb_buf *b, const char *name, const char *v)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	int r = fb_buf_printf(b, "&%s=", name);
-
-	for (; !r && *v; v++) {
-		unsigned char c = (unsigned char)*v;
-
-		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		    strchr("-._~,/:", c))
-			r = fb_buf_put_u8(b, c);
-		else
-			r = fb_buf_printf(b, "%%%c%c", hex[c >> 4], hex[c & 15]);
-	}
-	return r;
-}
-
-static int tail_parse(int argc, char **argv, struct tail_opts *o)
-{
-	enum { O_HTTP = 256, O_SINCE, O_PREFIX, O_SEVERITY, O_ORIGIN, O_COUNT, O_TIMEOUT,
-	       O_RECONNECT, O_IDLE, O_EVONLY, O_QUIET, O_STATS, O_VALIDATE };
-	static const struct option lo[] = {
-		{ "http", required_argument, NULL, O_HTTP },
-		{ "since", required_argument, NULL, O_SINCE },
-		{ "prefix", required_argument, NULL, O_PREFIX },
-		{ "severity", required_argument, NULL, O_SEVERITY },
-		{ "origin", required_argument, NULL, O_ORIGIN },
-		{ "count", required_argument, NULL, O_COUNT },
-		{ "timeout", required_argument, NULL, O_TIMEOUT },
-		{ "reconnect", no_argument, NULL, O_RECONNECT },
-		{ "idle-exit", required_argument, NULL, O_IDLE },
-		{ "events-only", no_argument, NULL, O_EVONLY },
-		{ "quiet", no_argument, NULL, O_QUIET },
-		{ "stats", no_argument, NULL, O_STATS },
-		{ "validate", no_argument, NULL, O_VALIDATE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *http = FB_CLI_DEFAULT_HTTP_ADDR;
-	int c;
-
-	optind = 0; /* full rescan: the dispatcher may have run getopt already */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'h': tail_help(); return -1;
-		case O_HTTP: http = optarg; break;
-		case O_SINCE:
-			if (fb_cli_parse_u64(optarg, &o->since))
-				return tail_bad("--since wants an EventId (digits), not '%s'", optarg);
-			o->have_since = 1;
-			break;
-		case O_PREFIX:
-			if (!*optarg)
-				return tail_bad("--prefix wants a MessageId prefix%s", "");
-			o->prefix = optarg;
-			break;
-		case O_SEVERITY:
-			if (!severity_list_ok(optarg))
-				return tail_bad("--severity wants OK, Warning or Critical (comma-separated), "
-						"not '%s'", optarg);
-			o->severity = optarg;
-			break;
-		case O_ORIGIN:
-			if (!*optarg)
-				return tail_bad("--origin wants a Redfish path prefix%s", "");
-			o->origin = optarg;
-			break;
-		case O_COUNT:
-			if (fb_cli_parse_u64(optarg, &o->count) || !o->count)
-				return tail_bad("--count wants a positive number, not '%s'", optarg);
-			break;
-		case O_TIMEOUT:
-			if (fb_cli_parse_secs(optarg, &o->timeout_s))
-				return tail_bad("--timeout wants seconds > 0, not '%s'", optarg);
-			break;
-		case O_IDLE:
-			if (fb_cli_parse_secs(optarg, &o->idle_s))
-				return tail_bad("--idle-exit wants seconds > 0, not '%s'", optarg);
-			break;
-		case O_RECONNECT: o->reconnect = 1; break;
-		case O_EVONLY: o->events_only = 1; break;
-		case O_QUIET: o->quiet = 1; break;
-		case O_STATS: o->stats = 1; break;
-		case O_VALIDATE: o->validate = 1; break;
-		case ':':
-			return tail_bad("%s needs a value", argv[optind - 1]);
-		default:
-			if (optopt && optopt < 256) {
-				char s[2] = { (char)optopt, 0 };
-
-				return tail_bad("unknown option -%s", s);
-			}
-			return tail_bad("unknown option or missing value: %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return tail_bad("unexpected argument '%s'", argv[optind]);
-	if (fb_cli_parse_addr(http, o->host, sizeof(o->host), &o->port) < 0) {
-		tail_usage(stderr); /* fb_cli_parse_addr said what is wrong */
-		return TAIL_USAGE;
-	}
-	return 0;
-}
-
 static int tail_setup(struct tail *t)
 {
-	const struct tail_opts *o = &t->o;
+	const struct fb_tail_opts *o = &t->o;
 	int v6 = strchr(o->host, ':') != NULL;
 
 	snprintf(t->hosthdr, sizeof(t->hosthdr), v6 ? "[%s]:%d" : "%s:%d", o->host, o->port);
 	snprintf(t->url, sizeof(t->url), "ws://%s/ws/events", t->hosthdr);
 	t->last_id = o->since;
 	t->have_last = o->have_since;
-	if ((o->prefix && put_param(&t->filters, "prefix", o->prefix) < 0) ||
-	    (o->severity && put_param(&t->filters, "severity", o->severity) < 0) ||
-	    (o->origin && put_param(&t->filters, "origin", o->origin) < 0) ||
-	    fb_buf_put_u8(&t->filters, 0) < 0)
-		return -1;
-	t->filters.len--; /* NUL-terminated, NUL not counted */
-	return 0;
+	return fb_tail_opts_filters(o, &t->filters);
 }
 
 int fb_cli_tail(int argc, char **argv)
@@ -780,7 +573,7 @@ int fb_cli_tail(int argc, char **argv)
 	int r;
 
 	memset(&t, 0, sizeof(t));
-	r = tail_parse(argc, argv, &t.o);
+	r = fb_tail_opts_parse(argc, argv, &t.o);
 	if (r)
 		return r < 0 ? TAIL_OK : r;
 	if (tail_setup(&t) < 0) {

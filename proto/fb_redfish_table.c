@@ -1,0 +1,273 @@
+/* fb_redfish_table.c - what the Redfish registries say, and which of their
+ * messages each fabric event becomes.
+ *
+ * Two tables: the messages (copied from the registries) and the classes
+ * ((kind, link class, tech) -> message). Beside them, the registry
+ * vocabulary MessageArgs are built from: counter property names and
+ * Resource.State values. docs/mapping.md is the prose form of the tables;
+ * the unit test checks every message below against the registry JSON files,
+ * so a typo in a template or severity fails the build's tests, not a
+ * subscriber. Rendering is in fb_redfish.c.
+ */
+#include "fb_redfish_table.h"
+
+/* ---- the messages we emit, copied from the registries ---------------- */
+
+enum msg_idx {
+	M_ISL_UP, M_ISL_DOWN, M_ISL_DEG, M_ISL_FLAP,
+	M_DS_UP, M_DS_DOWN, M_DS_DEG, M_DS_FLAP,
+	M_US_UP, M_US_DOWN, M_US_DEG, M_US_FLAP,
+	M_PORT_OK, M_PORT_FAILED, M_PORT_DEG,
+	M_ND_UP, M_ND_DOWN, M_ND_DEG, M_ND_FLAP,
+	M_SW_FAILED, M_SW_OK,
+	M_ERR_EXC, M_ERR_CLR, M_WARN_EXC, M_WARN_CLR,
+	M_STATE, M_CREATED, M_CHANGED, M_TEST,
+	M_OEM_ACTION, M_OEM_PORT_FLAP, M_OEM_MISSED,
+	M__END
+};
+
+#define OK_ FB_SEV_OK
+#define WARN_ FB_SEV_WARNING
+#define CRIT_ FB_SEV_CRITICAL
+
+static const struct fb_redfish_msg msgs[M__END] = {
+	[M_ISL_UP] = { "Fabric.1.0.InterswitchLinkEstablished",
+		"Switch '%1' interswitch link is established on port '%2'.", OK_, ARGS_SW_PORT },
+	[M_ISL_DOWN] = { "Fabric.1.0.InterswitchLinkDropped",
+		"Switch '%1' interswitch link has gone down on port '%2'.", WARN_, ARGS_SW_PORT },
+	[M_ISL_DEG] = { "Fabric.1.0.DegradedInterswitchLinkEstablished",
+		"Switch '%1' interswitch link is established on port '%2', but is running in a degraded state.",
+		WARN_, ARGS_SW_PORT },
+	[M_ISL_FLAP] = { "Fabric.1.0.InterswitchLinkFlapDetected",
+		"Switch '%1' interswitch link on port '%2' was established and dropped %3 times in the last %4 minutes.",
+		WARN_, ARGS_SW_PORT_FLAP },
+	[M_DS_UP] = { "Fabric.1.0.DownstreamLinkEstablished",
+		"Switch '%1' downstream link is established on port '%2'.", OK_, ARGS_SW_PORT },
+	[M_DS_DOWN] = { "Fabric.1.0.DownstreamLinkDropped",
+		"Switch '%1' downstream link has gone down on port '%2'.", WARN_, ARGS_SW_PORT },
+	[M_DS_DEG] = { "Fabric.1.0.DegradedDownstreamLinkEstablished",
+		"Switch '%1' downstream link is established on port '%2', but is running in a degraded state.",
+		WARN_, ARGS_SW_PORT },
+	[M_DS_FLAP] = { "Fabric.1.0.DownstreamLinkFlapDetected",
+		"Switch '%1' downstream link on port '%2' was established and dropped %3 times in the last %4 minutes.",
+		WARN_, ARGS_SW_PORT_FLAP },
+	[M_US_UP] = { "Fabric.1.0.UpstreamLinkEstablished",
+		"Switch '%1' upstream link is established on port '%2'.", OK_, ARGS_SW_PORT },
+	[M_US_DOWN] = { "Fabric.1.0.UpstreamLinkDropped",
+		"Switch '%1' upstream link has gone down on port '%2'.", WARN_, ARGS_SW_PORT },
+	[M_US_DEG] = { "Fabric.1.0.DegradedUpstreamLinkEstablished",
+		"Switch '%1' upstream link is established on port '%2', but is running in a degraded state.",
+		WARN_, ARGS_SW_PORT },
+	[M_US_FLAP] = { "Fabric.1.0.UpstreamLinkFlapDetected",
+		"Switch '%1' upstream link on port '%2' was established and dropped %3 times in the last %4 minutes.",
+		WARN_, ARGS_SW_PORT_FLAP },
+	[M_PORT_OK] = { "Fabric.1.0.PortOK",
+		"Switch '%1' port '%2' has returned to a functional state.", OK_, ARGS_SW_PORT },
+	[M_PORT_FAILED] = { "Fabric.1.0.PortFailed",
+		"Switch '%1' port '%2' has failed and is inoperative.", CRIT_, ARGS_SW_PORT },
+	[M_PORT_DEG] = { "Fabric.1.0.PortDegraded",
+		"Switch '%1' port '%2' is in a degraded state.", WARN_, ARGS_SW_PORT },
+	[M_ND_UP] = { "NetworkDevice.1.1.ConnectionEstablished",
+		"A network connection was established for network adapter '%1' port '%2' function '%3'.",
+		OK_, ARGS_NIC },
+	[M_ND_DOWN] = { "NetworkDevice.1.1.ConnectionDropped",
+		"The connection is no longer active for network adapter '%1' port '%2' function '%3'.",
+		OK_, ARGS_NIC },
+	[M_ND_DEG] = { "NetworkDevice.1.1.DegradedConnectionEstablished",
+		"A degraded network connection was established for network adapter '%1' port '%2' function '%3'.",
+		WARN_, ARGS_NIC },
+	[M_ND_FLAP] = { "NetworkDevice.1.1.LinkFlapDetected",
+		"The network connection for network adapter '%1' port '%2' function '%3' was established and dropped '%4' times in the last '%5' minutes.",
+		WARN_, ARGS_NIC_FLAP },
+	[M_SW_FAILED] = { "Fabric.1.0.SwitchFailed",
+		"Switch '%1' has failed and is inoperative.", CRIT_, ARGS_SWITCH },
+	[M_SW_OK] = { "Fabric.1.0.SwitchOK",
+		"Switch '%1' has returned to a functional state.", OK_, ARGS_SWITCH },
+	[M_ERR_EXC] = { "ResourceEvent.1.4.ResourceErrorThresholdExceeded",
+		"The resource property %1 has exceeded error threshold of value %2.", CRIT_,
+		ARGS_ERR_THRESHOLD },
+	[M_ERR_CLR] = { "ResourceEvent.1.4.ResourceErrorThresholdCleared",
+		"The resource property %1 has cleared the error threshold of value %2.", OK_,
+		ARGS_ERR_THRESHOLD },
+	[M_WARN_EXC] = { "ResourceEvent.1.4.ResourceWarningThresholdExceeded",
+		"The resource property %1 has exceeded its warning threshold of value %2.", WARN_,
+		ARGS_XMIT_WAIT },
+	[M_WARN_CLR] = { "ResourceEvent.1.4.ResourceWarningThresholdCleared",
+		"The resource property %1 has cleared the warning threshold of value %2.", OK_,
+		ARGS_XMIT_WAIT },
+	[M_STATE] = { "ResourceEvent.1.4.ResourceStateChanged",
+		"The state of resource '%1' has changed to %2.", OK_, ARGS_STATE },
+	[M_CREATED] = { "ResourceEvent.1.4.ResourceCreated",
+		"The resource was created successfully.", OK_, ARGS_NONE },
+	[M_CHANGED] = { "ResourceEvent.1.4.ResourceChanged",
+		"One or more resource properties have changed.", OK_, ARGS_NONE },
+	[M_TEST] = { "ResourceEvent.1.4.TestMessage", "Test message.", OK_, ARGS_NONE },
+	/* OEM: broker/redfish/registries/Fabricbus.1.0.0.json */
+	[M_OEM_ACTION] = { "Fabricbus.1.0.AdapterActionTaken",
+		"Adapter '%1' took action '%2' on resource '%3'.", OK_, ARGS_ACTION },
+	[M_OEM_PORT_FLAP] = { "Fabricbus.1.0.PortFlapDetected",
+		"Switch '%1' port '%2' was established and dropped %3 times in the last %4 minutes.",
+		WARN_, ARGS_SW_PORT_FLAP },
+	[M_OEM_MISSED] = { "Fabricbus.1.0.SubscriberEventsMissed",
+		"%1 events were not delivered to this subscriber because it fell behind; reconnect with since=%2 to replay them from the journal.",
+		WARN_, ARGS_NONE },
+};
+
+/* ---- the class table: (kind, link class, tech) -> message ------------- */
+
+enum ev_type { ET_BY_SEV, ET_ADDED, ET_UPDATED, ET_OTHER };
+static const char *const ev_type_names[] = {
+	[ET_ADDED] = "ResourceAdded", [ET_UPDATED] = "ResourceUpdated", [ET_OTHER] = "Other",
+};
+
+#define ANY 0xff
+
+struct row {
+	uint8_t kind, cls, tech; /* key; cls/tech may be ANY */
+	uint8_t msg;             /* enum msg_idx */
+	uint8_t min_sev;         /* fabricbus floor above the registry severity */
+	uint8_t etype;           /* enum ev_type */
+};
+
+/* First match wins, so specific rows go before ANY rows of the same kind.
+ * Severity = max(registry, min_sev, the event's own). */
+static const struct row rows[] = {
+	{ FB_KIND_LINK_DOWN, FB_LINK_ISL, ANY, M_ISL_DOWN, OK_, ET_BY_SEV },
+	{ FB_KIND_LINK_DOWN, FB_LINK_HOST, ANY, M_DS_DOWN, OK_, ET_BY_SEV },
+	{ FB_KIND_LINK_DOWN, FB_LINK_UPLINK, ANY, M_US_DOWN, OK_, ET_BY_SEV },
+	/* NetworkDevice rates a dropped connection OK; losing a node's fabric
+	 * link is what a scheduler drains on, so it is at least a Warning. */
+	{ FB_KIND_LINK_DOWN, FB_LINK_NODE, ANY, M_ND_DOWN, WARN_, ET_BY_SEV },
+	{ FB_KIND_LINK_DOWN, ANY, ANY, M_PORT_FAILED, OK_, ET_BY_SEV },
+	{ FB_KIND_LINK_UP, FB_LINK_ISL, ANY, M_ISL_UP, OK_, ET_BY_SEV },
+	{ FB_KIND_LINK_UP, FB_LINK_HOST, ANY, M_DS_UP, OK_, ET_BY_SEV },
+	{ FB_KIND_LINK_UP, FB_LINK_UPLINK, ANY, M_US_UP, OK_, ET_BY_SEV },
+	{ FB_KIND_LINK_UP, FB_LINK_NODE, ANY, M_ND_UP, OK_, ET_BY_SEV },
+	{ FB_KIND_LINK_UP, ANY, ANY, M_PORT_OK, OK_, ET_BY_SEV },
+	{ FB_KIND_LINK_DEGRADED, FB_LINK_ISL, ANY, M_ISL_DEG, OK_, ET_BY_SEV },
+	{ FB_KIND_LINK_DEGRADED, FB_LINK_HOST, ANY, M_DS_DEG, OK_, ET_BY_SEV },
+	{ FB_KIND_LINK_DEGRADED, FB_LINK_UPLINK, ANY, M_US_DEG, OK_, ET_BY_SEV },
+	{ FB_KIND_LINK_DEGRADED, FB_LINK_NODE, ANY, M_ND_DEG, OK_, ET_BY_SEV },
+	{ FB_KIND_LINK_DEGRADED, ANY, ANY, M_PORT_DEG, OK_, ET_BY_SEV },
+	{ FB_KIND_FLAP, FB_LINK_ISL, ANY, M_ISL_FLAP, OK_, ET_BY_SEV },
+	{ FB_KIND_FLAP, FB_LINK_HOST, ANY, M_DS_FLAP, OK_, ET_BY_SEV },
+	{ FB_KIND_FLAP, FB_LINK_UPLINK, ANY, M_US_FLAP, OK_, ET_BY_SEV },
+	{ FB_KIND_FLAP, FB_LINK_NODE, ANY, M_ND_FLAP, OK_, ET_BY_SEV },
+	/* Fabric has no flap message for a port of unknown role. */
+	{ FB_KIND_FLAP, ANY, ANY, M_OEM_PORT_FLAP, OK_, ET_BY_SEV },
+	{ FB_KIND_COUNTER_THRESHOLD, ANY, ANY, M_ERR_EXC, OK_, ET_BY_SEV },
+	{ FB_KIND_COUNTER_CLEARED, ANY, ANY, M_ERR_CLR, OK_, ET_BY_SEV },
+	{ FB_KIND_CONGESTION, ANY, ANY, M_WARN_EXC, OK_, ET_BY_SEV },
+	{ FB_KIND_CONGESTION_CLEARED, ANY, ANY, M_WARN_CLR, OK_, ET_BY_SEV },
+	{ FB_KIND_SWITCH_UNREACHABLE, ANY, ANY, M_SW_FAILED, OK_, ET_BY_SEV },
+	{ FB_KIND_SWITCH_REACHABLE, ANY, ANY, M_SW_OK, OK_, ET_BY_SEV },
+	{ FB_KIND_PORT_STATE, ANY, ANY, M_STATE, OK_, ET_BY_SEV },
+	{ FB_KIND_INVENTORY, ANY, ANY, M_CREATED, OK_, ET_ADDED },
+	{ FB_KIND_TOPOLOGY, ANY, ANY, M_CHANGED, OK_, ET_UPDATED },
+	{ FB_KIND_TEST, ANY, ANY, M_TEST, OK_, ET_OTHER },
+	/* Reads better than ResourceStatusChanged*: a drain is not a health. */
+	{ FB_KIND_ACTION, ANY, ANY, M_OEM_ACTION, OK_, ET_BY_SEV },
+};
+
+/* Unknown kinds: "something changed", at the event's own severity. */
+static const struct row fallback = { 0, ANY, ANY, M_CHANGED, OK_, ET_OTHER };
+
+static const struct row *lookup(const struct fb_event *ev)
+{
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		if (r->kind == ev->kind && (r->cls == ANY || r->cls == ev->link_class) &&
+		    (r->tech == ANY || r->tech == ev->tech))
+			return r;
+	}
+	return &fallback;
+}
+
+static uint8_t max_u8(uint8_t a, uint8_t b) { return a > b ? a : b; }
+
+const struct fb_redfish_msg *fb_redfish_table_classify(const struct fb_event *ev,
+							struct fb_redfish_class *out)
+{
+	const struct row *r = lookup(ev);
+	const struct fb_redfish_msg *m = &msgs[r->msg];
+	uint8_t ev_sev = ev->severity < FB_SEV__END ? ev->severity : FB_SEV_CRITICAL;
+	out->message_id = m->id;
+	out->severity = max_u8(max_u8(m->sev, r->min_sev), ev_sev);
+	if (r->etype != ET_BY_SEV)
+		out->event_type = ev_type_names[r->etype];
+	else
+		out->event_type = out->severity >= FB_SEV_WARNING ? "Alert" : "StatusChange";
+	return m;
+}
+
+void fb_redfish_classify(const struct fb_event *ev, struct fb_redfish_class *out)
+{
+	(void)fb_redfish_table_classify(ev, out);
+}
+
+const struct fb_redfish_msg *fb_redfish_table_missed(void)
+{
+	return &msgs[M_OEM_MISSED];
+}
+
+/* ---- registry vocabulary for MessageArgs -------------------------------- */
+
+/* IBA PortCounters attribute names (what perfquery prints); the Ethernet
+ * ones are PortMetrics properties. NULL: not an error/traffic counter. */
+static const char *const ctr_prop[FB_CTR__END] = {
+	[FB_CTR_SYMBOL_ERROR] = "SymbolErrorCounter",
+	[FB_CTR_LINK_ERROR_RECOVERY] = "LinkErrorRecoveryCounter",
+	[FB_CTR_LINK_DOWNED] = "LinkDownedCounter",
+	[FB_CTR_RCV_ERRORS] = "PortRcvErrors",
+	[FB_CTR_RCV_REMOTE_PHYS_ERRORS] = "PortRcvRemotePhysicalErrors",
+	[FB_CTR_RCV_SWITCH_RELAY_ERRORS] = "PortRcvSwitchRelayErrors",
+	[FB_CTR_XMIT_DISCARDS] = "PortXmitDiscards",
+	[FB_CTR_XMIT_CONSTRAINT_ERRORS] = "PortXmitConstraintErrors",
+	[FB_CTR_RCV_CONSTRAINT_ERRORS] = "PortRcvConstraintErrors",
+	[FB_CTR_LOCAL_LINK_INTEGRITY_ERRORS] = "LocalLinkIntegrityErrors",
+	[FB_CTR_EXCESSIVE_BUFFER_OVERRUN] = "ExcessiveBufferOverrunErrors",
+	[FB_CTR_VL15_DROPPED] = "VL15Dropped",
+	[FB_CTR_XMIT_WAIT] = "PortXmitWait",
+	[FB_CTR_XMIT_DATA] = "PortXmitData",
+	[FB_CTR_RCV_DATA] = "PortRcvData",
+	[FB_CTR_XMIT_PKTS] = "PortXmitPkts",
+	[FB_CTR_RCV_PKTS] = "PortRcvPkts",
+	[FB_CTR_IF_IN_ERRORS] = "RXErrors",
+	[FB_CTR_IF_OUT_ERRORS] = "TXErrors",
+};
+
+/* The counter that crossed: the first one the event carries with a
+ * property name (agents put it first; the meta counters have none). */
+const char *fb_redfish_table_threshold_property(const struct fb_event *ev)
+{
+	for (unsigned i = 0; i < ev->n_counters && i < FB_COUNTERS_MAX; i++) {
+		unsigned id = ev->counters[i].id;
+		if (id < FB_CTR__END && ctr_prop[id])
+			return ctr_prop[id];
+	}
+	return "ErrorCounters";
+}
+
+/* A Resource.State enumeration value for the port's state. */
+const char *fb_redfish_table_port_state(const struct fb_event *ev)
+{
+	if (ev->tech == FB_TECH_ETH) { /* IF-MIB ifOperStatus */
+		static const char *const eth[] = { NULL, "Enabled", "UnavailableOffline", "InTest",
+			NULL, "StandbyOffline", "Absent", "UnavailableOffline" };
+		if (ev->port_state < sizeof(eth) / sizeof(eth[0]) && eth[ev->port_state])
+			return eth[ev->port_state];
+		return "UnavailableOffline";
+	}
+	if (ev->phys_state == 3) /* PhysPortState Disabled: an administrative state */
+		return "Disabled";
+	if (ev->phys_state == 7) /* PhyTest */
+		return "InTest";
+	switch (ev->port_state) { /* IB PortState */
+	case 1: return "UnavailableOffline"; /* Down */
+	case 2: /* Init */
+	case 3: return "Starting";           /* Armed */
+	case 4: /* Active */
+	case 5: return "Enabled";            /* ActiveDefer */
+	}
+	return ev->phys_state == 5 ? "Starting" : "UnavailableOffline";
+}
