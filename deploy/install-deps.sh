@@ -1,6 +1,10 @@
 #!/bin/sh
 # Install the Debian packages fabricbus builds and tests against.
 # Idempotent: only what is missing is installed. Needs root (or sudo).
+# ibsim-utils/opensm/infiniband-diags: the simulated IB fabric the
+# fabricbus-agent-ib tests run against (tests/lib/ibsim.py); libopensm-dev
+# for an OpenSM event plugin. libumad2sim0 (a dependency of ibsim-utils,
+# named so the shim path is explicit) holds the LD_PRELOAD umad2sim shim.
 # The Kafka tests also need a JRE and maven (tests/kafka/kafka.sh fetches the
 # Kafka jars from Maven Central); those are installed only when `java` or
 # `mvn` is missing, so a machine with its own JDK keeps it.
@@ -8,6 +12,7 @@ set -eu
 pkgs="build-essential meson ninja-build pkg-config clang
 libevent-dev libwebsockets-dev libjansson-dev librdkafka-dev libsnmp-dev
 libibumad-dev libibmad-dev libssl-dev
+ibsim-utils libumad2sim0 opensm infiniband-diags libopensm-dev
 python3-websockets python3-jsonschema curl
 kcat python3-confluent-kafka"
 missing=""

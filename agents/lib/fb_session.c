@@ -584,3 +584,17 @@ void fb_session_free(struct fb_session *s)
 	free(s->ring);
 	free(s);
 }
+
+void fb_session_default_agent_id(const char *prefix, char *out, size_t outsz)
+{
+	char h[256] = "localhost";
+	if (gethostname(h, sizeof(h) - 1) != 0 || !h[0])
+		snprintf(h, sizeof(h), "localhost");
+	h[sizeof(h) - 1] = '\0';
+	for (char *c = h; *c; c++)
+		if (!strchr("._:@-", *c) && !(*c >= 'a' && *c <= 'z') &&
+		    !(*c >= 'A' && *c <= 'Z') && !(*c >= '0' && *c <= '9'))
+			*c = '-';
+	size_t room = FB_AGENT_ID_MAX - 2 - strlen(prefix); /* '@' and the NUL */
+	snprintf(out, outsz, "%s@%.*s", prefix, (int)room, h);
+}

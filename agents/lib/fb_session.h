@@ -61,4 +61,10 @@ void fb_session_flush(struct fb_session *s);
 void fb_session_get_stats(const struct fb_session *s, struct fb_session_stats *st);
 void fb_session_free(struct fb_session *s);
 
+/* "<prefix>@<hostname>" with the host name's characters that an agent id may
+ * not hold replaced by '-', cut to fit FB_AGENT_ID_MAX: the default id of a
+ * program that runs once per host, so that its restarts continue one
+ * sequence at the broker. */
+void fb_session_default_agent_id(const char *prefix, char *out, size_t outsz);
+
 #endif

@@ -126,19 +126,6 @@ static void help(void)
 	       STREAM_AFTER, FB_CLI_DEFAULT_AGENT_ADDR, FB_AGENT_ID_MAX);
 }
 
-static void default_agent_id(char *out, size_t outsz)
-{
-	char h[256] = "localhost";
-	if (gethostname(h, sizeof(h) - 1) != 0 || !h[0])
-		snprintf(h, sizeof(h), "localhost");
-	h[sizeof(h) - 1] = '\0';
-	for (char *c = h; *c; c++)
-		if (!strchr("._:@-", *c) && !(*c >= 'a' && *c <= 'z') &&
-		    !(*c >= 'A' && *c <= 'Z') && !(*c >= '0' && *c <= '9'))
-			*c = '-';
-	snprintf(out, outsz, "cli@%.58s", h);
-}
-
 /* ---- the session loop ------------------------------------------------------ */
 
 static void check_done(struct pub *p)
@@ -369,7 +356,7 @@ int fb_cli_publish(int argc, char **argv)
 	p->addr = FB_CLI_DEFAULT_AGENT_ADDR;
 	p->timeout_s = 30;
 	p->in.src.fd = -1;
-	default_agent_id(p->agent_id, sizeof(p->agent_id));
+	fb_session_default_agent_id("cli", p->agent_id, sizeof(p->agent_id));
 	int r = parse_opts(p, argc, argv, &file, &tmpl_json);
 	if (r) {
 		status = r < 0 ? 0 : r;

@@ -1,0 +1,129 @@
+/* ib_mad.c - SMP queries over one local CA port (libibmad over umad). */
+#include "ib_mad.h"
+
+#include "fb_log.h"
+
+#include <errno.h>
+#include <infiniband/mad.h>
+#include <infiniband/umad.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ib_mad {
+	struct ibmad_port *port;
+};
+
+int ib_mad_open(const char *ca, int port, int timeout_ms, int retries, struct ib_mad **out)
+{
+	int classes[] = { IB_SMI_CLASS, IB_SMI_DIRECT_CLASS, IB_PERFORMANCE_CLASS };
+	struct ib_mad *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	/* libibmad takes a non-const name; keep our copy. */
+	char name[UMAD_CA_NAME_LEN] = "";
+	if (ca)
+		snprintf(name, sizeof(name), "%s", ca);
+	m->port = mad_rpc_open_port(ca ? name : NULL, port, classes,
+				    (int)(sizeof(classes) / sizeof(classes[0])));
+	if (!m->port) {
+		fb_log_err("cannot open IB port %s:%d (is the CA present and umad loaded? "
+			   "try --ca/--ca-port)", ca ? ca : "<first CA>", port);
+		free(m);
+		return -ENODEV;
+	}
+	mad_rpc_set_timeout(m->port, timeout_ms);
+	mad_rpc_set_retries(m->port, retries);
+	*out = m;
+	return 0;
+}
+
+void ib_mad_close(struct ib_mad *m)
+{
+	if (!m)
+		return;
+	mad_rpc_close_port(m->port);
+	free(m);
+}
+
+int ib_dr_extend(const struct ib_dr *in, uint8_t port, struct ib_dr *out)
+{
+	if (in->n >= IB_DR_MAX_HOPS)
+		return -E2BIG;
+	*out = *in;
+	out->hops[out->n++] = port;
+	return 0;
+}
+
+void ib_dr_format(const struct ib_dr *dr, char *buf, unsigned bufsz)
+{
+	unsigned off = 0;
+	int w = snprintf(buf, bufsz, "0");
+	for (unsigned i = 0; w > 0 && (off += (unsigned)w) < bufsz && i < dr->n; i++)
+		w = snprintf(buf + off, bufsz - off, ",%u", dr->hops[i]);
+}
+
+/* libibmad's DR path: p[0] is the (unused) local hop, p[1..cnt] the ports;
+ * 0xffff source/destination LIDs mean "directed all the way". */
+static void to_portid(const struct ib_dr *dr, ib_portid_t *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->drpath.cnt = dr->n;
+	id->drpath.p[0] = 0;
+	memcpy(&id->drpath.p[1], dr->hops, dr->n);
+	id->drpath.drslid = 0xffff;
+	id->drpath.drdlid = 0xffff;
+}
+
+static int query(struct ib_mad *m, const struct ib_dr *dr, unsigned attr, unsigned mod,
+		 uint8_t buf[IB_SMP_DATA_SIZE])
+{
+	ib_portid_t id;
+	to_portid(dr, &id);
+	memset(buf, 0, IB_SMP_DATA_SIZE);
+	int status = 0;
+	if (!smp_query_status_via(buf, &id, attr, mod, 0, &status, m->port))
+		return -ETIMEDOUT;
+	return status ? -EPROTO : 0; /* a MAD status (bad attribute/port) is an answer, not a loss */
+}
+
+int ib_mad_node_info(struct ib_mad *m, const struct ib_dr *dr, struct ib_node_info *ni)
+{
+	uint8_t buf[IB_SMP_DATA_SIZE];
+	int rc = query(m, dr, IB_ATTR_NODE_INFO, 0, buf);
+	if (rc)
+		return rc;
+	ni->type = (uint8_t)mad_get_field(buf, 0, IB_NODE_TYPE_F);
+	ni->nports = (uint8_t)mad_get_field(buf, 0, IB_NODE_NPORTS_F);
+	ni->local_port = (uint8_t)mad_get_field(buf, 0, IB_NODE_LOCAL_PORT_F);
+	ni->guid = mad_get_field64(buf, 0, IB_NODE_GUID_F);
+	return 0;
+}
+
+int ib_mad_node_desc(struct ib_mad *m, const struct ib_dr *dr, char desc[IB_DESC_SZ])
+{
+	uint8_t buf[IB_SMP_DATA_SIZE];
+	int rc = query(m, dr, IB_ATTR_NODE_DESC, 0, buf);
+	if (rc)
+		return rc;
+	/* Bytes from the fabric: keep printable ASCII so logs and UTF-8 checks hold. */
+	unsigned i;
+	for (i = 0; i < IB_DESC_SZ - 1 && buf[i]; i++)
+		desc[i] = buf[i] >= 0x20 && buf[i] < 0x7f ? (char)buf[i] : '?';
+	desc[i] = '\0';
+	return 0;
+}
+
+int ib_mad_port_info(struct ib_mad *m, const struct ib_dr *dr, unsigned port,
+		     struct ib_port_info *pi)
+{
+	uint8_t buf[IB_SMP_DATA_SIZE];
+	int rc = query(m, dr, IB_ATTR_PORT_INFO, port, buf);
+	if (rc)
+		return rc;
+	pi->state = (uint8_t)mad_get_field(buf, 0, IB_PORT_STATE_F);
+	pi->phys = (uint8_t)mad_get_field(buf, 0, IB_PORT_PHYS_STATE_F);
+	pi->width = (uint8_t)mad_get_field(buf, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
+	pi->speed = (uint8_t)mad_get_field(buf, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
+	return 0;
+}

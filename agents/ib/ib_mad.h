@@ -1,0 +1,68 @@
+/* ib_mad.h - SMP queries over one local CA port (libibmad over umad).
+ *
+ * Everything here is synchronous and belongs to the MAD thread (ib_worker.c):
+ * umad fds can be >= 1024 (ibsim's shim), so they never go near the libevent
+ * loop. Each query waits at most timeout_ms * retries.
+ *
+ * Routes are directed routes from the local port, so discovery and polling
+ * work with no subnet manager and no LIDs.
+ */
+#ifndef IB_MAD_H
+#define IB_MAD_H
+
+#include <stdint.h>
+
+#define IB_DR_MAX_HOPS 63
+/* NodeDescription is 64 bytes on the wire, not always NUL-terminated; we keep
+ * 63 characters and a NUL, which is what an fb_event name field holds. */
+#define IB_DESC_SZ 64
+
+/* IB node types (NodeInfo.NodeType). */
+enum { IB_NT_CA = 1, IB_NT_SWITCH = 2, IB_NT_ROUTER = 3 };
+/* PortInfo.PortPhysicalState 5 = LinkUp; PortState 1 Down .. 4 Active. */
+enum { IB_PHYS_POLLING = 2, IB_PHYS_DISABLED = 3, IB_PHYS_LINKUP = 5 };
+enum { IB_PS_DOWN = 1, IB_PS_INIT = 2, IB_PS_ARMED = 3, IB_PS_ACTIVE = 4 };
+
+/* A directed route: the output port at each hop, hops[0..n-1]. n == 0 is the
+ * local node itself. */
+struct ib_dr {
+	uint8_t n;
+	uint8_t hops[IB_DR_MAX_HOPS];
+};
+
+struct ib_node_info {
+	uint8_t type;        /* IB_NT_* */
+	uint8_t nports;
+	uint8_t local_port;  /* the port the query entered by: the peer's port */
+	uint64_t guid;
+};
+
+struct ib_port_info {
+	uint8_t state;       /* IB_PS_* */
+	uint8_t phys;        /* IB_PHYS_* */
+	uint8_t width;       /* LinkWidthActive (bit mask) */
+	uint8_t speed;       /* LinkSpeedActive */
+};
+
+struct ib_mad;
+
+/* Open ca (NULL: the first CA) port (0: the first active); registers SMI,
+ * directed-route SMI and PerfMgt (for the counters round) so the umad shim
+ * never sees a send on an unregistered class. */
+int ib_mad_open(const char *ca, int port, int timeout_ms, int retries, struct ib_mad **out);
+void ib_mad_close(struct ib_mad *m);
+
+/* Append one hop; -E2BIG past IB_DR_MAX_HOPS. */
+int ib_dr_extend(const struct ib_dr *in, uint8_t port, struct ib_dr *out);
+/* "0,1,33" form for logs. */
+void ib_dr_format(const struct ib_dr *dr, char *buf, unsigned bufsz);
+
+/* 0, or -ETIMEDOUT when the node did not answer (after the retries). */
+int ib_mad_node_info(struct ib_mad *m, const struct ib_dr *dr, struct ib_node_info *ni);
+/* desc gets a NUL-terminated printable-ASCII copy (other bytes become '?'),
+ * cut at IB_DESC_SZ - 1 characters. */
+int ib_mad_node_desc(struct ib_mad *m, const struct ib_dr *dr, char desc[IB_DESC_SZ]);
+int ib_mad_port_info(struct ib_mad *m, const struct ib_dr *dr, unsigned port,
+		     struct ib_port_info *pi);
+
+#endif

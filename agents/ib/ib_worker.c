@@ -1,0 +1,319 @@
+/* ib_worker.c - the MAD thread, its schedule, and the queue to the loop. */
+#include "ib_worker.h"
+
+#include "fb_event_json.h"
+#include "fb_log.h"
+#include "ib_discover.h"
+#include "ib_mad.h"
+#include "ib_poll.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define QUEUE_CAP 4096
+#define QUEUE_WAIT_MS 1000
+#define DRAIN_BATCH 64
+
+struct ib_worker {
+	const struct ib_worker_cfg *cfg;
+	pthread_t thread;
+	int started;
+	_Atomic int stop;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cond;       /* room in the ring, or stop */
+	struct fb_event *ring;
+	size_t head, count;
+	uint64_t dropped;
+	int fatal;
+
+	struct event *wake;
+	ib_worker_deliver_fn deliver;
+	ib_worker_fatal_fn on_fatal;
+	void *arg;
+};
+
+static void add_ms(struct timespec *ts, unsigned ms)
+{
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* MAD thread: queue one event, waiting a bounded time for room. */
+static void push(void *arg, const struct fb_event *ev)
+{
+	struct ib_worker *w = arg;
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	add_ms(&until, QUEUE_WAIT_MS);
+	pthread_mutex_lock(&w->mu);
+	while (w->count == QUEUE_CAP && !atomic_load(&w->stop))
+		if (pthread_cond_timedwait(&w->cond, &w->mu, &until) == ETIMEDOUT)
+			break;
+	int ok = w->count < QUEUE_CAP;
+	if (ok)
+		w->ring[(w->head + w->count++) % QUEUE_CAP] = *ev;
+	else
+		w->dropped++;
+	pthread_mutex_unlock(&w->mu);
+	if (ok)
+		event_active(w->wake, 0, 0);
+	else
+		fb_log_warn("event queue to the broker session full for %d ms: dropped a %s "
+			    "event for switch '%s' port %u", QUEUE_WAIT_MS, fb_kind_name(ev->kind),
+			    ev->subj.switch_name, ev->subj.port);
+}
+
+/* Loop thread: hand queued events to the owner in small batches, so the
+ * lock is never held across a session call. */
+static void wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct ib_worker *w = arg;
+	struct fb_event batch[DRAIN_BATCH];
+	for (;;) {
+		size_t n = 0;
+		pthread_mutex_lock(&w->mu);
+		while (n < DRAIN_BATCH && w->count) {
+			batch[n++] = w->ring[w->head];
+			w->head = (w->head + 1) % QUEUE_CAP;
+			w->count--;
+		}
+		int fatal = w->fatal;
+		w->fatal = 0;
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->mu);
+		for (size_t i = 0; i < n; i++)
+			w->deliver(w->arg, &batch[i]);
+		if (fatal && w->on_fatal)
+			w->on_fatal(w->arg);
+		if (n < DRAIN_BATCH)
+			return;
+	}
+}
+
+/* Sleep until *next (CLOCK_MONOTONIC) or stop. */
+static void sleep_until(struct ib_worker *w, const struct timespec *next)
+{
+	pthread_mutex_lock(&w->mu);
+	while (!atomic_load(&w->stop))
+		if (pthread_cond_timedwait(&w->cond, &w->mu, next) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&w->mu);
+}
+
+static int open_and_discover(const struct ib_worker_cfg *cfg, struct ib_mad **mad,
+			     struct ib_topo *topo)
+{
+	int rc = ib_mad_open(cfg->ca, cfg->ca_port, cfg->timeout_ms, cfg->retries, mad);
+	if (rc)
+		return rc;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = ib_discover(*mad, topo);
+	if (rc)
+		return rc;
+	size_t n = ib_topo_assign(topo, cfg->switches, cfg->shard_i, cfg->shard_n);
+	fb_log_info("discovered %zu switches in %.1f ms; %zu assigned to this agent (--switches "
+		    "%s, --shard %u/%u)", topo->n, ms_since(&t0), n, cfg->switches, cfg->shard_i,
+		    cfg->shard_n);
+	for (size_t i = 0; i < topo->n; i++) {
+		char route[4 * IB_DR_MAX_HOPS + 2];
+		ib_dr_format(&topo->sw[i].dr, route, sizeof(route));
+		fb_log_debug("switch '%s' GUID 0x%016" PRIx64 " ports %u route %s%s",
+			     topo->sw[i].desc, topo->sw[i].guid, topo->sw[i].nports, route,
+			     topo->sw[i].assigned ? " (assigned)" : "");
+	}
+	return 0;
+}
+
+static void poll_all(struct ib_poll_ctx *c)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int mads = 0;
+	for (size_t i = 0; i < c->topo->n && !(c->stop && atomic_load(c->stop)); i++)
+		if (c->topo->sw[i].assigned)
+			mads += ib_poll_switch(c, &c->topo->sw[i]);
+	fb_log_debug("poll: %d PortInfo answers in %.2f ms", mads, ms_since(&t0));
+}
+
+static void *run(void *arg)
+{
+	struct ib_worker *w = arg;
+	const struct ib_worker_cfg *cfg = w->cfg;
+	struct ib_mad *mad = NULL;
+	struct ib_topo topo = { 0 };
+	struct timespec next;
+
+	/* Retry discovery: at boot the local link may not be up yet. */
+	int rc;
+	while ((rc = open_and_discover(cfg, &mad, &topo)) != 0 && !atomic_load(&w->stop)) {
+		if (rc == -ENODEV) {
+			pthread_mutex_lock(&w->mu);
+			w->fatal = 1;
+			pthread_mutex_unlock(&w->mu);
+			event_active(w->wake, 0, 0);
+			return NULL;
+		}
+		ib_topo_free(&topo);
+		ib_mad_close(mad);
+		mad = NULL;
+		fb_log_warn("discovery found nothing to watch; retrying in 5 s");
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		add_ms(&next, 5000);
+		sleep_until(w, &next);
+	}
+	struct ib_poll_ctx c = { mad, &topo, cfg->fabric, cfg->unreachable_after, push, w,
+				 &w->stop };
+	for (size_t i = 0; rc == 0 && i < topo.n; i++)
+		if (topo.sw[i].assigned)
+			ib_poll_topology(&c, &topo.sw[i]);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	add_ms(&next, cfg->interval_ms);
+	while (rc == 0 && !atomic_load(&w->stop)) {
+		sleep_until(w, &next);
+		if (atomic_load(&w->stop))
+			break;
+		poll_all(&c);
+		/* Ticks stay on a fixed grid; a poll longer than the interval starts
+		 * the next one at once instead of a burst of catch-up polls. */
+		add_ms(&next, cfg->interval_ms);
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > next.tv_sec ||
+		    (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec)) {
+			fb_log_warn("a poll of %zu switches took longer than --interval %u ms",
+				    topo.n, cfg->interval_ms);
+			next = now;
+		}
+	}
+	ib_topo_free(&topo);
+	ib_mad_close(mad);
+	return NULL;
+}
+
+int ib_worker_start(struct event_base *base, const struct ib_worker_cfg *cfg,
+		    ib_worker_deliver_fn deliver, ib_worker_fatal_fn fatal, void *arg,
+		    struct ib_worker **out)
+{
+	struct ib_worker *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->cfg = cfg;
+	w->deliver = deliver;
+	w->on_fatal = fatal;
+	w->arg = arg;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	w->ring = malloc(QUEUE_CAP * sizeof(*w->ring));
+	w->wake = event_new(base, -1, 0, wake_cb, w);
+	int rc = !w->ring || !w->wake ? -ENOMEM : -pthread_create(&w->thread, NULL, run, w);
+	if (rc) {
+		ib_worker_free(w);
+		return rc;
+	}
+	w->started = 1;
+	*out = w;
+	return 0;
+}
+
+void ib_worker_stop(struct ib_worker *w)
+{
+	if (!w || !w->started)
+		return;
+	atomic_store(&w->stop, 1);
+	pthread_mutex_lock(&w->mu);
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	w->started = 0;
+	wake_cb(-1, 0, w);
+}
+
+uint64_t ib_worker_dropped(struct ib_worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	uint64_t n = w->dropped;
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
+void ib_worker_free(struct ib_worker *w)
+{
+	if (!w)
+		return;
+	ib_worker_stop(w);
+	if (w->wake)
+		event_free(w->wake);
+	free(w->ring);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->mu);
+	free(w);
+}
+
+/* ---- --once ---------------------------------------------------------------- */
+
+struct once_out {
+	const char *agent_id;
+	FILE *out;
+	int failed;
+};
+
+static void print_json(void *arg, const struct fb_event *ev)
+{
+	struct once_out *o = arg;
+	struct fb_event e = *ev;
+	snprintf(e.agent_id, sizeof(e.agent_id), "%s", o->agent_id);
+	json_t *j = fb_event_to_json(&e);
+	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	if (!s || fprintf(o->out, "%s\n", s) < 0)
+		o->failed = 1;
+	free(s);
+	json_decref(j);
+}
+
+int ib_worker_once(const struct ib_worker_cfg *cfg, const char *agent_id, FILE *out)
+{
+	struct ib_mad *mad = NULL;
+	struct ib_topo topo = { 0 };
+	struct once_out o = { agent_id, out, 0 };
+	int rc = open_and_discover(cfg, &mad, &topo);
+	if (rc == 0) {
+		/* The poll refreshes the states discovery saw; changes print too. */
+		struct ib_poll_ctx c = { mad, &topo, cfg->fabric, cfg->unreachable_after,
+					 print_json, &o, NULL };
+		poll_all(&c);
+		for (size_t i = 0; i < topo.n; i++)
+			if (topo.sw[i].assigned)
+				ib_poll_topology(&c, &topo.sw[i]);
+	}
+	ib_topo_free(&topo);
+	ib_mad_close(mad);
+	if (fflush(out) != 0)
+		o.failed = 1;
+	if (o.failed)
+		fb_log_err("--once: cannot write the topology to stdout");
+	return rc || o.failed ? 1 : 0;
+}

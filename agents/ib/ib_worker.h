@@ -1,0 +1,56 @@
+/* ib_worker.h - the MAD thread: discovery, then a poll every interval, and a
+ * bounded queue of fb_events to the libevent loop.
+ *
+ * The thread owns the MAD port and the topology; the loop owns the session.
+ * They share only the queue (a mutex-protected ring of event values) and a
+ * wake-up (event_active on the loop's base, which needs
+ * evthread_use_pthreads() before the base is created).
+ *
+ * If the loop falls behind and the ring is full, the thread waits at most
+ * QUEUE_WAIT_MS for room, then drops the event and counts it: MAD timing
+ * never depends on the broker.
+ */
+#ifndef IB_WORKER_H
+#define IB_WORKER_H
+
+#include "fb_event.h"
+
+#include <event2/event.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct ib_worker_cfg {
+	const char *ca;             /* NULL: first CA */
+	int ca_port;                /* 0: first active */
+	int timeout_ms;             /* per MAD attempt */
+	int retries;
+	unsigned interval_ms;
+	unsigned unreachable_after;
+	const char *fabric;
+	const char *switches;       /* "all" or comma list of node descriptions */
+	unsigned shard_i, shard_n;
+};
+
+struct ib_worker;
+
+/* Called on the loop thread from the wake-up, once per queued event. */
+typedef void (*ib_worker_deliver_fn)(void *arg, const struct fb_event *ev);
+/* Called on the loop thread once if the thread gives up (cannot open the port). */
+typedef void (*ib_worker_fatal_fn)(void *arg);
+
+/* cfg (and its strings) must outlive the worker. */
+int ib_worker_start(struct event_base *base, const struct ib_worker_cfg *cfg,
+		    ib_worker_deliver_fn deliver, ib_worker_fatal_fn fatal, void *arg,
+		    struct ib_worker **out);
+/* Stop the thread (waits for at most one MAD timeout) and deliver what is
+ * still queued. */
+void ib_worker_stop(struct ib_worker *w);
+uint64_t ib_worker_dropped(struct ib_worker *w);
+void ib_worker_free(struct ib_worker *w);
+
+/* --once: on the calling thread, discover, poll once, and write the topology
+ * of the assigned switches as JSON lines (topology events) to out. Returns
+ * 0, or 1 when the port cannot be opened or nothing was found. */
+int ib_worker_once(const struct ib_worker_cfg *cfg, const char *agent_id, FILE *out);
+
+#endif

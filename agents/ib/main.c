@@ -1,0 +1,378 @@
+/* main.c - fabricbus-agent-ib: options, the libevent loop and the session.
+ *
+ * The MAD thread (ib_worker.c) discovers and polls the fabric and queues
+ * fb_events; this loop submits them to the broker through fb_session. When
+ * the session's bounded buffer is full (broker away for long), events are
+ * dropped here and counted, so nothing upstream ever waits on the broker.
+ */
+#include "fb_addr.h"
+#include "fb_err.h"
+#include "fb_log.h"
+#include "fb_session.h"
+#include "fb_wire.h"
+#include "ib_worker.h"
+
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PROG "fabricbus-agent-ib"
+#define DEFAULT_BROKER "127.0.0.1:7411"
+#define SESSION_BUFFER 8192      /* unacked events kept for resend */
+#define FLUSH_WAIT_MS 2000       /* bounded wait for acks at exit */
+
+struct agent {
+	struct ib_worker_cfg cfg;
+	char host[256];
+	int port;
+	char agent_id[FB_AGENT_ID_MAX];
+	int once;
+
+	struct event_base *base;
+	struct fb_session *s;
+	struct ib_worker *w;
+	struct event *sigterm, *sigint, *flush_timer;
+	int stopping, exit_status;
+	uint64_t dropped;
+};
+
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (try: " PROG " --help)\n", stderr);
+	return 2;
+}
+
+static void help(void)
+{
+	printf("NAME\n"
+	       "    " PROG " - watch InfiniBand switches and report link events to fabricbusd\n"
+	       "\n"
+	       "SYNOPSIS\n"
+	       "    " PROG " [--broker HOST:PORT] [--agent-id ID] [--fabric NAME]\n"
+	       "                       [--interval MS] [--switches all|DESC,...] [--shard I/N]\n"
+	       "                       [--unreachable-after N] [--mad-timeout MS] [--mad-retries N]\n"
+	       "                       [--ca NAME] [--ca-port N] [--log-level LEVEL] [--once]\n"
+	       "\n"
+	       "DESCRIPTION\n"
+	       "    Discovers the fabric by directed route from a local CA port (no subnet\n"
+	       "    manager needed), then reads PortInfo of every port of every assigned switch\n"
+	       "    each --interval and reports changes as events:\n"
+	       "      link_down          PhysState left LinkUp (Warning)\n"
+	       "      link_up            PhysState became LinkUp (OK); port_state tells Init (2)\n"
+	       "                         from Active (4)\n"
+	       "      port_state         PortState changed while the link stayed up (OK)\n"
+	       "      switch_unreachable no PortInfo answer for --unreachable-after polls in a\n"
+	       "                         row (Critical, once); its ports are not diffed meanwhile\n"
+	       "      switch_reachable   it answers again (OK, once)\n"
+	       "      topology           at start, one per switch port with a peer, and again\n"
+	       "                         when a link comes up with a different peer\n"
+	       "    link_class is ISL for a switch peer and HOST for a CA peer; the last known\n"
+	       "    peer is reported for a down link. All MAD I/O runs on its own thread.\n"
+	       "\n"
+	       "OPTIONS\n"
+	       "    -b, --broker HOST:PORT     agent protocol address (default %s)\n"
+	       "    -a, --agent-id ID          [A-Za-z0-9._:@-], < %d chars (default ib@<hostname>)\n"
+	       "    -f, --fabric NAME          fabric name in every event (default IB)\n"
+	       "    -i, --interval MS          poll period, >= 100 (default 1000)\n"
+	       "    -s, --switches LIST        'all' (default) or node descriptions, comma separated\n"
+	       "        --shard I/N            of the selected switches in GUID order, keep those\n"
+	       "                               with index %% N == I (default 0/1)\n"
+	       "    -u, --unreachable-after N  failed polls before switch_unreachable (default 3)\n"
+	       "        --mad-timeout MS       per MAD attempt, 1..10000 (default 100)\n"
+	       "        --mad-retries N        attempts per MAD, 1..10 (default 2)\n"
+	       "        --ca NAME              local CA (default: the first)\n"
+	       "        --ca-port N            local CA port (default: the first active)\n"
+	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
+	       "        --once                 discover, poll once, print the topology of the\n"
+	       "                               assigned switches as JSON lines on stdout and exit;\n"
+	       "                               no broker is contacted\n"
+	       "    -h, --help                 show this help\n"
+	       "\n"
+	       "SIGNALS\n"
+	       "    SIGTERM, SIGINT  stop polling, wait up to %d ms for the broker to ack, exit 0\n"
+	       "\n"
+	       "EXIT STATUS\n"
+	       "    0  clean stop (or --once printed the topology)\n"
+	       "    1  the IB port cannot be opened, or --once found nothing\n"
+	       "    2  usage error\n",
+	       DEFAULT_BROKER, FB_AGENT_ID_MAX, FLUSH_WAIT_MS);
+}
+
+static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end || v < lo || v > hi)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_shard(const char *s, unsigned *i, unsigned *n)
+{
+	char buf[32];
+	const char *slash = strchr(s, '/');
+	if (!slash || (size_t)(slash - s) >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, (size_t)(slash - s));
+	buf[slash - s] = '\0';
+	if (parse_uint(buf, 0, 65535, i) || parse_uint(slash + 1, 1, 65536, n) || *i >= *n)
+		return -1;
+	return 0;
+}
+
+static int parse_opts(struct agent *a, int argc, char **argv)
+{
+	enum { O_SHARD = 256, O_TIMEOUT, O_RETRIES, O_CA, O_CAPORT, O_ONCE };
+	static const struct option lo[] = {
+		{ "broker", required_argument, NULL, 'b' },
+		{ "agent-id", required_argument, NULL, 'a' },
+		{ "fabric", required_argument, NULL, 'f' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "switches", required_argument, NULL, 's' },
+		{ "shard", required_argument, NULL, O_SHARD },
+		{ "unreachable-after", required_argument, NULL, 'u' },
+		{ "mad-timeout", required_argument, NULL, O_TIMEOUT },
+		{ "mad-retries", required_argument, NULL, O_RETRIES },
+		{ "ca", required_argument, NULL, O_CA },
+		{ "ca-port", required_argument, NULL, O_CAPORT },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "once", no_argument, NULL, O_ONCE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *broker = DEFAULT_BROKER;
+	unsigned v;
+	int c, level = FB_LOG_INFO;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":b:a:f:i:s:u:l:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'b': broker = optarg; break;
+		case 'a':
+			if (!fb_agent_id_valid(optarg))
+				return bad_usage("bad --agent-id '%s': want 1..%d chars of "
+						 "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
+			snprintf(a->agent_id, sizeof(a->agent_id), "%s", optarg);
+			break;
+		case 'f':
+			if (!*optarg || strlen(optarg) >= FB_FABRIC_MAX)
+				return bad_usage("bad --fabric '%s': want 1..%d chars", optarg,
+						 FB_FABRIC_MAX - 1);
+			a->cfg.fabric = optarg;
+			break;
+		case 'i':
+			if (parse_uint(optarg, 100, 3600000, &a->cfg.interval_ms))
+				return bad_usage("bad --interval '%s': want milliseconds, 100..3600000",
+						 optarg);
+			break;
+		case 's':
+			if (!*optarg || strstr(optarg, ",,") || *optarg == ',' ||
+			    optarg[strlen(optarg) - 1] == ',')
+				return bad_usage("bad --switches '%s': want 'all' or node descriptions "
+						 "separated by single commas", optarg);
+			a->cfg.switches = optarg;
+			break;
+		case O_SHARD:
+			if (parse_shard(optarg, &a->cfg.shard_i, &a->cfg.shard_n))
+				return bad_usage("bad --shard '%s': want I/N with 0 <= I < N", optarg);
+			break;
+		case 'u':
+			if (parse_uint(optarg, 1, 1000, &a->cfg.unreachable_after))
+				return bad_usage("bad --unreachable-after '%s': want 1..1000", optarg);
+			break;
+		case O_TIMEOUT:
+			if (parse_uint(optarg, 1, 10000, &v))
+				return bad_usage("bad --mad-timeout '%s': want milliseconds, 1..10000",
+						 optarg);
+			a->cfg.timeout_ms = (int)v;
+			break;
+		case O_RETRIES:
+			if (parse_uint(optarg, 1, 10, &v))
+				return bad_usage("bad --mad-retries '%s': want 1..10", optarg);
+			a->cfg.retries = (int)v;
+			break;
+		case O_CA:
+			if (!*optarg || strlen(optarg) >= 20)
+				return bad_usage("bad --ca '%s': want a CA name (ibstat lists them)",
+						 optarg);
+			a->cfg.ca = optarg;
+			break;
+		case O_CAPORT:
+			if (parse_uint(optarg, 1, 254, &v))
+				return bad_usage("bad --ca-port '%s': want 1..254", optarg);
+			a->cfg.ca_port = (int)v;
+			break;
+		case 'l':
+			if ((level = fb_log_level_parse(optarg)) < 0)
+				return bad_usage("bad --log-level '%s': want error, warn, info or debug",
+						 optarg);
+			break;
+		case O_ONCE: a->once = 1; break;
+		case 'h': help(); return -1;
+		case ':': return bad_usage("%s needs a value", argv[optind - 1]);
+		default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return bad_usage("unexpected argument '%s'", argv[optind]);
+	if (fb_addr_parse(broker, "127.0.0.1", a->host, sizeof(a->host), &a->port) != 0)
+		return bad_usage("bad --broker '%s': want HOST:PORT, [IPV6]:PORT or :PORT", broker);
+	fb_log_set_level(level);
+	return 0;
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+static void deliver(void *arg, const struct fb_event *ev)
+{
+	struct agent *a = arg;
+	int rc = fb_session_submit(a->s, ev);
+	if (rc == 0)
+		return;
+	/* Log the first drop and then every 1000th, so a long outage is visible
+	 * without flooding. */
+	if (a->dropped++ % 1000 == 0)
+		fb_log_warn("dropped %s event for switch '%s' (GUID 0x%016llx) port %u: %s "
+			    "(%llu dropped so far; is fabricbusd at %s:%d up?)",
+			    fb_kind_name(ev->kind), ev->subj.switch_name,
+			    (unsigned long long)ev->subj.switch_guid, ev->subj.port,
+			    rc == FB_EFULL ? "session buffer full" : fb_strerror(rc),
+			    (unsigned long long)a->dropped, a->host, a->port);
+}
+
+static void check_flushed(struct agent *a)
+{
+	struct fb_session_stats st;
+	fb_session_get_stats(a->s, &st);
+	if (a->stopping && st.unacked == 0)
+		event_base_loopbreak(a->base);
+}
+
+static void on_fatal(void *arg)
+{
+	struct agent *a = arg;
+	a->exit_status = 1;
+	event_base_loopbreak(a->base);
+}
+
+static void on_ack(void *arg, uint64_t seq)
+{
+	(void)seq;
+	check_flushed(arg);
+}
+
+static void on_err(void *arg, int code, const char *text)
+{
+	(void)arg;
+	fb_log_warn("session: %s (code %d)", text, code); /* text names the broker */
+}
+
+static void flush_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct agent *a = arg;
+	struct fb_session_stats st;
+	fb_session_get_stats(a->s, &st);
+	fb_log_warn("exiting with %zu events not acked by %s:%d", st.unacked, a->host, a->port);
+	event_base_loopbreak(a->base);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	struct agent *a = arg;
+	if (a->stopping)
+		return;
+	a->stopping = 1;
+	fb_log_info("signal %d: stopping the MAD thread, waiting up to %d ms for acks",
+		    (int)sig, FLUSH_WAIT_MS);
+	ib_worker_stop(a->w); /* delivers what it still held */
+	fb_session_flush(a->s);
+	struct timeval tv = { FLUSH_WAIT_MS / 1000, (FLUSH_WAIT_MS % 1000) * 1000 };
+	evtimer_add(a->flush_timer, &tv);
+	check_flushed(a);
+}
+
+static int run(struct agent *a)
+{
+	struct fb_session_opts o = { a->host, a->port, a->agent_id, SESSION_BUFFER, 512, 5000 };
+	int rc = fb_session_new(a->base, &o, &a->s);
+	if (rc) {
+		fb_log_err("cannot start a session to %s:%d: %s", a->host, a->port, fb_strerror(rc));
+		return 1;
+	}
+	fb_session_set_callbacks(a->s, on_ack, on_err, a);
+	a->sigterm = evsignal_new(a->base, SIGTERM, on_signal, a);
+	a->sigint = evsignal_new(a->base, SIGINT, on_signal, a);
+	a->flush_timer = evtimer_new(a->base, flush_timeout, a);
+	if (!a->sigterm || !a->sigint || !a->flush_timer || event_add(a->sigterm, NULL) ||
+	    event_add(a->sigint, NULL)) {
+		fb_log_err("out of memory setting up the event loop");
+		return 1;
+	}
+	rc = fb_session_start(a->s);
+	if (rc == 0)
+		rc = ib_worker_start(a->base, &a->cfg, deliver, on_fatal, a, &a->w);
+	if (rc) {
+		fb_log_err("cannot start: %s", fb_strerror(rc));
+		return 1;
+	}
+	fb_log_info("agent '%s' reporting fabric '%s' to %s:%d, polling every %u ms",
+		    a->agent_id, a->cfg.fabric, a->host, a->port, a->cfg.interval_ms);
+	event_base_dispatch(a->base);
+	ib_worker_stop(a->w);
+	uint64_t qdrop = ib_worker_dropped(a->w);
+	if (a->dropped || qdrop)
+		fb_log_warn("%llu events dropped (session buffer full), %llu (MAD thread queue full)",
+			    (unsigned long long)a->dropped, (unsigned long long)qdrop);
+	return a->exit_status;
+}
+
+int main(int argc, char **argv)
+{
+	struct agent a = { 0 };
+	a.cfg = (struct ib_worker_cfg){ .timeout_ms = 100, .retries = 2, .interval_ms = 1000,
+				        .unreachable_after = 3, .fabric = "IB",
+				        .switches = "all", .shard_n = 1 };
+	fb_log_init(PROG, 0, FB_LOG_INFO);
+	fb_session_default_agent_id("ib", a.agent_id, sizeof(a.agent_id));
+	int r = parse_opts(&a, argc, argv);
+	if (r)
+		return r < 0 ? 0 : r;
+	if (a.once)
+		return ib_worker_once(&a.cfg, a.agent_id, stdout);
+
+	signal(SIGPIPE, SIG_IGN); /* a broker closing mid-write is an error, not death */
+	/* Before the base exists: event_active from the MAD thread must be safe. */
+	if (evthread_use_pthreads() != 0 || !(a.base = event_base_new())) {
+		fb_log_err("cannot set up libevent with pthreads");
+		return 1;
+	}
+	int status = run(&a);
+	ib_worker_free(a.w);
+	fb_session_free(a.s);
+	if (a.sigterm)
+		event_free(a.sigterm);
+	if (a.sigint)
+		event_free(a.sigint);
+	if (a.flush_timer)
+		event_free(a.flush_timer);
+	event_base_free(a.base);
+	return status;
+}
