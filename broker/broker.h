@@ -23,6 +23,7 @@ struct fb_journal;
 struct fb_ws;
 struct fb_kafka;
 struct fb_conn;
+struct fb_inventory;
 
 #define FB_BATCH_CAP 4096
 #define FB_PENDING_BATCHES_MAX 64 /* commit inline past this many full batches */
@@ -44,6 +45,7 @@ struct fb_broker {
 	struct fb_ws *ws;
 	struct fb_kafka *kafka;   /* NULL unless KafkaBrokers is set */
 	struct fb_agent_table *agents;
+	struct fb_inventory *inventory; /* port GUID/MAC -> node (inventory.h) */
 	struct evconnlistener *listener;
 	struct event *commit_ev;  /* low priority: runs after all reads */
 	struct event *sync_timer; /* JournalSync=interval */

@@ -10,6 +10,7 @@
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_wire.h"
+#include "inventory.h"
 #include "journal.h"
 
 #include <arpa/inet.h>
@@ -191,9 +192,18 @@ static int accept_event(struct fb_conn *c, struct fb_record *slot, const uint8_t
 			    (unsigned long long)(slot->ev.seq - a->stored_seq - 1));
 	}
 	slot->event_id = b->last_event_id + 1;
+	/* A switch-side event learns its node from the inventory; the agent's
+	 * bytes no longer say what every sink must see, so re-encode. */
+	if (fb_inventory_enrich(b->inventory, &slot->ev)) {
+		raw = NULL;
+		raw_len = 0;
+	}
 	int rc = fb_journal_append(b->journal, slot->event_id, &slot->ev, raw, raw_len);
 	if (rc)
 		return rc;
+	if (fb_inventory_learn(b->inventory, &slot->ev) != 0)
+		fb_log_warn("agent %s: out of memory adding port %s of node %s to the inventory",
+			    a->id, slot->ev.subj.device, slot->ev.subj.node);
 	b->last_event_id++;
 	a->stored_seq = slot->ev.seq;
 	a->events++;

@@ -5,6 +5,7 @@
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_wire.h"
+#include "inventory.h"
 #include "journal.h"
 #include "kafka_conf.h"
 #include "kafka_sink.h"
@@ -148,6 +149,8 @@ static void recover_cb(void *arg, uint64_t event_id, const struct fb_event *ev)
 	}
 	if (event_id > b->last_event_id)
 		b->last_event_id = b->committed_id = event_id;
+	if (fb_inventory_learn(b->inventory, ev) != 0)
+		fb_log_warn("journal recovery: out of memory rebuilding the port inventory");
 }
 
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -281,6 +284,7 @@ static void shutdown_broker(struct fb_broker *b)
 	if (b->journal)
 		fb_journal_close(b->journal);
 	fb_agent_table_free(b->agents);
+	fb_inventory_free(b->inventory);
 }
 
 int main(int argc, char **argv)
@@ -314,7 +318,8 @@ int main(int argc, char **argv)
 	if (ec)
 		event_config_free(ec);
 	b.agents = fb_agent_table_new();
-	if (!b.base || !b.agents || event_base_priority_init(b.base, 2) != 0) {
+	b.inventory = fb_inventory_new();
+	if (!b.base || !b.agents || !b.inventory || event_base_priority_init(b.base, 2) != 0) {
 		fb_log_err("cannot create the event loop");
 		return 1;
 	}

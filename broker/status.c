@@ -1,5 +1,6 @@
 #include "status.h"
 
+#include "inventory.h"
 #include "journal.h"
 #include "kafka_sink.h"
 
@@ -7,6 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* Ports listed in /status "inventory"."ports"; "truncated" says when more are known. */
+#define FB_STATUS_INVENTORY_CAP 10000
 #define RATE_SAMPLES 11 /* one a second: enough for a 10 s rate */
 
 struct fb_status {
@@ -109,6 +112,7 @@ char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 	if (!root)
 		return NULL;
 	json_object_set_new(root, "kafka", kafka_json(b));
+	json_object_set_new(root, "inventory", fb_inventory_json(b->inventory, FB_STATUS_INVENTORY_CAP));
 	char *out = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
 	return out;

@@ -9,6 +9,8 @@
 #ifndef IB_DISCOVER_H
 #define IB_DISCOVER_H
 
+#include "ib_counters.h"
+#include "ib_flap.h"
 #include "ib_mad.h"
 
 #include <stddef.h>
@@ -27,6 +29,8 @@ struct ib_port {
 	/* poll state (ib_poll.c) */
 	struct ib_port_info pi;       /* last answer */
 	int have_pi;
+	struct ib_flap flap;          /* ib_flap.c, fed by ib_poll.c */
+	struct ib_ctr_port ctr;       /* ib_counters.c */
 };
 
 struct ib_switch {
@@ -40,6 +44,7 @@ struct ib_switch {
 	unsigned fails;               /* consecutive failed polls */
 	int unreachable;
 	uint8_t resume_port;          /* where the next poll starts, after a loss */
+	struct ib_ctr_switch ctr;     /* LID and PerfMgt capabilities (ib_counters.c) */
 };
 
 struct ib_topo {

@@ -12,7 +12,12 @@
 
 struct ib_mad {
 	struct ibmad_port *port;
+	int timeout_ms;
 };
+
+/* pma_query_via copies the answer's data part (from IB_PC_DATA_OFFS) here;
+ * room for a whole MAD, as perfquery keeps. */
+#define PMA_BUF_SZ 1024
 
 int ib_mad_open(const char *ca, int port, int timeout_ms, int retries, struct ib_mad **out)
 {
@@ -34,6 +39,7 @@ int ib_mad_open(const char *ca, int port, int timeout_ms, int retries, struct ib
 	}
 	mad_rpc_set_timeout(m->port, timeout_ms);
 	mad_rpc_set_retries(m->port, retries);
+	m->timeout_ms = timeout_ms;
 	*out = m;
 	return 0;
 }
@@ -125,5 +131,68 @@ int ib_mad_port_info(struct ib_mad *m, const struct ib_dr *dr, unsigned port,
 	pi->phys = (uint8_t)mad_get_field(buf, 0, IB_PORT_PHYS_STATE_F);
 	pi->width = (uint8_t)mad_get_field(buf, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
 	pi->speed = (uint8_t)mad_get_field(buf, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
+	return 0;
+}
+
+int ib_mad_switch_lid(struct ib_mad *m, const struct ib_dr *dr, uint16_t *lid)
+{
+	uint8_t buf[IB_SMP_DATA_SIZE];
+	int rc = query(m, dr, IB_ATTR_PORT_INFO, 0, buf);
+	if (rc)
+		return rc;
+	*lid = (uint16_t)mad_get_field(buf, 0, IB_PORT_LID_F);
+	return 0;
+}
+
+static int pma(struct ib_mad *m, uint16_t lid, unsigned port, unsigned attr,
+	       uint8_t buf[PMA_BUF_SZ])
+{
+	ib_portid_t id;
+	memset(&id, 0, sizeof(id));
+	memset(buf, 0, PMA_BUF_SZ);
+	if (ib_portid_set(&id, lid, 0, 0) != 0)
+		return -EINVAL;
+	if (!pma_query_via(buf, &id, (int)port, (unsigned)m->timeout_ms, attr, m->port))
+		return -ETIMEDOUT;
+	return 0;
+}
+
+int ib_mad_pma_capmask(struct ib_mad *m, uint16_t lid, uint16_t *capmask)
+{
+	uint8_t buf[PMA_BUF_SZ];
+	int rc = pma(m, lid, 0, CLASS_PORT_INFO, buf);
+	if (rc)
+		return rc;
+	*capmask = (uint16_t)mad_get_field(buf, 0, IB_CPI_CAPMASK_F);
+	return 0;
+}
+
+int ib_mad_pma_counters(struct ib_mad *m, uint16_t lid, unsigned port,
+			struct ib_pma_counters *pc)
+{
+	uint8_t buf[PMA_BUF_SZ];
+	int rc = pma(m, lid, port, IB_GSI_PORT_COUNTERS, buf);
+	if (rc)
+		return rc;
+	pc->symbol_error = mad_get_field(buf, 0, IB_PC_ERR_SYM_F);
+	pc->link_error_recovery = mad_get_field(buf, 0, IB_PC_LINK_RECOVERS_F);
+	pc->link_downed = mad_get_field(buf, 0, IB_PC_LINK_DOWNED_F);
+	pc->rcv_errors = mad_get_field(buf, 0, IB_PC_ERR_RCV_F);
+	pc->xmit_discards = mad_get_field(buf, 0, IB_PC_XMT_DISCARDS_F);
+	pc->xmit_wait = mad_get_field(buf, 0, IB_PC_XMT_WAIT_F);
+	return 0;
+}
+
+int ib_mad_pma_counters_ext(struct ib_mad *m, uint16_t lid, unsigned port,
+			    struct ib_pma_ext *pe)
+{
+	uint8_t buf[PMA_BUF_SZ];
+	int rc = pma(m, lid, port, IB_GSI_PORT_COUNTERS_EXT, buf);
+	if (rc)
+		return rc;
+	pe->xmit_data = mad_get_field64(buf, 0, IB_PC_EXT_XMT_BYTES_F);
+	pe->rcv_data = mad_get_field64(buf, 0, IB_PC_EXT_RCV_BYTES_F);
+	pe->xmit_pkts = mad_get_field64(buf, 0, IB_PC_EXT_XMT_PKTS_F);
+	pe->rcv_pkts = mad_get_field64(buf, 0, IB_PC_EXT_RCV_PKTS_F);
 	return 0;
 }

@@ -44,6 +44,23 @@ struct ib_port_info {
 	uint8_t speed;       /* LinkSpeedActive */
 };
 
+/* PortCounters (PMA attribute 0x12): the error counters and PortXmitWait.
+ * Widths on the wire: symbol_error, rcv_errors, xmit_discards 16 bits;
+ * link_error_recovery, link_downed 8 bits; xmit_wait 32 bits. */
+struct ib_pma_counters {
+	uint64_t symbol_error, link_error_recovery, link_downed, rcv_errors, xmit_discards;
+	uint64_t xmit_wait;
+};
+
+/* PortCountersExtended (0x1D): 64-bit data counters. */
+struct ib_pma_ext {
+	uint64_t xmit_data, rcv_data, xmit_pkts, rcv_pkts;
+};
+
+/* PerfMgt ClassPortInfo.CapabilityMask bits we use. */
+#define IB_PMA_CAP_EXT_WIDTH 0x0200        /* PortCountersExtended, all fields */
+#define IB_PMA_CAP_EXT_WIDTH_NOIETF 0x0400 /* PortCountersExtended, data counters only */
+
 struct ib_mad;
 
 /* Open ca (NULL: the first CA) port (0: the first active); registers SMI,
@@ -64,5 +81,16 @@ int ib_mad_node_info(struct ib_mad *m, const struct ib_dr *dr, struct ib_node_in
 int ib_mad_node_desc(struct ib_mad *m, const struct ib_dr *dr, char desc[IB_DESC_SZ]);
 int ib_mad_port_info(struct ib_mad *m, const struct ib_dr *dr, unsigned port,
 		     struct ib_port_info *pi);
+
+/* PortInfo of port 0 of a switch: its base LID (0 until an SM assigned one). */
+int ib_mad_switch_lid(struct ib_mad *m, const struct ib_dr *dr, uint16_t *lid);
+
+/* PerfMgt (GSI, LID-routed: needs an SM to have assigned LIDs). 0, or
+ * -ETIMEDOUT when nothing came back after the retries. */
+int ib_mad_pma_capmask(struct ib_mad *m, uint16_t lid, uint16_t *capmask);
+int ib_mad_pma_counters(struct ib_mad *m, uint16_t lid, unsigned port,
+			struct ib_pma_counters *pc);
+int ib_mad_pma_counters_ext(struct ib_mad *m, uint16_t lid, unsigned port,
+			    struct ib_pma_ext *pe);
 
 #endif

@@ -7,13 +7,14 @@
 #include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #define REROUTE_TRIES 4 /* candidate routes checked per attempt */
 
 _Static_assert(IB_DESC_SZ == FB_NAME_MAX, "node descriptions must fit fb_subject names");
 
-static void fill(struct fb_event *ev, const struct ib_poll_ctx *c, const struct ib_switch *sw,
-		 unsigned port, uint8_t kind, uint8_t sev)
+void ib_poll_fill(struct fb_event *ev, const struct ib_poll_ctx *c, const struct ib_switch *sw,
+		  unsigned port, uint8_t kind, uint8_t sev)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->ts_ns = fb_now_ns();
@@ -44,7 +45,7 @@ void ib_poll_topology(struct ib_poll_ctx *c, const struct ib_switch *sw)
 	for (unsigned p = 1; p <= sw->nports; p++) {
 		if (!sw->ports[p].peer.guid)
 			continue;
-		fill(&ev, c, sw, p, FB_KIND_TOPOLOGY, FB_SEV_OK);
+		ib_poll_fill(&ev, c, sw, p, FB_KIND_TOPOLOGY, FB_SEV_OK);
 		c->emit(c->emit_arg, &ev);
 	}
 }
@@ -53,7 +54,7 @@ static void emit_switch(struct ib_poll_ctx *c, const struct ib_switch *sw, uint8
 			uint8_t sev, const char *text)
 {
 	struct fb_event ev;
-	fill(&ev, c, sw, 0, kind, sev);
+	ib_poll_fill(&ev, c, sw, 0, kind, sev);
 	snprintf(ev.text, sizeof(ev.text), "%s", text);
 	c->emit(c->emit_arg, &ev);
 }
@@ -73,7 +74,32 @@ static void recheck_peer(struct ib_poll_ctx *c, struct ib_switch *sw, unsigned p
 		    peer.desc, peer.guid, peer.port, old->desc, old->guid);
 	*old = peer;
 	struct fb_event ev;
-	fill(&ev, c, sw, port, FB_KIND_TOPOLOGY, FB_SEV_OK);
+	ib_poll_fill(&ev, c, sw, port, FB_KIND_TOPOLOGY, FB_SEV_OK);
+	c->emit(c->emit_arg, &ev);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* After a link_down event: the port's flap count, and ONE flap event a
+ * window when it reaches --flap-count. */
+static void check_flap(struct ib_poll_ctx *c, struct ib_switch *sw, unsigned port)
+{
+	unsigned n;
+	if (!c->flap || !ib_flap_note(&sw->ports[port].flap, c->flap, mono_ms(), &n))
+		return;
+	struct fb_event ev;
+	ib_poll_fill(&ev, c, sw, port, FB_KIND_FLAP, FB_SEV_WARNING);
+	(void)fb_event_add_counter(&ev, FB_CTR_FLAP_COUNT, n);       /* 2 of 16: never full */
+	(void)fb_event_add_counter(&ev, FB_CTR_FLAP_WINDOW_S, c->flap->window_s);
+	snprintf(ev.text, sizeof(ev.text), "link went down %u times within %u s", n,
+		 c->flap->window_s);
+	fb_log_warn("flap: switch '%s' (GUID 0x%016" PRIx64 ") port %u peer '%s': %s", sw->desc,
+		    sw->guid, port, sw->ports[port].peer.desc, ev.text);
 	c->emit(c->emit_arg, &ev);
 }
 
@@ -101,11 +127,13 @@ static void diff_port(struct ib_poll_ctx *c, struct ib_switch *sw, unsigned port
 		return;
 	}
 	struct fb_event ev;
-	fill(&ev, c, sw, port, kind, sev);
+	ib_poll_fill(&ev, c, sw, port, kind, sev);
 	fb_log_info("%s: switch '%s' (GUID 0x%016" PRIx64 ") port %u peer '%s' port %u: "
 		    "PortState %u->%u PhysState %u->%u", fb_kind_name(kind), sw->desc, sw->guid,
 		    port, p->peer.desc, p->peer.port, was.state, now->state, was.phys, now->phys);
 	c->emit(c->emit_arg, &ev);
+	if (kind == FB_KIND_LINK_DOWN)
+		check_flap(c, sw, port);
 }
 
 /* The route may be what failed (a link on the way went down), not the

@@ -22,8 +22,10 @@
  * switch_reachable and the states are re-baselined (changes meanwhile are
  * reported as link events against the last known state).
  *
- * Extension point: counters (PerfMgt) and flap detection hook in per port
- * after the PortInfo answer, on the same MAD port and thread.
+ * Flap: every link_down is also fed to ib_flap.c; when a port went down
+ * --flap-count times within --flap-window, ONE flap event (Warning;
+ * counters flap_count, flap_window_s) follows that link_down. Counters
+ * (PerfMgt) are a separate round on the same thread: ib_counters.h.
  */
 #ifndef IB_POLL_H
 #define IB_POLL_H
@@ -42,7 +44,14 @@ struct ib_poll_ctx {
 	ib_emit_fn emit;
 	void *emit_arg;
 	const _Atomic int *stop;  /* checked between MADs; may be NULL */
+	const struct ib_ctr_cfg *ctr;   /* thresholds (ib_counters.c) */
+	const struct ib_flap_cfg *flap; /* NULL: no flap detection */
 };
+
+/* An event about sw (port 0: the switch itself), its subject and link class
+ * filled from the topology; counters empty. */
+void ib_poll_fill(struct fb_event *ev, const struct ib_poll_ctx *c, const struct ib_switch *sw,
+		  unsigned port, uint8_t kind, uint8_t sev);
 
 /* One poll of one switch. Returns the number of PortInfo MADs answered. */
 int ib_poll_switch(struct ib_poll_ctx *c, struct ib_switch *sw);

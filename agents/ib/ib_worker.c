@@ -155,6 +155,35 @@ static void poll_all(struct ib_poll_ctx *c)
 	fb_log_debug("poll: %d PortInfo answers in %.2f ms", mads, ms_since(&t0));
 }
 
+static void counters_all(struct ib_poll_ctx *c)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int mads = 0;
+	for (size_t i = 0; i < c->topo->n && !(c->stop && atomic_load(c->stop)); i++)
+		if (c->topo->sw[i].assigned)
+			mads += ib_counters_switch(c, &c->topo->sw[i]);
+	fb_log_debug("counters: %d PerfMgt answers in %.2f ms", mads, ms_since(&t0));
+}
+
+static int ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Ticks stay on a fixed grid; a round longer than its period starts the next
+ * one at once instead of a burst of catch-up rounds. */
+static void advance(struct timespec *next, unsigned ms, const char *what, size_t n)
+{
+	add_ms(next, ms);
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (ts_before(next, &now)) {
+		fb_log_warn("%s of %zu switches took longer than its period of %u ms", what, n, ms);
+		*next = now;
+	}
+}
+
 static void *run(void *arg)
 {
 	struct ib_worker *w = arg;
@@ -182,27 +211,31 @@ static void *run(void *arg)
 		sleep_until(w, &next);
 	}
 	struct ib_poll_ctx c = { mad, &topo, cfg->fabric, cfg->unreachable_after, push, w,
-				 &w->stop };
+				 &w->stop, &cfg->ctr, &cfg->flap };
 	for (size_t i = 0; rc == 0 && i < topo.n; i++)
 		if (topo.sw[i].assigned)
 			ib_poll_topology(&c, &topo.sw[i]);
+	int counters = cfg->ctr.interval_ms > 0;
+	if (rc == 0 && counters)
+		counters_all(&c); /* the baseline: the first round then has deltas */
+	struct timespec next_ctr;
 	clock_gettime(CLOCK_MONOTONIC, &next);
+	next_ctr = next;
 	add_ms(&next, cfg->interval_ms);
+	add_ms(&next_ctr, counters ? cfg->ctr.interval_ms : 0);
 	while (rc == 0 && !atomic_load(&w->stop)) {
-		sleep_until(w, &next);
+		sleep_until(w, counters && ts_before(&next_ctr, &next) ? &next_ctr : &next);
 		if (atomic_load(&w->stop))
 			break;
-		poll_all(&c);
-		/* Ticks stay on a fixed grid; a poll longer than the interval starts
-		 * the next one at once instead of a burst of catch-up polls. */
-		add_ms(&next, cfg->interval_ms);
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > next.tv_sec ||
-		    (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec)) {
-			fb_log_warn("a poll of %zu switches took longer than --interval %u ms",
-				    topo.n, cfg->interval_ms);
-			next = now;
+		if (!ts_before(&now, &next)) {
+			poll_all(&c);
+			advance(&next, cfg->interval_ms, "a PortInfo poll", topo.n);
+		}
+		if (counters && !ts_before(&now, &next_ctr)) {
+			counters_all(&c);
+			advance(&next_ctr, cfg->ctr.interval_ms, "a counters round", topo.n);
 		}
 	}
 	ib_topo_free(&topo);
@@ -303,7 +336,7 @@ int ib_worker_once(const struct ib_worker_cfg *cfg, const char *agent_id, FILE *
 	if (rc == 0) {
 		/* The poll refreshes the states discovery saw; changes print too. */
 		struct ib_poll_ctx c = { mad, &topo, cfg->fabric, cfg->unreachable_after,
-					 print_json, &o, NULL };
+					 print_json, &o, NULL, &cfg->ctr, NULL };
 		poll_all(&c);
 		for (size_t i = 0; i < topo.n; i++)
 			if (topo.sw[i].assigned)

@@ -1,4 +1,5 @@
-/* ib_worker.h - the MAD thread: discovery, then a poll every interval, and a
+/* ib_worker.h - the MAD thread: discovery, then a PortInfo poll every
+ * interval and a PerfMgt counters round every counters interval, and a
  * bounded queue of fb_events to the libevent loop.
  *
  * The thread owns the MAD port and the topology; the loop owns the session.
@@ -14,6 +15,8 @@
 #define IB_WORKER_H
 
 #include "fb_event.h"
+#include "ib_counters.h"
+#include "ib_flap.h"
 
 #include <event2/event.h>
 #include <stdint.h>
@@ -29,6 +32,8 @@ struct ib_worker_cfg {
 	const char *fabric;
 	const char *switches;       /* "all" or comma list of node descriptions */
 	unsigned shard_i, shard_n;
+	struct ib_ctr_cfg ctr;      /* counters round; ctr.interval_ms 0: none */
+	struct ib_flap_cfg flap;
 };
 
 struct ib_worker;

@@ -34,6 +34,7 @@ struct agent {
 	int port;
 	char agent_id[FB_AGENT_ID_MAX];
 	int once;
+	int ctr_interval_set;
 
 	struct event_base *base;
 	struct fb_session *s;
@@ -64,6 +65,9 @@ static void help(void)
 	       "    " PROG " [--broker HOST:PORT] [--agent-id ID] [--fabric NAME]\n"
 	       "                       [--interval MS] [--switches all|DESC,...] [--shard I/N]\n"
 	       "                       [--unreachable-after N] [--mad-timeout MS] [--mad-retries N]\n"
+	       "                       [--counters-interval MS] [--error-threshold NAME=RATE]...\n"
+	       "                       [--congestion-threshold PPM] [--xmit-wait-tick-ns NS]\n"
+	       "                       [--flap-count N] [--flap-window SEC]\n"
 	       "                       [--ca NAME] [--ca-port N] [--log-level LEVEL] [--once]\n"
 	       "\n"
 	       "DESCRIPTION\n"
@@ -79,8 +83,24 @@ static void help(void)
 	       "      switch_reachable   it answers again (OK, once)\n"
 	       "      topology           at start, one per switch port with a peer, and again\n"
 	       "                         when a link comes up with a different peer\n"
+	       "      flap               a port went down --flap-count times within\n"
+	       "                         --flap-window (Warning, once per window; the link_down\n"
+	       "                         and link_up events still go out)\n"
 	       "    link_class is ISL for a switch peer and HOST for a CA peer; the last known\n"
 	       "    peer is reported for a down link. All MAD I/O runs on its own thread.\n"
+	       "\n"
+	       "    Every --counters-interval it also reads PortCounters (and, when the switch's\n"
+	       "    PerfMgt ClassPortInfo has them, PortCountersExtended) of every port by the\n"
+	       "    switch's LID: a switch with no LID (no subnet manager yet) is skipped, logged\n"
+	       "    once. Deltas use the measured time between two readings; a value below the\n"
+	       "    last one is a reset and counts as the delta. With hysteresis (one event up,\n"
+	       "    one down after 3 readings below, none in between):\n"
+	       "      counter_threshold  an error counter's rate reached its --error-threshold\n"
+	       "                         (Warning); counter_cleared when back below\n"
+	       "      congestion         congestion_ppm reached --congestion-threshold (Warning);\n"
+	       "                         congestion_cleared when back below, where\n"
+	       "                         congestion_ppm = PortXmitWait delta * tick_ns / interval_ms\n"
+	       "                         (the fraction of the interval spent waiting, in ppm)\n"
 	       "\n"
 	       "OPTIONS\n"
 	       "    -b, --broker HOST:PORT     agent protocol address (default %s)\n"
@@ -95,6 +115,15 @@ static void help(void)
 	       "        --mad-retries N        attempts per MAD, 1..10 (default 2)\n"
 	       "        --ca NAME              local CA (default: the first)\n"
 	       "        --ca-port N            local CA port (default: the first active)\n"
+	       "        --counters-interval MS PerfMgt round period, 0 (off) or >= 100\n"
+	       "                               (default: --interval)\n"
+	       "        --error-threshold NAME=RATE  per second, 1..1e9; repeatable. Defaults:\n"
+	       "                               symbol_error=10 link_error_recovery=1\n"
+	       "                               link_downed=1 rcv_errors=10 xmit_discards=100\n"
+	       "        --congestion-threshold PPM  1..1000000 (default 100000 = 10%%)\n"
+	       "        --xmit-wait-tick-ns NS the PortXmitWait tick assumed, 1..1000 (default 4)\n"
+	       "        --flap-count N         link downs that make a flap, 2..%d (default 3)\n"
+	       "        --flap-window SEC      1..86400 (default 60)\n"
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
 	       "        --once                 discover, poll once, print the topology of the\n"
 	       "                               assigned switches as JSON lines on stdout and exit;\n"
@@ -108,7 +137,7 @@ static void help(void)
 	       "    0  clean stop (or --once printed the topology)\n"
 	       "    1  the IB port cannot be opened, or --once found nothing\n"
 	       "    2  usage error\n",
-	       DEFAULT_BROKER, FB_AGENT_ID_MAX, FLUSH_WAIT_MS);
+	       DEFAULT_BROKER, FB_AGENT_ID_MAX, IB_FLAP_COUNT_MAX, FLUSH_WAIT_MS);
 }
 
 static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -138,7 +167,8 @@ static int parse_shard(const char *s, unsigned *i, unsigned *n)
 
 static int parse_opts(struct agent *a, int argc, char **argv)
 {
-	enum { O_SHARD = 256, O_TIMEOUT, O_RETRIES, O_CA, O_CAPORT, O_ONCE };
+	enum { O_SHARD = 256, O_TIMEOUT, O_RETRIES, O_CA, O_CAPORT, O_ONCE, O_CTR_INTERVAL,
+	       O_ERR_THR, O_CONG_THR, O_TICK, O_FLAP_COUNT, O_FLAP_WINDOW };
 	static const struct option lo[] = {
 		{ "broker", required_argument, NULL, 'b' },
 		{ "agent-id", required_argument, NULL, 'a' },
@@ -153,6 +183,12 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		{ "ca-port", required_argument, NULL, O_CAPORT },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, O_ONCE },
+		{ "counters-interval", required_argument, NULL, O_CTR_INTERVAL },
+		{ "error-threshold", required_argument, NULL, O_ERR_THR },
+		{ "congestion-threshold", required_argument, NULL, O_CONG_THR },
+		{ "xmit-wait-tick-ns", required_argument, NULL, O_TICK },
+		{ "flap-count", required_argument, NULL, O_FLAP_COUNT },
+		{ "flap-window", required_argument, NULL, O_FLAP_WINDOW },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -223,11 +259,46 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 						 optarg);
 			break;
 		case O_ONCE: a->once = 1; break;
+		case O_CTR_INTERVAL:
+			if (parse_uint(optarg, 0, 3600000, &v) || (v && v < 100))
+				return bad_usage("bad --counters-interval '%s': want 0 (off) or "
+						 "milliseconds, 100..3600000", optarg);
+			a->cfg.ctr.interval_ms = v;
+			a->ctr_interval_set = 1;
+			break;
+		case O_ERR_THR:
+			if (ib_ctr_parse_threshold(&a->cfg.ctr, optarg))
+				return bad_usage("bad --error-threshold '%s': want NAME=RATE, NAME one "
+						 "of symbol_error, link_error_recovery, link_downed, "
+						 "rcv_errors, xmit_discards, RATE 1..1000000000 per second",
+						 optarg);
+			break;
+		case O_CONG_THR:
+			if (parse_uint(optarg, 1, 1000000, &v))
+				return bad_usage("bad --congestion-threshold '%s': want parts per "
+						 "million, 1..1000000", optarg);
+			a->cfg.ctr.congestion_ppm = v;
+			break;
+		case O_TICK:
+			if (parse_uint(optarg, 1, 1000, &a->cfg.ctr.tick_ns))
+				return bad_usage("bad --xmit-wait-tick-ns '%s': want 1..1000", optarg);
+			break;
+		case O_FLAP_COUNT:
+			if (parse_uint(optarg, 2, IB_FLAP_COUNT_MAX, &a->cfg.flap.count))
+				return bad_usage("bad --flap-count '%s': want 2..%d", optarg,
+						 IB_FLAP_COUNT_MAX);
+			break;
+		case O_FLAP_WINDOW:
+			if (parse_uint(optarg, 1, 86400, &a->cfg.flap.window_s))
+				return bad_usage("bad --flap-window '%s': want seconds, 1..86400", optarg);
+			break;
 		case 'h': help(); return -1;
 		case ':': return bad_usage("%s needs a value", argv[optind - 1]);
 		default: return bad_usage("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (!a->ctr_interval_set)
+		a->cfg.ctr.interval_ms = a->cfg.interval_ms;
 	if (optind < argc)
 		return bad_usage("unexpected argument '%s'", argv[optind]);
 	if (fb_addr_parse(broker, "127.0.0.1", a->host, sizeof(a->host), &a->port) != 0)
@@ -333,8 +404,9 @@ static int run(struct agent *a)
 		fb_log_err("cannot start: %s", fb_strerror(rc));
 		return 1;
 	}
-	fb_log_info("agent '%s' reporting fabric '%s' to %s:%d, polling every %u ms",
-		    a->agent_id, a->cfg.fabric, a->host, a->port, a->cfg.interval_ms);
+	fb_log_info("agent '%s' reporting fabric '%s' to %s:%d, polling every %u ms, counters "
+		    "every %u ms", a->agent_id, a->cfg.fabric, a->host, a->port, a->cfg.interval_ms,
+		    a->cfg.ctr.interval_ms);
 	event_base_dispatch(a->base);
 	ib_worker_stop(a->w);
 	uint64_t qdrop = ib_worker_dropped(a->w);
@@ -349,7 +421,9 @@ int main(int argc, char **argv)
 	struct agent a = { 0 };
 	a.cfg = (struct ib_worker_cfg){ .timeout_ms = 100, .retries = 2, .interval_ms = 1000,
 				        .unreachable_after = 3, .fabric = "IB",
-				        .switches = "all", .shard_n = 1 };
+				        .switches = "all", .shard_n = 1,
+				        .flap = { .count = 3, .window_s = 60 } };
+	ib_ctr_cfg_default(&a.cfg.ctr, a.cfg.interval_ms);
 	fb_log_init(PROG, 0, FB_LOG_INFO);
 	fb_session_default_agent_id("ib", a.agent_id, sizeof(a.agent_id));
 	int r = parse_opts(&a, argc, argv);

@@ -426,8 +426,136 @@ def ib_broker_restart_no_event_lost():
         r.check_agent_alive()
 
 
+# ---- counters and flaps ----------------------------------------------------
+# The agent's documented congestion formula (agents/ib/ib_counters.h,
+# docs/agents.md): one PortXmitWait tick = TICK_NS ns, so
+#   congestion_ppm = round(xmit_wait_delta * TICK_NS / interval_ms).
+TICK_NS = 4
+WARN_EXC = "ResourceEvent.1.4.ResourceWarningThresholdExceeded"
+WARN_CLR = "ResourceEvent.1.4.ResourceWarningThresholdCleared"
+ERR_EXC = "ResourceEvent.1.4.ResourceErrorThresholdExceeded"
+ERR_CLR = "ResourceEvent.1.4.ResourceErrorThresholdCleared"
+DS_FLAP = "Fabric.1.0.DownstreamLinkFlapDetected"
+ISL_FLAP = "Fabric.1.0.InterswitchLinkFlapDetected"
+
+
+def counters(doc):
+    return oem(doc).get("Counters", {})
+
+
+def is_kind(kind, path):
+    return lambda d: oem(d).get("Kind") == kind and origin(d) == path
+
+
+def ib_congestion_event_rate():
+    with Rig("ib-cong") as r:
+        sw, port = "leaf1", 3
+        path = port_path(sw, port)
+        # 10,000,000 ticks of 4 ns = 40 ms of waiting per 200 ms step:
+        # 200,000 ppm (20 %), twice the default threshold of 100,000.
+        step = 10_000_000
+        mark = r.tail.mark()
+        total = 0
+        for _ in range(6):  # six steps, about one per counters interval
+            total += step
+            r.sim.perf_set(sw, port, "PortCounters.PortXmitWait", total)  # absolute values
+            r.intervals(1)
+        _, d = r.tail.wait_for(is_msg(WARN_EXC, path), timeout=10, mark=mark,
+                               what=f"{WARN_EXC} {path}")
+        check_redfish_event(d)
+        c = counters(d)
+        print(f"  congestion event: {json.dumps(c)} args={rec(d).get('MessageArgs')}", flush=True)
+        assert oem(d).get("Kind") == "congestion", brief(d)
+        assert rec(d).get("MessageArgs", [None])[0] == "PortXmitWait", rec(d)
+        assert rec(d)["MessageSeverity"] == "Warning", brief(d)
+        wait, ms, ppm = c["xmit_wait"], c["interval_ms"], c["congestion_ppm"]
+        # The agent and the test are not in step: one reading may span 0, 1
+        # or 2 of our steps, so the delta is a whole number of steps, and
+        # the interval is measured (nominally INTERVAL_MS, jitter allowed).
+        assert wait > 0 and wait % step == 0, f"xmit_wait delta {wait} is not whole steps of {step}"
+        assert INTERVAL_MS / 2 <= ms <= INTERVAL_MS * 3, f"interval_ms {ms} far from {INTERVAL_MS}"
+        # The formula itself, exactly (integer rounding: +-1 ppm).
+        want = min(1_000_000, (wait * TICK_NS + ms // 2) // ms)
+        assert abs(ppm - want) <= 1, f"congestion_ppm {ppm} != {wait}*{TICK_NS}/{ms} = {want}"
+        assert c["threshold"] == 100_000 and ppm >= c["threshold"], json.dumps(c)
+        # Stop raising: cleared after 3 quiet readings.
+        mark2 = r.tail.mark()
+        _, d = r.tail.wait_for(is_msg(WARN_CLR, path), timeout=10, mark=mark2,
+                               what=f"{WARN_CLR} {path}")
+        assert oem(d).get("Kind") == "congestion_cleared", brief(d)
+        assert counters(d)["congestion_ppm"] < 100_000, json.dumps(counters(d))
+        r.intervals(5)
+        only_one(r.tail, mark, is_msg(WARN_EXC, path), f"{WARN_EXC} for {path}")
+        only_one(r.tail, mark, is_msg(WARN_CLR, path), f"{WARN_CLR} for {path}")
+        stray = [d for _, d in r.tail.since(mark)
+                 if oem(d).get("Kind") in ("congestion", "counter_threshold") and origin(d) != path]
+        assert not stray, "threshold events for ports nobody touched:\n  " + \
+            "\n  ".join(brief(d) for d in stray)
+        r.check_agent_alive()
+
+
+def ib_error_counter_threshold():
+    with Rig("ib-errctr") as r:
+        sw, port = "leaf2", 6
+        path = port_path(sw, port)
+        mark = r.tail.mark()
+        total = 0
+        for _ in range(6):  # +100 a step: ~500/s, above the default 10/s, every interval
+            total += 100
+            r.sim.perf_set(sw, port, "PortCounters.SymbolErrorCounter", total)
+            r.intervals(1)
+        _, d = r.tail.wait_for(is_msg(ERR_EXC, path), timeout=10, mark=mark,
+                               what=f"{ERR_EXC} {path}")
+        check_redfish_event(d)
+        c = counters(d)
+        print(f"  threshold event: {json.dumps(c)} args={rec(d).get('MessageArgs')}", flush=True)
+        assert oem(d).get("Kind") == "counter_threshold", brief(d)
+        assert "symbol_error" in c and c["symbol_error"] > 0, json.dumps(c)
+        assert c["threshold"] == 10 and c["rate_per_s"] >= 10, json.dumps(c)
+        ms = c["interval_ms"]
+        assert abs(c["rate_per_s"] - (c["symbol_error"] * 1000 + ms // 2) // ms) <= 1, json.dumps(c)
+        mark2 = r.tail.mark()
+        _, d = r.tail.wait_for(is_msg(ERR_CLR, path), timeout=10, mark=mark2,
+                               what=f"{ERR_CLR} {path}")
+        assert oem(d).get("Kind") == "counter_cleared", brief(d)
+        r.intervals(5)
+        # One event for six intervals above the threshold, not one per interval.
+        only_one(r.tail, mark, is_msg(ERR_EXC, path), f"{ERR_EXC} for {path}")
+        only_one(r.tail, mark, is_msg(ERR_CLR, path), f"{ERR_CLR} for {path}")
+        r.check_agent_alive()
+
+
+def ib_flap_detected():
+    with Rig("ib-flap") as r:
+        sw, port = "leaf3", 7
+        path = port_path(sw, port)
+        mark = r.tail.mark()
+        for i in range(3):
+            m = r.tail.mark()
+            r.sim.unlink(sw, port)
+            r.tail.wait_for(is_msg(DS_DOWN, path), timeout=10, mark=m, what=f"{DS_DOWN} #{i + 1}")
+            m = r.tail.mark()
+            r.sim.relink(sw, port)
+            r.tail.wait_for(is_msg(DS_UP, path), timeout=10, mark=m, what=f"{DS_UP} #{i + 1}")
+        _, d = r.tail.wait_for(lambda d: rec(d).get("MessageId") in (DS_FLAP, ISL_FLAP) and
+                               origin(d) == path, timeout=10, mark=mark, what=f"{DS_FLAP} {path}")
+        check_redfish_event(d)
+        c = counters(d)
+        print(f"  flap event: {rec(d).get('Message')} {json.dumps(c)}", flush=True)
+        assert rec(d)["MessageId"] == DS_FLAP, brief(d)
+        assert oem(d).get("Kind") == "flap" and rec(d)["MessageSeverity"] == "Warning", brief(d)
+        assert c.get("flap_count") == 3 and c.get("flap_window_s") == 60, json.dumps(c)
+        r.intervals(5)
+        only_one(r.tail, mark, is_msg(DS_FLAP, path), f"{DS_FLAP} for {path}")
+        downs = [d for _, d in r.tail.since(mark) if is_msg(DS_DOWN, path)(d)]
+        ups = [d for _, d in r.tail.since(mark) if is_msg(DS_UP, path)(d)]
+        assert len(downs) == 3 and len(ups) == 3, f"{len(downs)} downs, {len(ups)} ups"
+        r.check_agent_alive()
+
+
 TESTS = [ib_host_link_down_and_up, ib_isl_link_down, ib_unreachable_switch_one_event,
-         ib_broker_restart_no_event_lost]
+         ib_broker_restart_no_event_lost, ib_congestion_event_rate, ib_error_counter_threshold,
+         ib_flap_detected]
 
 if __name__ == "__main__":
     wanted = sys.argv[1:]

@@ -1,0 +1,508 @@
+/* main.c - fabricbus-agent-node: options, the libevent loop and the session.
+ *
+ * Runs on every compute node. It reports which local ports this node owns
+ * (one inventory event per IB CA port and per Ethernet interface) so that
+ * the broker can put a node name on switch-side events, and it watches
+ * those ports: IB by reading sysfs through libibumad every --interval,
+ * Ethernet through rtnetlink notifications. Each scan is diffed against the
+ * last one: a new port or a changed GUID/LID/MAC gives a fresh inventory
+ * event, a link going down or up gives link_down/link_up (link class node).
+ * Everything runs on the loop thread: no MAD is sent, so nothing blocks.
+ */
+#include "fb_addr.h"
+#include "fb_err.h"
+#include "fb_event_json.h"
+#include "fb_log.h"
+#include "fb_session.h"
+#include "fb_wire.h"
+#include "node_eth.h"
+#include "node_ib.h"
+
+#include <event2/event.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PROG "fabricbus-agent-node"
+#define DEFAULT_BROKER "127.0.0.1:7411"
+#define SESSION_BUFFER 8192
+#define FLUSH_WAIT_MS 2000
+
+struct scan {
+	struct node_port p[NODE_PORTS_MAX];
+	size_t n;
+	int valid; /* a first scan was taken */
+};
+
+struct agent {
+	char host[256];
+	int port;
+	char agent_id[FB_AGENT_ID_MAX];
+	char node[FB_NAME_MAX];
+	unsigned interval_ms;
+	int no_ib, no_eth, once;
+
+	struct event_base *base;
+	struct fb_session *s;
+	struct event *sigterm, *sigint, *flush_timer, *ib_timer, *nl_ev;
+	int nl_fd;
+	int stopping, exit_status;
+	uint64_t dropped, emitted;
+	struct scan ib, eth, cur; /* cur: scratch for the scan in progress */
+};
+
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (try: " PROG " --help)\n", stderr);
+	return 2;
+}
+
+static void help(void)
+{
+	printf("NAME\n"
+	       "    " PROG " - report this node's fabric ports and their links to fabricbusd\n"
+	       "\n"
+	       "SYNOPSIS\n"
+	       "    " PROG " [--broker HOST:PORT] [--agent-id ID] [--node-name NAME]\n"
+	       "                         [--interval MS] [--no-ib] [--no-eth] [--log-level LEVEL]\n"
+	       "                         [--once]\n"
+	       "\n"
+	       "DESCRIPTION\n"
+	       "    Runs on every compute node. At start it sends one inventory event per local\n"
+	       "    port: each port of each InfiniBand CA (libibumad: CA name, node GUID, port\n"
+	       "    GUID, base LID, PortState, PhysState) and each Ethernet interface but\n"
+	       "    loopback (rtnetlink: name, ifindex, MAC, oper state). The broker keeps the\n"
+	       "    port GUID/MAC -> node map from these and names the node on switch events.\n"
+	       "    Then it watches the ports and reports, with link class 'node':\n"
+	       "      inventory   a new port, or a port whose GUID, LID, MAC or ifindex changed\n"
+	       "      link_down   IB PhysState left LinkUp, Ethernet oper state left up (Warning)\n"
+	       "      link_up     and back (OK)\n"
+	       "      port_state  IB PortState changed while the link stayed up (OK)\n"
+	       "    IB ports are read from sysfs every --interval; Ethernet changes arrive as\n"
+	       "    rtnetlink notifications (RTMGRP_LINK). The CA node GUID of an IB port is in\n"
+	       "    the event text as 'node_guid=0x...'.\n"
+	       "    Under ibsim's umad2sim shim, sysfs is a snapshot taken when the process\n"
+	       "    started: inventory is right, but later link changes are not seen here;\n"
+	       "    fabricbus-agent-ib reports those from the switch side.\n"
+	       "\n"
+	       "OPTIONS\n"
+	       "    -b, --broker HOST:PORT  agent protocol address (default %s)\n"
+	       "    -a, --agent-id ID       [A-Za-z0-9._:@-], < %d chars (default node@<hostname>)\n"
+	       "    -n, --node-name NAME    Slurm node name (default: the host name up to the\n"
+	       "                            first '.')\n"
+	       "    -i, --interval MS       IB sysfs poll period, 100..3600000 (default 1000)\n"
+	       "        --no-ib             do not report InfiniBand ports\n"
+	       "        --no-eth            do not report Ethernet interfaces\n"
+	       "    -l, --log-level LEVEL   error, warn, info (default) or debug\n"
+	       "        --once              print the inventory as JSON lines on stdout and exit;\n"
+	       "                            no broker is contacted\n"
+	       "    -h, --help              show this help\n"
+	       "\n"
+	       "SIGNALS\n"
+	       "    SIGTERM, SIGINT  stop watching, wait up to %d ms for the broker to ack, exit 0\n"
+	       "\n"
+	       "EXIT STATUS\n"
+	       "    0  clean stop (or --once printed the inventory)\n"
+	       "    1  a port source cannot be read, or --once found no port\n"
+	       "    2  usage error\n",
+	       DEFAULT_BROKER, FB_AGENT_ID_MAX, FLUSH_WAIT_MS);
+}
+
+static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end || v < lo || v > hi)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int default_node_name(char *out, size_t outsz)
+{
+	char h[256];
+	if (gethostname(h, sizeof(h)) != 0)
+		return -1;
+	h[sizeof(h) - 1] = '\0';
+	h[strcspn(h, ".")] = '\0';
+	if (!h[0] || strlen(h) >= outsz)
+		return -1;
+	snprintf(out, outsz, "%s", h);
+	return 0;
+}
+
+static int parse_opts(struct agent *a, int argc, char **argv)
+{
+	enum { O_NO_IB = 256, O_NO_ETH, O_ONCE };
+	static const struct option lo[] = {
+		{ "broker", required_argument, NULL, 'b' },
+		{ "agent-id", required_argument, NULL, 'a' },
+		{ "node-name", required_argument, NULL, 'n' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "no-ib", no_argument, NULL, O_NO_IB },
+		{ "no-eth", no_argument, NULL, O_NO_ETH },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "once", no_argument, NULL, O_ONCE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *broker = DEFAULT_BROKER;
+	int c, level = FB_LOG_INFO;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":b:a:n:i:l:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'b': broker = optarg; break;
+		case 'a':
+			if (!fb_agent_id_valid(optarg))
+				return bad_usage("bad --agent-id '%s': want 1..%d chars of "
+						 "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
+			snprintf(a->agent_id, sizeof(a->agent_id), "%s", optarg);
+			break;
+		case 'n':
+			if (!*optarg || strlen(optarg) >= FB_NAME_MAX || strchr(optarg, '/'))
+				return bad_usage("bad --node-name '%s': want 1..%d chars, no '/'", optarg,
+						 FB_NAME_MAX - 1);
+			snprintf(a->node, sizeof(a->node), "%s", optarg);
+			break;
+		case 'i':
+			if (parse_uint(optarg, 100, 3600000, &a->interval_ms))
+				return bad_usage("bad --interval '%s': want milliseconds, 100..3600000",
+						 optarg);
+			break;
+		case O_NO_IB: a->no_ib = 1; break;
+		case O_NO_ETH: a->no_eth = 1; break;
+		case 'l':
+			if ((level = fb_log_level_parse(optarg)) < 0)
+				return bad_usage("bad --log-level '%s': want error, warn, info or debug",
+						 optarg);
+			break;
+		case O_ONCE: a->once = 1; break;
+		case 'h': help(); return -1;
+		case ':': return bad_usage("%s needs a value", argv[optind - 1]);
+		default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return bad_usage("unexpected argument '%s'", argv[optind]);
+	if (a->no_ib && a->no_eth)
+		return bad_usage("--no-ib and --no-eth together leave nothing to report");
+	if (fb_addr_parse(broker, "127.0.0.1", a->host, sizeof(a->host), &a->port) != 0)
+		return bad_usage("bad --broker '%s': want HOST:PORT, [IPV6]:PORT or :PORT", broker);
+	if (!a->node[0] && default_node_name(a->node, sizeof(a->node)) != 0)
+		return bad_usage("cannot take the node name from the host name: give --node-name");
+	fb_log_set_level(level);
+	return 0;
+}
+
+/* ---- events ------------------------------------------------------------------ */
+
+static void port_event(const struct agent *a, const struct node_port *p, uint8_t kind,
+		       struct fb_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	snprintf(ev->agent_id, sizeof(ev->agent_id), "%s", a->agent_id);
+	ev->ts_ns = fb_now_ns();
+	ev->kind = kind;
+	ev->severity = kind == FB_KIND_LINK_DOWN ? FB_SEV_WARNING : FB_SEV_OK;
+	ev->link_class = FB_LINK_NODE;
+	ev->tech = p->tech;
+	ev->port_state = p->port_state;
+	ev->phys_state = p->phys_state;
+	snprintf(ev->subj.node, sizeof(ev->subj.node), "%s", a->node);
+	snprintf(ev->subj.device, sizeof(ev->subj.device), "%s", p->device);
+	ev->subj.port = p->port;
+	ev->subj.port_guid = p->port_guid;
+	ev->subj.lid = p->lid;
+	ev->subj.ifindex = p->ifindex;
+	snprintf(ev->subj.addr, sizeof(ev->subj.addr), "%s", p->mac);
+	if (p->tech == FB_TECH_IB)
+		snprintf(ev->text, sizeof(ev->text), "node_guid=0x%016" PRIx64, p->node_guid);
+}
+
+static void emit(struct agent *a, const struct fb_event *ev)
+{
+	a->emitted++;
+	if (a->once) {
+		json_t *j = fb_event_to_json(ev);
+		char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(j);
+		return;
+	}
+	int rc = fb_session_submit(a->s, ev);
+	if (rc == 0)
+		return;
+	if (a->dropped++ % 1000 == 0)
+		fb_log_warn("dropped %s event for %s port %u: %s (%" PRIu64 " dropped so far; is "
+			    "fabricbusd at %s:%d up?)", fb_kind_name(ev->kind), ev->subj.device,
+			    ev->subj.port, rc == FB_EFULL ? "session buffer full" : fb_strerror(rc),
+			    a->dropped, a->host, a->port);
+}
+
+static const struct node_port *find(const struct scan *s, const struct node_port *p)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->p[i].tech == p->tech && s->p[i].port == p->port &&
+		    strcmp(s->p[i].device, p->device) == 0)
+			return &s->p[i];
+	return NULL;
+}
+
+static int identity_changed(const struct node_port *o, const struct node_port *c)
+{
+	return o->node_guid != c->node_guid || o->port_guid != c->port_guid || o->lid != c->lid ||
+	       o->ifindex != c->ifindex || strcmp(o->mac, c->mac) != 0;
+}
+
+/* Turn the difference between the last scan and cur into events; cur
+ * becomes the last scan. The first scan reports inventory only. */
+static void diff(struct agent *a, struct scan *last, const struct scan *cur)
+{
+	struct fb_event ev;
+	for (size_t i = 0; i < cur->n; i++) {
+		const struct node_port *c = &cur->p[i];
+		const struct node_port *o = last->valid ? find(last, c) : NULL;
+		if (!o || identity_changed(o, c)) {
+			port_event(a, c, FB_KIND_INVENTORY, &ev);
+			emit(a, &ev);
+		}
+		if (!o)
+			continue;
+		if (o->up != c->up) {
+			fb_log_info("%s port %u: link %s", c->device, c->port, c->up ? "up" : "down");
+			port_event(a, c, c->up ? FB_KIND_LINK_UP : FB_KIND_LINK_DOWN, &ev);
+			emit(a, &ev);
+		} else if (c->up && o->port_state != c->port_state) {
+			port_event(a, c, FB_KIND_PORT_STATE, &ev);
+			emit(a, &ev);
+		}
+	}
+	for (size_t i = 0; last->valid && i < last->n; i++) {
+		const struct node_port *o = &last->p[i];
+		if (find(cur, o))
+			continue;
+		fb_log_info("%s port %u is gone", o->device, o->port);
+		if (o->up) {
+			port_event(a, o, FB_KIND_LINK_DOWN, &ev);
+			snprintf(ev.text, sizeof(ev.text), "interface removed");
+			emit(a, &ev);
+		}
+	}
+	memcpy(last->p, cur->p, cur->n * sizeof(cur->p[0]));
+	last->n = cur->n;
+	last->valid = 1;
+}
+
+static int scan_ib(struct agent *a)
+{
+	int rc = node_ib_scan(a->cur.p, NODE_PORTS_MAX, &a->cur.n);
+	if (rc) {
+		fb_log_warn("cannot list the IB CAs through libibumad: %s", fb_strerror(rc));
+		return rc;
+	}
+	diff(a, &a->ib, &a->cur);
+	return 0;
+}
+
+static int scan_eth(struct agent *a)
+{
+	int rc = node_eth_scan(a->cur.p, NODE_PORTS_MAX, &a->cur.n);
+	if (rc) {
+		fb_log_warn("cannot dump the network interfaces (rtnetlink RTM_GETLINK): %s",
+			    fb_strerror(rc));
+		return rc;
+	}
+	diff(a, &a->eth, &a->cur);
+	return 0;
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+static void ib_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct agent *a = arg;
+	if (!a->stopping)
+		scan_ib(a);
+}
+
+static void nl_readable(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	struct agent *a = arg;
+	int rc = node_eth_monitor_drain((int)fd);
+	if (rc < 0)
+		fb_log_warn("rtnetlink notification socket: %s", fb_strerror(rc));
+	if (!a->stopping)
+		scan_eth(a);
+}
+
+static void check_flushed(struct agent *a)
+{
+	struct fb_session_stats st;
+	fb_session_get_stats(a->s, &st);
+	if (a->stopping && st.unacked == 0)
+		event_base_loopbreak(a->base);
+}
+
+static void on_ack(void *arg, uint64_t seq)
+{
+	(void)seq;
+	check_flushed(arg);
+}
+
+static void on_err(void *arg, int code, const char *text)
+{
+	(void)arg;
+	fb_log_warn("session: %s (code %d)", text, code);
+}
+
+static void flush_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct agent *a = arg;
+	struct fb_session_stats st;
+	fb_session_get_stats(a->s, &st);
+	fb_log_warn("exiting with %zu events not acked by %s:%d", st.unacked, a->host, a->port);
+	event_base_loopbreak(a->base);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	struct agent *a = arg;
+	if (a->stopping)
+		return;
+	a->stopping = 1;
+	fb_log_info("signal %d: stopping, waiting up to %d ms for acks", (int)sig, FLUSH_WAIT_MS);
+	if (a->ib_timer)
+		event_del(a->ib_timer);
+	if (a->nl_ev)
+		event_del(a->nl_ev);
+	fb_session_flush(a->s);
+	struct timeval tv = { FLUSH_WAIT_MS / 1000, (FLUSH_WAIT_MS % 1000) * 1000 };
+	evtimer_add(a->flush_timer, &tv);
+	check_flushed(a);
+}
+
+static int start_sources(struct agent *a)
+{
+	if (!a->no_eth) {
+		/* Subscribe before the first dump, so no change falls in between. */
+		a->nl_fd = node_eth_monitor_open();
+		if (a->nl_fd < 0) {
+			fb_log_err("cannot subscribe to rtnetlink link changes: %s (use --no-eth to "
+				   "report InfiniBand only)", fb_strerror(a->nl_fd));
+			return -1;
+		}
+		a->nl_ev = event_new(a->base, a->nl_fd, EV_READ | EV_PERSIST, nl_readable, a);
+		if (!a->nl_ev || event_add(a->nl_ev, NULL) || scan_eth(a))
+			return -1;
+	}
+	if (!a->no_ib) {
+		if (node_ib_init() || scan_ib(a)) {
+			fb_log_err("libibumad cannot be initialised (use --no-ib on a host without "
+				   "InfiniBand)");
+			return -1;
+		}
+		struct timeval tv = { a->interval_ms / 1000, (a->interval_ms % 1000) * 1000 };
+		a->ib_timer = event_new(a->base, -1, EV_PERSIST, ib_tick, a);
+		if (!a->ib_timer || event_add(a->ib_timer, &tv))
+			return -1;
+	}
+	return 0;
+}
+
+static int run(struct agent *a)
+{
+	struct fb_session_opts o = { a->host, a->port, a->agent_id, SESSION_BUFFER, 512, 5000 };
+	int rc = fb_session_new(a->base, &o, &a->s);
+	if (rc) {
+		fb_log_err("cannot start a session to %s:%d: %s", a->host, a->port, fb_strerror(rc));
+		return 1;
+	}
+	fb_session_set_callbacks(a->s, on_ack, on_err, a);
+	a->sigterm = evsignal_new(a->base, SIGTERM, on_signal, a);
+	a->sigint = evsignal_new(a->base, SIGINT, on_signal, a);
+	a->flush_timer = evtimer_new(a->base, flush_timeout, a);
+	if (!a->sigterm || !a->sigint || !a->flush_timer || event_add(a->sigterm, NULL) ||
+	    event_add(a->sigint, NULL)) {
+		fb_log_err("out of memory setting up the event loop");
+		return 1;
+	}
+	if ((rc = fb_session_start(a->s)) != 0) {
+		fb_log_err("cannot start: %s", fb_strerror(rc));
+		return 1;
+	}
+	if (start_sources(a))
+		return 1;
+	fb_log_info("agent '%s' reporting node '%s' (%zu IB ports, %zu Ethernet interfaces) to %s:%d",
+		    a->agent_id, a->node, a->ib.n, a->eth.n, a->host, a->port);
+	event_base_dispatch(a->base);
+	if (a->dropped)
+		fb_log_warn("%" PRIu64 " events dropped (session buffer full)", a->dropped);
+	return a->exit_status;
+}
+
+static int once(struct agent *a)
+{
+	if (!a->no_eth && scan_eth(a))
+		return 1;
+	if (!a->no_ib && (node_ib_init() || scan_ib(a)))
+		return 1;
+	fflush(stdout);
+	if (a->emitted == 0) {
+		fb_log_err("no port found (IB: %s, Ethernet: %s)", a->no_ib ? "off" : "none",
+			   a->no_eth ? "off" : "none");
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct agent a; /* the port tables are large: not on the stack */
+	a.interval_ms = 1000;
+	a.nl_fd = -1;
+	fb_log_init(PROG, 0, FB_LOG_INFO);
+	fb_session_default_agent_id("node", a.agent_id, sizeof(a.agent_id));
+	int r = parse_opts(&a, argc, argv);
+	if (r)
+		return r < 0 ? 0 : r;
+	if (a.once)
+		return once(&a);
+
+	signal(SIGPIPE, SIG_IGN);
+	if (!(a.base = event_base_new())) {
+		fb_log_err("cannot set up libevent");
+		return 1;
+	}
+	int status = run(&a);
+	fb_session_free(a.s);
+	struct event *evs[] = { a.sigterm, a.sigint, a.flush_timer, a.ib_timer, a.nl_ev };
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+		if (evs[i])
+			event_free(evs[i]);
+	if (a.nl_fd >= 0)
+		close(a.nl_fd);
+	event_base_free(a.base);
+	return status;
+}
