@@ -13,7 +13,7 @@ pkgs="build-essential meson ninja-build pkg-config clang
 libevent-dev libwebsockets-dev libjansson-dev librdkafka-dev libsnmp-dev
 libibumad-dev libibmad-dev libssl-dev
 ibsim-utils libumad2sim0 opensm infiniband-diags libopensm-dev
-python3-websockets python3-jsonschema curl
+python3-websockets python3-jsonschema curl gdb
 kcat python3-confluent-kafka"
 missing=""
 for p in $pkgs; do

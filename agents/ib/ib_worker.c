@@ -55,6 +55,11 @@ static double ms_since(const struct timespec *t0)
 	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+static double ms_between(const struct timespec *t0, const struct timespec *t1)
+{
+	return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
+}
+
 /* MAD thread: queue one event, waiting a bounded time for room. */
 static void push(void *arg, const struct fb_event *ev)
 {
@@ -349,4 +354,86 @@ int ib_worker_once(const struct ib_worker_cfg *cfg, const char *agent_id, FILE *
 	if (o.failed)
 		fb_log_err("--once: cannot write the topology to stdout");
 	return rc || o.failed ? 1 : 0;
+}
+
+/* ---- --measure -------------------------------------------------------------- */
+
+static void discard(void *arg, const struct fb_event *ev)
+{
+	(void)arg;
+	(void)ev;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of a sorted array. */
+static double pctl(const double *v, unsigned n, unsigned p)
+{
+	unsigned k = (unsigned)(((unsigned long long)p * n + 99) / 100);
+	return v[k ? k - 1 : 0];
+}
+
+int ib_worker_measure(const struct ib_worker_cfg *cfg, unsigned n, FILE *out)
+{
+	struct ib_mad *mad = NULL;
+	struct ib_topo topo = { 0 };
+	double *all = calloc(n, sizeof(*all)), *pi = calloc(n, sizeof(*pi)),
+	       *ctr = calloc(n, sizeof(*ctr));
+	int rc = !all || !pi || !ctr ? -ENOMEM : open_and_discover(cfg, &mad, &topo);
+	if (rc == 0) {
+		struct ib_poll_ctx c = { mad, &topo, cfg->fabric, cfg->unreachable_after,
+					 discard, NULL, NULL, &cfg->ctr, NULL };
+		int counters = cfg->ctr.interval_ms > 0;
+		size_t nsw = 0, nports = 0;
+		for (size_t i = 0; i < topo.n; i++)
+			if (topo.sw[i].assigned) {
+				nsw++;
+				nports += topo.sw[i].nports;
+			}
+		long mads_pi = 0, mads_ctr = 0;
+		for (unsigned r = 0; r <= n; r++) { /* round 0: warm-up (LIDs, capmasks) */
+			struct timespec t0, t1, t2;
+			int a = 0, b = 0;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			for (size_t i = 0; i < topo.n; i++)
+				if (topo.sw[i].assigned)
+					a += ib_poll_switch(&c, &topo.sw[i]);
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			for (size_t i = 0; counters && i < topo.n; i++)
+				if (topo.sw[i].assigned)
+					b += ib_counters_switch(&c, &topo.sw[i]);
+			clock_gettime(CLOCK_MONOTONIC, &t2);
+			if (r == 0)
+				continue;
+			pi[r - 1] = ms_between(&t0, &t1);
+			ctr[r - 1] = ms_between(&t1, &t2);
+			all[r - 1] = pi[r - 1] + ctr[r - 1];
+			mads_pi += a;
+			mads_ctr += b;
+		}
+		qsort(all, n, sizeof(*all), cmp_double);
+		qsort(pi, n, sizeof(*pi), cmp_double);
+		qsort(ctr, n, sizeof(*ctr), cmp_double);
+		fprintf(out, "switches: %zu\nports: %zu\npolls: %u\n", nsw, nports, n);
+		fprintf(out, "portinfo_answers_per_poll: %.1f MADs\n", (double)mads_pi / n);
+		fprintf(out, "counters_answers_per_poll: %.1f MADs\n", (double)mads_ctr / n);
+		fprintf(out, "portinfo_ms_median: %.3f ms\n", pctl(pi, n, 50));
+		fprintf(out, "counters_ms_median: %.3f ms\n", pctl(ctr, n, 50));
+		fprintf(out, "poll_ms_min: %.3f ms\n", all[0]);
+		fprintf(out, "poll_ms_median: %.3f ms\n", pctl(all, n, 50));
+		fprintf(out, "poll_ms_p99: %.3f ms\n", pctl(all, n, 99));
+		fprintf(out, "poll_ms_max: %.3f ms\n", all[n - 1]);
+		if (fflush(out) != 0)
+			rc = 1;
+	}
+	free(all);
+	free(pi);
+	free(ctr);
+	ib_topo_free(&topo);
+	ib_mad_close(mad);
+	return rc ? 1 : 0;
 }

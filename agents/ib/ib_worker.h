@@ -58,4 +58,11 @@ void ib_worker_free(struct ib_worker *w);
  * 0, or 1 when the port cannot be opened or nothing was found. */
 int ib_worker_once(const struct ib_worker_cfg *cfg, const char *agent_id, FILE *out);
 
+/* --measure N: on the calling thread, discover, then time N full polls
+ * (PortInfo of every port, then PortCounters when ctr.interval_ms > 0) of the
+ * assigned switches, after one unmeasured warm-up poll, and write
+ * "name: value unit" lines (poll_ms_median, poll_ms_p99, ...) to out. Events
+ * are discarded. Returns 0, or 1 as ib_worker_once. */
+int ib_worker_measure(const struct ib_worker_cfg *cfg, unsigned n, FILE *out);
+
 #endif

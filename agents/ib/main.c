@@ -34,6 +34,7 @@ struct agent {
 	int port;
 	char agent_id[FB_AGENT_ID_MAX];
 	int once;
+	unsigned measure;
 	int ctr_interval_set;
 
 	struct event_base *base;
@@ -69,6 +70,7 @@ static void help(void)
 	       "                       [--congestion-threshold PPM] [--xmit-wait-tick-ns NS]\n"
 	       "                       [--flap-count N] [--flap-window SEC]\n"
 	       "                       [--ca NAME] [--ca-port N] [--log-level LEVEL] [--once]\n"
+	       "                       [--measure N]\n"
 	       "\n"
 	       "DESCRIPTION\n"
 	       "    Discovers the fabric by directed route from a local CA port (no subnet\n"
@@ -128,6 +130,12 @@ static void help(void)
 	       "        --once                 discover, poll once, print the topology of the\n"
 	       "                               assigned switches as JSON lines on stdout and exit;\n"
 	       "                               no broker is contacted\n"
+	       "        --measure N            benchmark: discover, then time N full polls of the\n"
+	       "                               assigned switches (PortInfo of every port, then\n"
+	       "                               PortCounters unless --counters-interval 0) after\n"
+	       "                               one warm-up poll; print poll_ms_median,\n"
+	       "                               poll_ms_p99, ... as 'name: value unit' lines on\n"
+	       "                               stdout and exit; no broker is contacted\n"
 	       "    -h, --help                 show this help\n"
 	       "\n"
 	       "SIGNALS\n"
@@ -168,7 +176,7 @@ static int parse_shard(const char *s, unsigned *i, unsigned *n)
 static int parse_opts(struct agent *a, int argc, char **argv)
 {
 	enum { O_SHARD = 256, O_TIMEOUT, O_RETRIES, O_CA, O_CAPORT, O_ONCE, O_CTR_INTERVAL,
-	       O_ERR_THR, O_CONG_THR, O_TICK, O_FLAP_COUNT, O_FLAP_WINDOW };
+	       O_ERR_THR, O_CONG_THR, O_TICK, O_FLAP_COUNT, O_FLAP_WINDOW, O_MEASURE };
 	static const struct option lo[] = {
 		{ "broker", required_argument, NULL, 'b' },
 		{ "agent-id", required_argument, NULL, 'a' },
@@ -183,6 +191,7 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		{ "ca-port", required_argument, NULL, O_CAPORT },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, O_ONCE },
+		{ "measure", required_argument, NULL, O_MEASURE },
 		{ "counters-interval", required_argument, NULL, O_CTR_INTERVAL },
 		{ "error-threshold", required_argument, NULL, O_ERR_THR },
 		{ "congestion-threshold", required_argument, NULL, O_CONG_THR },
@@ -259,6 +268,10 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 						 optarg);
 			break;
 		case O_ONCE: a->once = 1; break;
+		case O_MEASURE:
+			if (parse_uint(optarg, 1, 100000, &a->measure))
+				return bad_usage("bad --measure '%s': want 1..100000", optarg);
+			break;
 		case O_CTR_INTERVAL:
 			if (parse_uint(optarg, 0, 3600000, &v) || (v && v < 100))
 				return bad_usage("bad --counters-interval '%s': want 0 (off) or "
@@ -429,6 +442,8 @@ int main(int argc, char **argv)
 	int r = parse_opts(&a, argc, argv);
 	if (r)
 		return r < 0 ? 0 : r;
+	if (a.measure)
+		return ib_worker_measure(&a.cfg, a.measure, stdout);
 	if (a.once)
 		return ib_worker_once(&a.cfg, a.agent_id, stdout);
 
