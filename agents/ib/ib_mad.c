@@ -13,6 +13,7 @@
 struct ib_mad {
 	struct ibmad_port *port;
 	int timeout_ms;
+	void *umad;        /* receive buffer for Reports, umad_size() + IB_MAD_SIZE */
 };
 
 /* pma_query_via copies the answer's data part (from IB_PC_DATA_OFFS) here;
@@ -21,7 +22,8 @@ struct ib_mad {
 
 int ib_mad_open(const char *ca, int port, int timeout_ms, int retries, struct ib_mad **out)
 {
-	int classes[] = { IB_SMI_CLASS, IB_SMI_DIRECT_CLASS, IB_PERFORMANCE_CLASS };
+	/* IB_SA_CLASS: InformInfo subscriptions and the Reports they bring. */
+	int classes[] = { IB_SMI_CLASS, IB_SMI_DIRECT_CLASS, IB_PERFORMANCE_CLASS, IB_SA_CLASS };
 	struct ib_mad *m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -37,6 +39,12 @@ int ib_mad_open(const char *ca, int port, int timeout_ms, int retries, struct ib
 		free(m);
 		return -ENODEV;
 	}
+	m->umad = calloc(1, (size_t)umad_size() + IB_MAD_SIZE);
+	if (!m->umad) {
+		mad_rpc_close_port(m->port);
+		free(m);
+		return -ENOMEM;
+	}
 	mad_rpc_set_timeout(m->port, timeout_ms);
 	mad_rpc_set_retries(m->port, retries);
 	m->timeout_ms = timeout_ms;
@@ -49,6 +57,7 @@ void ib_mad_close(struct ib_mad *m)
 	if (!m)
 		return;
 	mad_rpc_close_port(m->port);
+	free(m->umad);
 	free(m);
 }
 
@@ -195,4 +204,93 @@ int ib_mad_pma_counters_ext(struct ib_mad *m, uint16_t lid, unsigned port,
 	pe->xmit_pkts = mad_get_field64(buf, 0, IB_PC_EXT_XMT_PKTS_F);
 	pe->rcv_pkts = mad_get_field64(buf, 0, IB_PC_EXT_RCV_PKTS_F);
 	return 0;
+}
+
+int ib_mad_local_sm(struct ib_mad *m, uint16_t *lid, uint16_t *sm_lid)
+{
+	struct ib_dr local = { 0 };
+	struct ib_node_info ni;
+	int rc = ib_mad_node_info(m, &local, &ni);
+	if (rc)
+		return rc;
+	uint8_t buf[IB_SMP_DATA_SIZE];
+	rc = query(m, &local, IB_ATTR_PORT_INFO, ni.local_port, buf);
+	if (rc)
+		return rc;
+	*lid = (uint16_t)mad_get_field(buf, 0, IB_PORT_LID_F);
+	*sm_lid = (uint16_t)mad_get_field(buf, 0, IB_PORT_SMLID_F);
+	return 0;
+}
+
+static void put16(uint8_t *p, unsigned v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+int ib_mad_sa_inform(struct ib_mad *m, uint16_t sm_lid, uint16_t trap, int subscribe,
+		     unsigned *status)
+{
+	/* InformInfo (IBA 14.2.5.12), big-endian: GID 0 and LIDRangeBegin 0xFFFF
+	 * (all sources), IsGeneric, Subscribe, Type 0xFFFF (all), TrapNumber,
+	 * QPN 1 (our GSI QP) | RespTimeValue, ProducerType 0xFFFFFF (all). */
+	uint8_t buf[IB_SA_DATA_SIZE] = { 0 };
+	put16(buf + 16, 0xffff);
+	buf[22] = 1;
+	buf[23] = subscribe ? 1 : 0;
+	put16(buf + 24, 0xffff);
+	put16(buf + 26, trap);
+	buf[28] = 0;
+	buf[29] = 0;
+	buf[30] = 1;
+	buf[31] = 18; /* RespTimeValue: 4.096 us * 2^18, about 1 s */
+	buf[33] = buf[34] = buf[35] = 0xff;
+
+	ib_rpc_t rpc;
+	memset(&rpc, 0, sizeof(rpc));
+	rpc.mgtclass = IB_SA_CLASS;
+	rpc.method = IB_MAD_METHOD_SET;
+	rpc.attr.id = IB_SA_ATTR_INFORMINFO;
+	rpc.attr.mod = 0;
+	rpc.timeout = (unsigned)m->timeout_ms;
+	rpc.datasz = IB_SA_DATA_SIZE;
+	rpc.dataoffs = IB_SA_DATA_OFFS;
+	ib_portid_t id;
+	memset(&id, 0, sizeof(id));
+	if (ib_portid_set(&id, sm_lid, 1, IB_DEFAULT_QP1_QKEY) != 0)
+		return -EINVAL;
+	*status = 0;
+	uint8_t *p = mad_rpc(m->port, &rpc, &id, buf, buf);
+	*status = (unsigned)rpc.rstatus;
+	if (!p)
+		return rpc.rstatus ? -EPROTO : -ETIMEDOUT;
+	/* The SA echoes the InformInfo; Subscribe 0 there is a refusal too. */
+	if (rpc.rstatus || (subscribe && buf[23] != 1))
+		return -EPROTO;
+	return 0;
+}
+
+int ib_mad_recv_report(struct ib_mad *m, struct ib_report *r)
+{
+	int fd = mad_rpc_portid(m->port);
+	int agent = mad_rpc_class_agent(m->port, IB_SA_CLASS);
+	int len = IB_MAD_SIZE;
+	memset(m->umad, 0, (size_t)umad_size() + IB_MAD_SIZE);
+	if (fd < 0 || agent < 0 || umad_recv(fd, m->umad, &len, 0) < 0)
+		return 0; /* -EWOULDBLOCK: nothing waiting */
+	if (len < IB_SA_DATA_OFFS + 20)
+		return 0;
+	uint8_t *mad = umad_get_mad(m->umad);
+	if (mad_get_field(mad, 0, IB_MAD_MGMTCLASS_F) != IB_SA_CLASS ||
+	    mad_get_field(mad, 0, IB_MAD_METHOD_F) != IB_MAD_METHOD_REPORT ||
+	    mad_get_field(mad, 0, IB_MAD_ATTRID_F) != IB_SA_ATTR_NOTICE)
+		return 0; /* a late answer to one of our requests: mad_rpc gave up on it */
+	uint8_t *notice = mad + IB_SA_DATA_OFFS;
+	r->generic = (uint8_t)mad_get_field(notice, 0, IB_NOTICE_IS_GENERIC_F);
+	r->trap = (uint16_t)mad_get_field(notice, 0, IB_NOTICE_TRAP_NUMBER_F);
+	r->issuer_lid = (uint16_t)mad_get_field(notice, 0, IB_NOTICE_ISSUER_LID_F);
+	/* The SA resends a Report until it sees the ReportResponse. */
+	if (mad_respond_via(m->umad, NULL, 0, m->port) < 0)
+		fb_log_debug("cannot send the ReportResponse for trap %u", r->trap);
+	return 1;
 }

@@ -64,7 +64,8 @@ struct ib_pma_ext {
 struct ib_mad;
 
 /* Open ca (NULL: the first CA) port (0: the first active); registers SMI,
- * directed-route SMI and PerfMgt (for the counters round) so the umad shim
+ * directed-route SMI, PerfMgt (for the counters round) and SA (trap
+ * subscriptions and their Reports) so the umad shim
  * never sees a send on an unregistered class. */
 int ib_mad_open(const char *ca, int port, int timeout_ms, int retries, struct ib_mad **out);
 void ib_mad_close(struct ib_mad *m);
@@ -92,5 +93,28 @@ int ib_mad_pma_counters(struct ib_mad *m, uint16_t lid, unsigned port,
 			struct ib_pma_counters *pc);
 int ib_mad_pma_counters_ext(struct ib_mad *m, uint16_t lid, unsigned port,
 			    struct ib_pma_ext *pe);
+
+/* ---- SA traps (ib_worker.c) ---- */
+
+/* The local port (the one the MAD port is bound to): its LID and the SM's
+ * LID, both 0 until an SM configured the port. */
+int ib_mad_local_sm(struct ib_mad *m, uint16_t *lid, uint16_t *sm_lid);
+
+/* SA InformInfo Set at sm_lid: (un)subscribe to generic trap `trap` from
+ * every LID, Reports to our QP1. 0, -ETIMEDOUT (no answer), or -EPROTO with
+ * *status the SA's MAD status (the SA refused). */
+int ib_mad_sa_inform(struct ib_mad *m, uint16_t sm_lid, uint16_t trap, int subscribe,
+		     unsigned *status);
+
+/* One unsolicited SA Report(Notice), already answered with a ReportResponse. */
+struct ib_report {
+	uint16_t trap;        /* Notice.TrapNumber (generic notices) */
+	uint16_t issuer_lid;  /* Notice.IssuerLID */
+	uint8_t generic;
+};
+
+/* Non-blocking: 1 and *r when a Report was waiting (and was answered), 0 when
+ * nothing was waiting, or when what was there was not a Report (dropped). */
+int ib_mad_recv_report(struct ib_mad *m, struct ib_report *r);
 
 #endif

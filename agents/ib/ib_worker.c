@@ -171,6 +171,92 @@ static void counters_all(struct ib_poll_ctx *c)
 	fb_log_debug("counters: %d PerfMgt answers in %.2f ms", mads, ms_since(&t0));
 }
 
+/* ---- SA traps: Reports are triggers for an immediate poll, never the truth ---- */
+
+/* Re-read the local PortInfo's SM LID every TRAP_CHECK_POLLS polls and
+ * re-subscribe when it changed or the last attempt failed; re-subscribe anyway
+ * every TRAP_REFRESH_CHECKS checks (an SM restarted at the same LID has
+ * forgotten us; a repeated Set of the same InformInfo is harmless). */
+#define TRAP_CHECK_POLLS 25
+#define TRAP_REFRESH_CHECKS 10
+#define TRAP_DRAIN_MAX 64
+
+static const uint16_t trap_nums[] = { 64, 65, 128 };
+
+struct traps {
+	uint16_t sm_lid;           /* where we are subscribed, 0: not subscribed */
+	unsigned polls, checks;
+	int no_sm_logged, fail_logged;
+	uint64_t reports, triggered;
+};
+
+static void traps_check(struct traps *t, struct ib_mad *mad, int force)
+{
+	uint16_t lid = 0, sm_lid = 0;
+	if (ib_mad_local_sm(mad, &lid, &sm_lid) != 0) {
+		fb_log_debug("traps: cannot read the local PortInfo; retrying later");
+		return;
+	}
+	if (!sm_lid || !lid) {
+		if (!t->no_sm_logged)
+			fb_log_info("no subnet manager (local port LID %u, SM LID %u): not "
+				    "subscribing to SA traps; polling only", lid, sm_lid);
+		t->no_sm_logged = 1;
+		t->sm_lid = 0;
+		return;
+	}
+	t->no_sm_logged = 0;
+	int refresh = ++t->checks % TRAP_REFRESH_CHECKS == 0;
+	if (!force && !refresh && sm_lid == t->sm_lid)
+		return;
+	for (size_t i = 0; i < sizeof(trap_nums) / sizeof(trap_nums[0]); i++) {
+		unsigned status = 0;
+		int rc = ib_mad_sa_inform(mad, sm_lid, trap_nums[i], 1, &status);
+		if (rc) {
+			/* Once per outage: opensm -o leaves the SM LID set but no SA. */
+			fb_log(t->fail_logged ? FB_LOG_DEBUG : FB_LOG_WARN,
+			       "SA InformInfo Set (trap %u) at SM LID %u %s; polling only, "
+			       "retrying in %u polls", trap_nums[i], sm_lid,
+			       rc == -ETIMEDOUT ? "got no answer" : "was refused", TRAP_CHECK_POLLS);
+			if (rc == -EPROTO)
+				fb_log_debug("SA MAD status 0x%04x", status);
+			t->sm_lid = 0;
+			t->fail_logged = 1;
+			return;
+		}
+	}
+	t->fail_logged = 0;
+	if (sm_lid != t->sm_lid)
+		fb_log_info("subscribed to SA traps 64,65,128 at SM LID %u", sm_lid);
+	else
+		fb_log_debug("refreshed the SA trap subscription at SM LID %u", sm_lid);
+	t->sm_lid = sm_lid;
+}
+
+/* Between polls: answer waiting Reports and poll what they point at. */
+static void traps_drain(struct traps *t, struct ib_poll_ctx *c)
+{
+	struct ib_report r;
+	for (int n = 0; n < TRAP_DRAIN_MAX && ib_mad_recv_report(c->mad, &r) == 1; n++) {
+		t->reports++;
+		int hit = 0;
+		for (size_t i = 0; r.generic && r.trap == 128 && r.issuer_lid && i < c->topo->n; i++)
+			if (c->topo->sw[i].assigned && c->topo->sw[i].ctr.lid == r.issuer_lid) {
+				ib_poll_switch(c, &c->topo->sw[i]);
+				hit = 1;
+			}
+		if (!hit)
+			for (size_t i = 0; i < c->topo->n && !atomic_load(c->stop); i++)
+				if (c->topo->sw[i].assigned)
+					ib_poll_switch(c, &c->topo->sw[i]);
+		t->triggered++;
+		fb_log_debug("SA Report: trap %u from LID %u: polled %s (%" PRIu64 " reports, %"
+			     PRIu64 " triggered polls)", r.trap, r.issuer_lid,
+			     hit ? "the issuing switch" : "all assigned switches", t->reports,
+			     t->triggered);
+	}
+}
+
 static int ts_before(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
@@ -223,6 +309,9 @@ static void *run(void *arg)
 	int counters = cfg->ctr.interval_ms > 0;
 	if (rc == 0 && counters)
 		counters_all(&c); /* the baseline: the first round then has deltas */
+	struct traps traps = { 0 };
+	if (rc == 0 && cfg->traps)
+		traps_check(&traps, mad, 1);
 	struct timespec next_ctr;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	next_ctr = next;
@@ -232,11 +321,15 @@ static void *run(void *arg)
 		sleep_until(w, counters && ts_before(&next_ctr, &next) ? &next_ctr : &next);
 		if (atomic_load(&w->stop))
 			break;
+		if (cfg->traps && traps.sm_lid)
+			traps_drain(&traps, &c);
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (!ts_before(&now, &next)) {
 			poll_all(&c);
 			advance(&next, cfg->interval_ms, "a PortInfo poll", topo.n);
+			if (cfg->traps && ++traps.polls % TRAP_CHECK_POLLS == 0)
+				traps_check(&traps, mad, 0);
 		}
 		if (counters && !ts_before(&now, &next_ctr)) {
 			counters_all(&c);

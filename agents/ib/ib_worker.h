@@ -34,6 +34,7 @@ struct ib_worker_cfg {
 	unsigned shard_i, shard_n;
 	struct ib_ctr_cfg ctr;      /* counters round; ctr.interval_ms 0: none */
 	struct ib_flap_cfg flap;
+	int traps;                  /* subscribe to SA traps 64/65/128 (--no-traps: 0) */
 };
 
 struct ib_worker;

@@ -126,6 +126,8 @@ static void help(void)
 	       "        --xmit-wait-tick-ns NS the PortXmitWait tick assumed, 1..1000 (default 4)\n"
 	       "        --flap-count N         link downs that make a flap, 2..%d (default 3)\n"
 	       "        --flap-window SEC      1..86400 (default 60)\n"
+	       "        --no-traps             do not subscribe to SA traps 64/65/128 (a Report\n"
+	       "                               only triggers an early poll of its switch)\n"
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
 	       "        --once                 discover, poll once, print the topology of the\n"
 	       "                               assigned switches as JSON lines on stdout and exit;\n"
@@ -176,7 +178,7 @@ static int parse_shard(const char *s, unsigned *i, unsigned *n)
 static int parse_opts(struct agent *a, int argc, char **argv)
 {
 	enum { O_SHARD = 256, O_TIMEOUT, O_RETRIES, O_CA, O_CAPORT, O_ONCE, O_CTR_INTERVAL,
-	       O_ERR_THR, O_CONG_THR, O_TICK, O_FLAP_COUNT, O_FLAP_WINDOW, O_MEASURE };
+	       O_ERR_THR, O_CONG_THR, O_TICK, O_FLAP_COUNT, O_FLAP_WINDOW, O_MEASURE, O_NO_TRAPS };
 	static const struct option lo[] = {
 		{ "broker", required_argument, NULL, 'b' },
 		{ "agent-id", required_argument, NULL, 'a' },
@@ -198,6 +200,7 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		{ "xmit-wait-tick-ns", required_argument, NULL, O_TICK },
 		{ "flap-count", required_argument, NULL, O_FLAP_COUNT },
 		{ "flap-window", required_argument, NULL, O_FLAP_WINDOW },
+		{ "no-traps", no_argument, NULL, O_NO_TRAPS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -305,6 +308,7 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 			if (parse_uint(optarg, 1, 86400, &a->cfg.flap.window_s))
 				return bad_usage("bad --flap-window '%s': want seconds, 1..86400", optarg);
 			break;
+		case O_NO_TRAPS: a->cfg.traps = 0; break;
 		case 'h': help(); return -1;
 		case ':': return bad_usage("%s needs a value", argv[optind - 1]);
 		default: return bad_usage("unknown option '%s'", argv[optind - 1]);
@@ -435,7 +439,7 @@ int main(int argc, char **argv)
 	a.cfg = (struct ib_worker_cfg){ .timeout_ms = 100, .retries = 2, .interval_ms = 1000,
 				        .unreachable_after = 3, .fabric = "IB",
 				        .switches = "all", .shard_n = 1,
-				        .flap = { .count = 3, .window_s = 60 } };
+				        .flap = { .count = 3, .window_s = 60 }, .traps = 1 };
 	ib_ctr_cfg_default(&a.cfg.ctr, a.cfg.interval_ms);
 	fb_log_init(PROG, 0, FB_LOG_INFO);
 	fb_session_default_agent_id("ib", a.agent_id, sizeof(a.agent_id));
