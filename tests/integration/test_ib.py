@@ -525,6 +525,33 @@ def ib_error_counter_threshold():
         r.check_agent_alive()
 
 
+def ib_other_error_counters_threshold():
+    """LinkErrorRecovery, LinkDowned, PortRcvErrors and PortXmitDiscards each
+    give one counter_threshold naming that counter (one port each, at once)."""
+    cases = [  # port, ibsim PortCounters field, fabricbus counter, step per interval
+        (2, "LinkErrorRecoveryCounter", "link_error_recovery", 20),
+        (3, "LinkDownedCounter", "link_downed", 20),
+        (4, "PortRcvErrors", "rcv_errors", 50),
+        (5, "PortXmitDiscards", "xmit_discards", 200),
+    ]
+    with Rig("ib-errctr2") as r:
+        sw = "leaf4"
+        mark = r.tail.mark()
+        for step in range(1, 7):
+            for port, field, _, inc in cases:
+                r.sim.perf_set(sw, port, f"PortCounters.{field}", inc * step)
+            r.intervals(1)
+        for port, field, name, _ in cases:
+            path = port_path(sw, port)
+            _, d = r.tail.wait_for(is_msg(ERR_EXC, path), timeout=10, mark=mark,
+                                   what=f"{ERR_EXC} {path} ({field})")
+            c = counters(d)
+            assert oem(d).get("Kind") == "counter_threshold", brief(d)
+            assert c.get(name, 0) > 0 and c["rate_per_s"] >= c["threshold"], json.dumps(c)
+            only_one(r.tail, mark, is_msg(ERR_EXC, path), f"{ERR_EXC} for {path}")
+        r.check_agent_alive()
+
+
 def ib_flap_detected():
     with Rig("ib-flap") as r:
         sw, port = "leaf3", 7
@@ -595,6 +622,7 @@ def ib_sa_trap_subscription_accepted():
 
 TESTS = [ib_host_link_down_and_up, ib_isl_link_down, ib_unreachable_switch_one_event,
          ib_broker_restart_no_event_lost, ib_congestion_event_rate, ib_error_counter_threshold,
+         ib_other_error_counters_threshold,
          ib_flap_detected, ib_sa_trap_subscription_accepted]
 
 if __name__ == "__main__":
