@@ -40,7 +40,7 @@ struct agent {
 	struct event_base *base;
 	struct fb_session *s;
 	struct ib_worker *w;
-	struct event *sigterm, *sigint, *flush_timer;
+	struct event *sigterm, *sigint;
 	int stopping, exit_status;
 	uint64_t dropped;
 };
@@ -343,25 +343,11 @@ static void deliver(void *arg, const struct fb_event *ev)
 			    (unsigned long long)a->dropped, a->host, a->port);
 }
 
-static void check_flushed(struct agent *a)
-{
-	struct fb_session_stats st;
-	fb_session_get_stats(a->s, &st);
-	if (a->stopping && st.unacked == 0)
-		event_base_loopbreak(a->base);
-}
-
 static void on_fatal(void *arg)
 {
 	struct agent *a = arg;
 	a->exit_status = 1;
 	event_base_loopbreak(a->base);
-}
-
-static void on_ack(void *arg, uint64_t seq)
-{
-	(void)seq;
-	check_flushed(arg);
 }
 
 static void on_err(void *arg, int code, const char *text)
@@ -370,14 +356,12 @@ static void on_err(void *arg, int code, const char *text)
 	fb_log_warn("session: %s (code %d)", text, code); /* text names the broker */
 }
 
-static void flush_timeout(evutil_socket_t fd, short what, void *arg)
+/* The session's drain is over: everything acked, or the wait ran out. */
+static void on_drained(void *arg, size_t unacked)
 {
-	(void)fd;
-	(void)what;
 	struct agent *a = arg;
-	struct fb_session_stats st;
-	fb_session_get_stats(a->s, &st);
-	fb_log_warn("exiting with %zu events not acked by %s:%d", st.unacked, a->host, a->port);
+	if (unacked)
+		fb_log_warn("exiting with %zu events not acked by %s:%d", unacked, a->host, a->port);
 	event_base_loopbreak(a->base);
 }
 
@@ -391,10 +375,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	fb_log_info("signal %d: stopping the MAD thread, waiting up to %d ms for acks",
 		    (int)sig, FLUSH_WAIT_MS);
 	ib_worker_stop(a->w); /* delivers what it still held */
-	fb_session_flush(a->s);
-	struct timeval tv = { FLUSH_WAIT_MS / 1000, (FLUSH_WAIT_MS % 1000) * 1000 };
-	evtimer_add(a->flush_timer, &tv);
-	check_flushed(a);
+	if (fb_session_drain(a->s, FLUSH_WAIT_MS, on_drained, a) != 0)
+		event_base_loopbreak(a->base); /* out of memory: stop without waiting */
 }
 
 static int run(struct agent *a)
@@ -405,11 +387,10 @@ static int run(struct agent *a)
 		fb_log_err("cannot start a session to %s:%d: %s", a->host, a->port, fb_strerror(rc));
 		return 1;
 	}
-	fb_session_set_callbacks(a->s, on_ack, on_err, a);
+	fb_session_set_callbacks(a->s, NULL, on_err, a);
 	a->sigterm = evsignal_new(a->base, SIGTERM, on_signal, a);
 	a->sigint = evsignal_new(a->base, SIGINT, on_signal, a);
-	a->flush_timer = evtimer_new(a->base, flush_timeout, a);
-	if (!a->sigterm || !a->sigint || !a->flush_timer || event_add(a->sigterm, NULL) ||
+	if (!a->sigterm || !a->sigint || event_add(a->sigterm, NULL) ||
 	    event_add(a->sigint, NULL)) {
 		fb_log_err("out of memory setting up the event loop");
 		return 1;
@@ -464,8 +445,6 @@ int main(int argc, char **argv)
 		event_free(a.sigterm);
 	if (a.sigint)
 		event_free(a.sigint);
-	if (a.flush_timer)
-		event_free(a.flush_timer);
 	event_base_free(a.base);
 	return status;
 }

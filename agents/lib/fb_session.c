@@ -73,6 +73,10 @@ struct fb_session {
 	fb_session_err_cb err_cb;
 	void *cb_arg;
 	struct fb_session_stats st;
+
+	struct event *drain_ev;          /* the drain's deadline */
+	fb_session_drained_cb drain_cb;  /* set while a drain is under way */
+	void *drain_arg;
 };
 
 static void connect_now(struct fb_session *s);
@@ -111,6 +115,24 @@ static void drop_front(struct fb_session *s, size_t n)
 	s->st.acked += n;
 }
 
+/* End a drain under way (if any) and tell its caller what is left. */
+static void drain_end(struct fb_session *s)
+{
+	fb_session_drained_cb cb = s->drain_cb;
+	if (!cb)
+		return;
+	s->drain_cb = NULL;
+	event_del(s->drain_ev);
+	cb(s->drain_arg, s->count);
+}
+
+static void drain_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	drain_end(arg);
+}
+
 /* The broker holds everything up to seq: forget it and tell the caller. */
 static void ack_upto(struct fb_session *s, uint64_t seq)
 {
@@ -126,6 +148,8 @@ static void ack_upto(struct fb_session *s, uint64_t seq)
 		if (s->ack_cb)
 			s->ack_cb(s->cb_arg, seq);
 	}
+	if (s->drain_cb && s->count == 0)
+		drain_end(s);
 }
 
 /* why == NULL: the cause was already reported. */
@@ -568,10 +592,28 @@ void fb_session_get_stats(const struct fb_session *s, struct fb_session_stats *s
 	st->unacked = s->count;
 }
 
+int fb_session_drain(struct fb_session *s, int wait_ms, fb_session_drained_cb done, void *arg)
+{
+	if (!s->drain_ev && !(s->drain_ev = evtimer_new(s->base, drain_deadline_cb, s)))
+		return -ENOMEM;
+	s->drain_cb = done;
+	s->drain_arg = arg;
+	fb_session_flush(s);
+	if (s->count == 0) {
+		drain_end(s);
+		return 0;
+	}
+	struct timeval tv = { wait_ms / 1000, (wait_ms % 1000) * 1000 };
+	evtimer_add(s->drain_ev, &tv);
+	return 0;
+}
+
 void fb_session_free(struct fb_session *s)
 {
 	if (!s)
 		return;
+	if (s->drain_ev)
+		event_free(s->drain_ev);
 	if (s->bev)
 		bufferevent_free(s->bev);
 	if (s->flush_ev)

@@ -61,6 +61,15 @@ void fb_session_flush(struct fb_session *s);
 void fb_session_get_stats(const struct fb_session *s, struct fb_session_stats *st);
 void fb_session_free(struct fb_session *s);
 
+/* Called once when a drain ends: unacked is 0 when everything was acked,
+ * else how many events the broker did not ack within the wait. */
+typedef void (*fb_session_drained_cb)(void *arg, size_t unacked);
+/* For a clean stop: push what is buffered now, and call done once every
+ * event is acked or wait_ms has passed, whichever comes first (at once if
+ * nothing is outstanding). Submitting more meanwhile is allowed but not
+ * waited for beyond wait_ms. 0, or -ENOMEM. */
+int fb_session_drain(struct fb_session *s, int wait_ms, fb_session_drained_cb done, void *arg);
+
 /* "<prefix>@<hostname>" with the host name's characters that an agent id may
  * not hold replaced by '-', cut to fit FB_AGENT_ID_MAX: the default id of a
  * program that runs once per host, so that its restarts continue one

@@ -50,7 +50,7 @@ struct agent {
 
 	struct event_base *base;
 	struct fb_session *s;
-	struct event *sigterm, *sigint, *flush_timer, *ib_timer, *nl_ev;
+	struct event *sigterm, *sigint, *ib_timer, *nl_ev;
 	int nl_fd;
 	int stopping, exit_status;
 	uint64_t dropped, emitted;
@@ -354,34 +354,18 @@ static void nl_readable(evutil_socket_t fd, short what, void *arg)
 		scan_eth(a);
 }
 
-static void check_flushed(struct agent *a)
-{
-	struct fb_session_stats st;
-	fb_session_get_stats(a->s, &st);
-	if (a->stopping && st.unacked == 0)
-		event_base_loopbreak(a->base);
-}
-
-static void on_ack(void *arg, uint64_t seq)
-{
-	(void)seq;
-	check_flushed(arg);
-}
-
 static void on_err(void *arg, int code, const char *text)
 {
 	(void)arg;
 	fb_log_warn("session: %s (code %d)", text, code);
 }
 
-static void flush_timeout(evutil_socket_t fd, short what, void *arg)
+/* The session's drain is over: everything acked, or the wait ran out. */
+static void on_drained(void *arg, size_t unacked)
 {
-	(void)fd;
-	(void)what;
 	struct agent *a = arg;
-	struct fb_session_stats st;
-	fb_session_get_stats(a->s, &st);
-	fb_log_warn("exiting with %zu events not acked by %s:%d", st.unacked, a->host, a->port);
+	if (unacked)
+		fb_log_warn("exiting with %zu events not acked by %s:%d", unacked, a->host, a->port);
 	event_base_loopbreak(a->base);
 }
 
@@ -397,10 +381,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		event_del(a->ib_timer);
 	if (a->nl_ev)
 		event_del(a->nl_ev);
-	fb_session_flush(a->s);
-	struct timeval tv = { FLUSH_WAIT_MS / 1000, (FLUSH_WAIT_MS % 1000) * 1000 };
-	evtimer_add(a->flush_timer, &tv);
-	check_flushed(a);
+	if (fb_session_drain(a->s, FLUSH_WAIT_MS, on_drained, a) != 0)
+		event_base_loopbreak(a->base); /* out of memory: stop without waiting */
 }
 
 static int start_sources(struct agent *a)
@@ -439,11 +421,10 @@ static int run(struct agent *a)
 		fb_log_err("cannot start a session to %s:%d: %s", a->host, a->port, fb_strerror(rc));
 		return 1;
 	}
-	fb_session_set_callbacks(a->s, on_ack, on_err, a);
+	fb_session_set_callbacks(a->s, NULL, on_err, a);
 	a->sigterm = evsignal_new(a->base, SIGTERM, on_signal, a);
 	a->sigint = evsignal_new(a->base, SIGINT, on_signal, a);
-	a->flush_timer = evtimer_new(a->base, flush_timeout, a);
-	if (!a->sigterm || !a->sigint || !a->flush_timer || event_add(a->sigterm, NULL) ||
+	if (!a->sigterm || !a->sigint || event_add(a->sigterm, NULL) ||
 	    event_add(a->sigint, NULL)) {
 		fb_log_err("out of memory setting up the event loop");
 		return 1;
@@ -497,7 +478,7 @@ int main(int argc, char **argv)
 	}
 	int status = run(&a);
 	fb_session_free(a.s);
-	struct event *evs[] = { a.sigterm, a.sigint, a.flush_timer, a.ib_timer, a.nl_ev };
+	struct event *evs[] = { a.sigterm, a.sigint, a.ib_timer, a.nl_ev };
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (evs[i])
 			event_free(evs[i]);

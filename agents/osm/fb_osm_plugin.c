@@ -54,9 +54,8 @@ struct fb_osm {
 
 	pthread_t thread;
 	struct event_base *base;
-	struct event *wake, *stop, *flush_timer;
+	struct event *wake, *stop;
 	struct fb_session *s;
-	int stopping;
 	uint64_t session_dropped;
 };
 
@@ -151,14 +150,6 @@ static void drain(struct fb_osm *p)
 	fb_session_flush(p->s);
 }
 
-static void check_flushed(struct fb_osm *p)
-{
-	struct fb_session_stats st;
-	fb_session_get_stats(p->s, &st);
-	if (p->stopping && st.unacked == 0)
-		event_base_loopbreak(p->base);
-}
-
 static void on_wake(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -166,26 +157,18 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 	drain(arg);
 }
 
-static void on_ack(void *arg, uint64_t seq)
-{
-	(void)seq;
-	check_flushed(arg);
-}
-
 static void on_err(void *arg, int code, const char *text)
 {
 	plog(arg, OSM_LOG_INFO, "session: %s (code %d)", text, code);
 }
 
-static void on_flush_timeout(evutil_socket_t fd, short what, void *arg)
+/* The session's drain is over: everything acked, or the wait ran out. */
+static void on_drained(void *arg, size_t unacked)
 {
-	(void)fd;
-	(void)what;
 	struct fb_osm *p = arg;
-	struct fb_session_stats st;
-	fb_session_get_stats(p->s, &st);
-	plog(p, OSM_LOG_ERROR, "stopping with %zu events not acked by %s:%d", st.unacked,
-	     p->host, p->port);
+	if (unacked)
+		plog(p, OSM_LOG_ERROR, "stopping with %zu events not acked by %s:%d", unacked,
+		     p->host, p->port);
 	event_base_loopbreak(p->base);
 }
 
@@ -194,11 +177,9 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct fb_osm *p = arg;
-	p->stopping = 1;
 	drain(p);
-	struct timeval tv = { FLUSH_WAIT_MS / 1000, (FLUSH_WAIT_MS % 1000) * 1000 };
-	evtimer_add(p->flush_timer, &tv);
-	check_flushed(p);
+	if (fb_session_drain(p->s, FLUSH_WAIT_MS, on_drained, p) != 0)
+		event_base_loopbreak(p->base); /* out of memory: stop without waiting */
 }
 
 static void *thread_main(void *arg)
@@ -344,8 +325,6 @@ static void plugin_free(struct fb_osm *p)
 		event_free(p->wake);
 	if (p->stop)
 		event_free(p->stop);
-	if (p->flush_timer)
-		event_free(p->flush_timer);
 	if (p->base)
 		event_base_free(p->base);
 	osm_queue_destroy(&p->q);
@@ -377,13 +356,12 @@ static void *create(struct osm_opensm *osm)
 		what = "libevent base";
 	else if (!(p->wake = event_new(p->base, -1, EV_PERSIST, on_wake, p)) ||
 		 !(p->stop = event_new(p->base, -1, 0, on_stop, p)) ||
-		 !(p->flush_timer = evtimer_new(p->base, on_flush_timeout, p)) ||
 		 event_add(p->wake, NULL)) /* also keeps the loop alive */
 		what = "events";
 	else if (fb_session_new(p->base, &o, &p->s))
 		what = "session";
 	if (!what) {
-		fb_session_set_callbacks(p->s, on_ack, on_err, p);
+		fb_session_set_callbacks(p->s, NULL, on_err, p);
 		int rc = pthread_create(&p->thread, NULL, thread_main, p);
 		if (rc)
 			what = strerror(rc);
