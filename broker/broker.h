@@ -24,6 +24,7 @@ struct fb_ws;
 struct fb_kafka;
 struct fb_conn;
 struct fb_inventory;
+struct fb_fabric_map;
 
 #define FB_BATCH_CAP 4096
 #define FB_PENDING_BATCHES_MAX 64 /* commit inline past this many full batches */
@@ -46,6 +47,7 @@ struct fb_broker {
 	struct fb_kafka *kafka;   /* NULL unless KafkaBrokers is set */
 	struct fb_agent_table *agents;
 	struct fb_inventory *inventory; /* port GUID/MAC -> node (inventory.h) */
+	struct fb_fabric_map *fabric_map; /* topology + jobs, /fabric/map (fabric_map.h) */
 	struct evconnlistener *listener;
 	struct event *commit_ev;  /* low priority: runs after all reads */
 	struct event *sync_timer; /* JournalSync=interval */

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "fb_addr.h"
+#include "fb_conf.h"
 #include "fb_err.h"
 #include "fb_log.h"
 #include "kafka_conf.h"
@@ -106,65 +107,9 @@ const char *fb_sync_policy_name(int p)
 	return p == FB_SYNC_BATCH ? "batch" : p == FB_SYNC_INTERVAL ? "interval" : "none";
 }
 
-/* Split a number from its unit suffix; the suffix is returned lower-cased. */
-static int split_number(const char *s, uint64_t *num, char *unit, size_t unitsz)
-{
-	if (!isdigit((unsigned char)*s))
-		return FB_ECONFIG;
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
-		return FB_ECONFIG;
-	size_t n = strlen(end);
-	if (n >= unitsz)
-		return FB_ECONFIG;
-	for (size_t i = 0; i <= n; i++)
-		unit[i] = (char)tolower((unsigned char)end[i]);
-	*num = v;
-	return 0;
-}
-
-static int scale(uint64_t v, uint64_t mul, uint64_t *out)
-{
-	if (mul && v > UINT64_MAX / mul)
-		return FB_ECONFIG;
-	*out = v * mul;
-	return 0;
-}
-
-int fb_parse_size(const char *s, uint64_t *out)
-{
-	uint64_t v;
-	char u[4];
-	if (split_number(s, &v, u, sizeof(u)))
-		return FB_ECONFIG;
-	static const struct { const char *u; uint64_t mul; } units[] = {
-		{ "", 1 }, { "b", 1 }, { "k", 1ull << 10 }, { "kb", 1ull << 10 },
-		{ "m", 1ull << 20 }, { "mb", 1ull << 20 }, { "g", 1ull << 30 }, { "gb", 1ull << 30 },
-		{ "t", 1ull << 40 }, { "tb", 1ull << 40 },
-	};
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(u, units[i].u) == 0)
-			return scale(v, units[i].mul, out);
-	return FB_ECONFIG;
-}
-
-int fb_parse_duration_ms(const char *s, uint64_t *out)
-{
-	uint64_t v;
-	char u[4];
-	if (split_number(s, &v, u, sizeof(u)))
-		return FB_ECONFIG;
-	static const struct { const char *u; uint64_t mul; } units[] = {
-		{ "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "min", 60000 },
-		{ "h", 3600000 }, { "d", 86400000 },
-	};
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(u, units[i].u) == 0)
-			return scale(v, units[i].mul, out);
-	return FB_ECONFIG;
-}
+/* The value syntax is shared with fabricbus-slurm: proto/fb_conf.c. */
+int fb_parse_size(const char *s, uint64_t *out) { return fb_conf_parse_size(s, out); }
+int fb_parse_duration_ms(const char *s, uint64_t *out) { return fb_conf_parse_duration_ms(s, out); }
 
 int fb_parse_hostport(const char *s, char *host, size_t hostsz, int *port)
 {
@@ -303,15 +248,7 @@ static const struct key_def *find_key(const char *name)
 	return NULL;
 }
 
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	char *e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
+static char *trim(char *s) { return fb_conf_trim(s); }
 
 /* kafka.<name>=<value>: kept in order for rd_kafka_conf_set. A file may set
  * a property once; -o replaces it. librdkafka judges the value now, so a

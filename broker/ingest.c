@@ -9,6 +9,7 @@
 
 #include "fb_err.h"
 #include "fb_log.h"
+#include "fabric_map.h"
 #include "fb_wire.h"
 #include "inventory.h"
 #include "journal.h"
@@ -198,12 +199,18 @@ static int accept_event(struct fb_conn *c, struct fb_record *slot, const uint8_t
 		raw = NULL;
 		raw_len = 0;
 	}
+	/* Likewise the jobs registered on its node (Oem.Fabricbus.Jobs). */
+	if (fb_fabric_map_enrich(b->fabric_map, &slot->ev)) {
+		raw = NULL;
+		raw_len = 0;
+	}
 	int rc = fb_journal_append(b->journal, slot->event_id, &slot->ev, raw, raw_len);
 	if (rc)
 		return rc;
 	if (fb_inventory_learn(b->inventory, &slot->ev) != 0)
 		fb_log_warn("agent %s: out of memory adding port %s of node %s to the inventory",
 			    a->id, slot->ev.subj.device, slot->ev.subj.node);
+	fb_fabric_map_learn(b->fabric_map, &slot->ev);
 	b->last_event_id++;
 	a->stored_seq = slot->ev.seq;
 	a->events++;

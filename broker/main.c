@@ -2,6 +2,7 @@
 #include "broker.h"
 #include "status.h"
 
+#include "fabric_map.h"
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_wire.h"
@@ -13,6 +14,7 @@
 
 #include <errno.h>
 #include <event2/event.h>
+#include <event2/thread.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -151,6 +153,7 @@ static void recover_cb(void *arg, uint64_t event_id, const struct fb_event *ev)
 		b->last_event_id = b->committed_id = event_id;
 	if (fb_inventory_learn(b->inventory, ev) != 0)
 		fb_log_warn("journal recovery: out of memory rebuilding the port inventory");
+	fb_fabric_map_learn(b->fabric_map, ev);
 }
 
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -168,8 +171,8 @@ struct tick {
 	uint64_t shown_commits, shown_conns, shown_accepted;
 };
 
-/* Every 100 ms: refresh /status when something changed, so that it is at
- * most 100 ms stale; every 10th tick (1 s): rates, heartbeats, idle agents;
+/* Every 100 ms: refresh /status and /fabric/map when something changed,
+ * so that they are at most 100 ms stale; every 10th tick (1 s): rates, heartbeats, idle agents;
  * every minute: journal retention. */
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -183,7 +186,9 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 		fb_ingest_tick(b, now);
 		fb_status_sample(t->status, b, now);
 	}
-	if (second || t->shown_commits != b->st.commits || t->shown_conns != b->n_conns ||
+	/* -ENOMEM keeps the map dirty: the next tick tries again. */
+	int map_changed = fb_fabric_map_refresh(b->fabric_map, b->last_event_id) == 1;
+	if (second || map_changed || t->shown_commits != b->st.commits || t->shown_conns != b->n_conns ||
 	    t->shown_accepted != b->st.connections) {
 		t->shown_commits = b->st.commits;
 		t->shown_conns = b->n_conns;
@@ -220,11 +225,14 @@ static int open_journal(struct fb_broker *b)
 static int start_ws(struct fb_broker *b)
 {
 	const struct fb_config *c = b->cfg;
+	/* The map the journal rebuilt is there for the very first request. */
+	if (fb_fabric_map_refresh(b->fabric_map, b->last_event_id) < 0)
+		fb_log_warn("out of memory rendering the fabric map; retrying every 100 ms");
 	struct fb_ws_opts wo = {
 		.host = c->http_host, .port = c->http_port, .journal_dir = c->journal_dir,
 		.default_fabric = c->fabric_name, .ring_events = c->ws_ring_events,
 		.queue_events = c->ws_queue_events, .ping_interval_s = (int)c->ws_ping_s,
-		.max_subscribers = c->ws_max_subscribers,
+		.max_subscribers = c->ws_max_subscribers, .fabric_map = b->fabric_map,
 	};
 	return fb_ws_start(&wo, b->committed_id, &b->ws);
 }
@@ -278,6 +286,8 @@ static void shutdown_broker(struct fb_broker *b)
 	fb_ingest_free_all(b);
 	if (b->ws)
 		fb_ws_stop(b->ws);
+	fb_fabric_map_free(b->fabric_map); /* after the lws thread: it took snapshots */
+	b->fabric_map = NULL;
 	fb_kafka_stop(b->kafka, 5000); /* bounded flush, then the cursor */
 	b->kafka = NULL;
 	fb_commit_fini(b);
@@ -313,13 +323,21 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	struct fb_broker b = { .cfg = &cfg, .start_ns = fb_now_ns() };
+	/* Before the base exists: the lws thread wakes the loop with
+	 * event_active (job registrations, fabric_map.h). */
+	if (evthread_use_pthreads() != 0) {
+		fb_log_err("cannot enable libevent's thread support");
+		return 1;
+	}
 	struct event_config *ec = event_config_new();
 	b.base = ec ? event_base_new_with_config(ec) : NULL;
 	if (ec)
 		event_config_free(ec);
 	b.agents = fb_agent_table_new();
 	b.inventory = fb_inventory_new();
-	if (!b.base || !b.agents || !b.inventory || event_base_priority_init(b.base, 2) != 0) {
+	if (b.base && event_base_priority_init(b.base, 2) == 0)
+		b.fabric_map = fb_fabric_map_new(b.base, b.inventory, cfg.fabric_name);
+	if (!b.base || !b.agents || !b.inventory || !b.fabric_map) {
 		fb_log_err("cannot create the event loop");
 		return 1;
 	}

@@ -1,5 +1,6 @@
 #include "status.h"
 
+#include "fabric_map.h"
 #include "inventory.h"
 #include "journal.h"
 #include "kafka_sink.h"
@@ -83,6 +84,18 @@ static json_t *kafka_json(struct fb_broker *b)
 	return o;
 }
 
+/* GET /fabric/map's size and the job registry. */
+static json_t *fabric_map_json(const struct fb_broker *b)
+{
+	struct fb_fabric_map_stats st;
+	fb_fabric_map_get_stats(b->fabric_map, &st);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I}", "nodes", (json_int_t)st.nodes,
+			 "switches", (json_int_t)st.switches, "switch_ports", (json_int_t)st.switch_ports,
+			 "jobs", (json_int_t)st.jobs, "job_nodes", (json_int_t)st.job_nodes, "renders",
+			 (json_int_t)st.renders, "render_ms", st.render_ms, "job_requests",
+			 (json_int_t)st.job_ops, "refused", (json_int_t)st.refused);
+}
+
 void fb_status_sample(struct fb_status *s, const struct fb_broker *b, uint64_t now_ns)
 {
 	sample(s, b->st.events, now_ns);
@@ -113,6 +126,7 @@ char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 		return NULL;
 	json_object_set_new(root, "kafka", kafka_json(b));
 	json_object_set_new(root, "inventory", fb_inventory_json(b->inventory, FB_STATUS_INVENTORY_CAP));
+	json_object_set_new(root, "fabric_map", fabric_map_json(b));
 	char *out = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
 	return out;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 int fb_ws_http_reply(struct lws *wsi, unsigned code, const char *ctype, const void *body, size_t len)
@@ -18,6 +19,8 @@ int fb_ws_http_reply(struct lws *wsi, unsigned code, const char *ctype, const vo
 					 (const uint8_t *)"no-store", 8, &p, end) ||
 	    lws_finalize_write_http_header(wsi, start, &p, end))
 		return -1;
+	if (!len)
+		return 0;
 	uint8_t *buf = malloc(LWS_PRE + len + 1);
 	if (!buf)
 		return -1;
@@ -25,6 +28,40 @@ int fb_ws_http_reply(struct lws *wsi, unsigned code, const char *ctype, const vo
 	int rc = lws_write(wsi, buf + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
 	free(buf);
 	return rc < 0 ? -1 : 0;
+}
+
+enum fb_ws_method fb_ws_http_method(struct lws *wsi)
+{
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0)
+		return FB_WS_GET;
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0)
+		return FB_WS_POST;
+#if defined(LWS_WITH_HTTP_UNCOMMON_HEADERS) || defined(LWS_HTTP_HEADERS_ALL)
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0)
+		return FB_WS_DELETE;
+#endif
+	return FB_WS_OTHER;
+}
+
+int fb_ws_http_content_length(struct lws *wsi, unsigned long long *out)
+{
+	char v[24];
+	int n = lws_hdr_copy(wsi, v, sizeof(v), WSI_TOKEN_HTTP_CONTENT_LENGTH);
+	if (n <= 0 || n > 19 || strspn(v, "0123456789") != (size_t)n)
+		return -1;
+	*out = strtoull(v, NULL, 10);
+	return 0;
+}
+
+int fb_ws_http_is_json(struct lws *wsi)
+{
+	static const char want[] = "application/json";
+	char v[128];
+	if (lws_hdr_copy(wsi, v, sizeof(v), WSI_TOKEN_HTTP_CONTENT_TYPE) <= 0 ||
+	    strncasecmp(v, want, sizeof(want) - 1) != 0)
+		return 0;
+	char c = v[sizeof(want) - 1];
+	return c == '\0' || c == ';' || c == ' ' || c == '\t';
 }
 
 /* For refusing an upgrade: lws 4.1 never parsed the request version on the

@@ -8,7 +8,17 @@
 
 #include <stddef.h>
 
-/* Write a whole response (Content-Length set). Returns 0 or -1 (close). */
+/* The request method, for routes that take more than GET. */
+enum fb_ws_method { FB_WS_GET, FB_WS_POST, FB_WS_DELETE, FB_WS_OTHER };
+enum fb_ws_method fb_ws_http_method(struct lws *wsi);
+/* The request's Content-Length: 0 and *out set, or -1 if absent or not a
+ * plain decimal number. */
+int fb_ws_http_content_length(struct lws *wsi, unsigned long long *out);
+/* 1 if the request's Content-Type is application/json (parameters such as
+ * "; charset=utf-8" allowed), else 0. */
+int fb_ws_http_is_json(struct lws *wsi);
+/* Write a whole response (Content-Length set; len 0 sends headers only, as
+ * for 204). Returns 0 or -1 (close). */
 int fb_ws_http_reply(struct lws *wsi, unsigned code, const char *ctype, const void *body, size_t len);
 /* {"error":..., "parameter":..., "detail":...} with the given status. Also
  * works while an upgrade request is being refused (before any 101). */

@@ -1,7 +1,7 @@
 /* ws_server.c - the libwebsockets context, its service thread, the publish
  * queue from the libevent loop, and the HTTP side (/status, upgrade checks).
  * The ring lives in ws_ring.c, positions and replay in ws_sub.c, query
- * parsing in ws_filter.c.
+ * parsing in ws_filter.c, /fabric/map and /fabric/jobs in ws_fabric.c.
  *
  * Writes: each subscriber gets at most one write per WRITEABLE callback, of
  * whole pre-framed messages concatenated (up to WRITE_BUDGET bytes). lws
@@ -13,9 +13,11 @@
  */
 #include "ws_server.h"
 
+#include "fabric_map.h"
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_redfish.h"
+#include "ws_fabric.h"
 #include "ws_filter.h"
 #include "ws_http.h"
 #include "ws_ring.h"
@@ -42,6 +44,12 @@
 #define WRITES_PER_CALLBACK 64
 #define OVERFLOW_CLOSE_TIMEOUT_S 30
 #define QUEUE_MIN_EVENTS 8192
+
+/* Per-connection data: a subscriber once upgraded, an HTTP request before. */
+struct ws_pss {
+	struct fb_ws_sub sub; /* first: the WebSocket callbacks take user as one */
+	struct fb_ws_fabric_req req;
+};
 
 struct fb_ws {
 	/* set at start, read-only after */
@@ -71,6 +79,7 @@ struct fb_ws {
 	uint64_t ring_resets;
 	uint64_t seen_dropped;
 	struct fb_buf out;
+	struct fb_ws_fabric fabric; /* /fabric/map, /fabric/jobs */
 
 	/* read by fb_ws_get_stats from any thread */
 	_Atomic uint32_t st_subscribers;
@@ -157,9 +166,11 @@ static int status_json(struct fb_ws *ws, struct fb_buf *b)
 	return rc;
 }
 
-static int on_http(struct fb_ws *ws, struct lws *wsi, const char *path)
+static int on_http(struct fb_ws *ws, struct lws *wsi, struct fb_ws_fabric_req *r, const char *path)
 {
-	int rc;
+	int rc = fb_ws_fabric_http(&ws->fabric, wsi, r, path);
+	if (rc != 1)
+		return rc;
 	if (strcmp(path, "/status") == 0) {
 		struct fb_buf b = FB_BUF_INIT;
 		rc = status_json(ws, &b) ? -1 : fb_ws_http_reply(wsi, 200, "application/json", b.data, b.len);
@@ -167,7 +178,9 @@ static int on_http(struct fb_ws *ws, struct lws *wsi, const char *path)
 	} else if (strcmp(path, "/") == 0) {
 		static const char txt[] = "fabricbus\n"
 					  "  GET /status      broker and subscriber status (JSON)\n"
-					  "  WS  /ws/events   Redfish Events (?since=&prefix=&severity=&origin=)\n";
+					  "  WS  /ws/events   Redfish Events (?since=&prefix=&severity=&origin=)\n"
+					  "  GET /fabric/map  nodes, ports, switches and jobs (JSON)\n"
+					  "  POST /fabric/jobs, DELETE /fabric/jobs/<id>  job registry\n";
 		rc = fb_ws_http_reply(wsi, 200, "text/plain", txt, sizeof(txt) - 1);
 	} else if (strcmp(path, WS_PATH) == 0) {
 		rc = fb_ws_http_error(wsi, 426, "WebSocket upgrade required", NULL, NULL);
@@ -231,6 +244,8 @@ static int on_established(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s
 		    (unsigned long long)s->next_id, (unsigned long long)ws->src.head_id);
 	if (s->next_id <= ws->src.head_id)
 		lws_callback_on_writable(wsi);
+	else if (s->state == FB_WS_SUB_CATCHUP)
+		s->state = FB_WS_SUB_LIVE; /* since=<head>: nothing to replay, live now */
 	return 0;
 }
 
@@ -449,13 +464,27 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 {
 	struct fb_ws *ws = lws_context_user(lws_get_context(wsi));
 	struct fb_ws_sub *s = user;
-	(void)len;
+	struct fb_ws_fabric_req *r = user ? &((struct ws_pss *)user)->req : NULL;
 	switch (reason) {
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		drain_queue(ws);
+		fb_ws_fabric_take_results(&ws->fabric);
 		return 0;
 	case LWS_CALLBACK_HTTP:
-		return on_http(ws, wsi, in ? (const char *)in : "/");
+		return on_http(ws, wsi, r, in ? (const char *)in : "/");
+	case LWS_CALLBACK_HTTP_BODY:
+		return r ? fb_ws_fabric_body(r, in, len) : 0;
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		return r ? fb_ws_fabric_body_done(&ws->fabric, wsi, r) : 0;
+	case LWS_CALLBACK_HTTP_WRITEABLE: {
+		int rc = r ? fb_ws_fabric_writeable(wsi, r) : 1;
+		return rc != 1 ? rc : lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL: /* user is about to be freed */
+	case LWS_CALLBACK_CLOSED_HTTP:
+		if (r)
+			fb_ws_fabric_release(&ws->fabric, r);
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
 		return on_confirm_upgrade(ws, wsi);
 	case LWS_CALLBACK_ESTABLISHED:
@@ -464,6 +493,8 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 		return on_writeable(ws, wsi, s);
 	case LWS_CALLBACK_CLOSED:
 		on_closed(ws, s);
+		if (r)
+			fb_ws_fabric_release(&ws->fabric, r);
 		return 0;
 	case LWS_CALLBACK_RECEIVE:
 		return 0; /* subscribers have nothing to say; ignore it */
@@ -517,7 +548,7 @@ static const struct lws_protocols protocols[] = {
 	{
 		.name = "fabricbus-events",
 		.callback = ws_callback,
-		.per_session_data_size = sizeof(struct fb_ws_sub),
+		.per_session_data_size = sizeof(struct ws_pss),
 		.rx_buffer_size = 1024,
 		/* one write of WRITE_BUDGET goes to send() in one piece */
 		.tx_packet_size = 4 * WRITE_BUDGET,
@@ -544,6 +575,13 @@ static void ws_free(struct fb_ws *ws)
 }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+/* The loop applied job operations (called with the map's lock held). */
+static void wake_for_jobs(void *arg)
+{
+	struct fb_ws *ws = arg;
+	lws_cancel_service(ws->ctx);
+}
 
 int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out)
 {
@@ -598,9 +636,14 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 		ws_free(ws);
 		return -EADDRINUSE;
 	}
+	ws->fabric.map = o->fabric_map;
+	if (ws->fabric.map)
+		fb_fabric_map_set_waker(ws->fabric.map, wake_for_jobs, ws);
 	int rc = pthread_create(&ws->thread, NULL, service_main, ws);
 	if (rc) {
 		fb_log_err("ws: cannot start the WebSocket thread: %s", strerror(rc));
+		if (ws->fabric.map)
+			fb_fabric_map_set_waker(ws->fabric.map, NULL, NULL);
 		lws_context_destroy(ws->ctx);
 		ws_free(ws);
 		return -rc;
@@ -662,6 +705,8 @@ void fb_ws_stop(struct fb_ws *ws)
 {
 	if (!ws)
 		return;
+	if (ws->fabric.map)
+		fb_fabric_map_set_waker(ws->fabric.map, NULL, NULL);
 	atomic_store(&ws->stop, 1);
 	lws_cancel_service(ws->ctx);
 	pthread_join(ws->thread, NULL);

@@ -18,6 +18,11 @@
  *     never slows the broker or other subscribers.
  * HTTP GET /status returns {"broker": <last fb_ws_set_status JSON>,
  *   "websocket": {subscribers, per-subscriber lag, sent, dropped ...}}.
+ * With a fabric map (fabric_map.h, docs/fabric-map.md):
+ *   GET /fabric/map            the newest published map snapshot;
+ *   POST /fabric/jobs          a job registration, parsed here, applied by
+ *                              the loop, answered once it has been;
+ *   DELETE /fabric/jobs/<id>   unregister (204, also if unknown).
  */
 #ifndef FB_WS_SERVER_H
 #define FB_WS_SERVER_H
@@ -26,6 +31,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct fb_fabric_map;
 
 struct fb_ws_opts {
 	const char *host;           /* bind address, e.g. "127.0.0.1" or "0.0.0.0" */
@@ -36,6 +43,7 @@ struct fb_ws_opts {
 	size_t queue_events;        /* per-subscriber lag bound before "missed" */
 	int ping_interval_s;        /* WebSocket ping; dead peers dropped after 2x */
 	size_t max_subscribers;
+	struct fb_fabric_map *fabric_map; /* /fabric/...; NULL: those paths are 404 */
 };
 
 struct fb_ws_stats {

@@ -152,12 +152,29 @@ static void fill_ring(struct fb_ws_sub *s, const struct fb_ws_src *src, struct f
 		s->next_id = src->head_id + 1;
 }
 
+/* Nothing left to send: a subscriber that asked for since=<head>, or read
+ * the journal up to the head, is live now, not when the next event comes. */
+static void caught_up(struct fb_ws_sub *s)
+{
+	if (s->state != FB_WS_SUB_CATCHUP)
+		return;
+	if (s->reader) {
+		fb_journal_reader_close(s->reader);
+		s->reader = NULL;
+	}
+	s->state = FB_WS_SUB_LIVE;
+}
+
 int fb_ws_sub_fill(struct fb_ws_sub *s, const struct fb_ws_src *src, struct fb_buf *out,
 		   size_t budget, int *more)
 {
 	*more = 0;
-	if (s->state >= FB_WS_SUB_OVERFLOWED || s->next_id > src->head_id)
+	if (s->state >= FB_WS_SUB_OVERFLOWED)
 		return 0;
+	if (s->next_id > src->head_id) {
+		caught_up(s);
+		return 0;
+	}
 	uint64_t oldest = fb_ws_ring_oldest_id(src->ring);
 	if (!oldest || s->next_id < oldest) {
 		if (s->state == FB_WS_SUB_LIVE && oldest) {
@@ -166,7 +183,10 @@ int fb_ws_sub_fill(struct fb_ws_sub *s, const struct fb_ws_src *src, struct fb_b
 			return 0;
 		}
 		s->state = FB_WS_SUB_CATCHUP;
-		return fill_journal(s, src, out, budget, more);
+		int rc = fill_journal(s, src, out, budget, more);
+		if (!rc && s->next_id > src->head_id)
+			caught_up(s);
+		return rc;
 	}
 	if (s->reader) {
 		fb_journal_reader_close(s->reader);

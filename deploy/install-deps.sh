@@ -8,13 +8,17 @@
 # The Kafka tests also need a JRE and maven (tests/kafka/kafka.sh fetches the
 # Kafka jars from Maven Central); those are installed only when `java` or
 # `mvn` is missing, so a machine with its own JDK keeps it.
+# slurmctld/slurmd/slurm-client/munge: the real Slurm cluster on loopback the
+# Slurm adapter and SPANK plugin tests run against (tests/lib/slurm.py);
+# libslurm-dev to build them.
 set -eu
 pkgs="build-essential meson ninja-build pkg-config clang
 libevent-dev libwebsockets-dev libjansson-dev librdkafka-dev libsnmp-dev
 libibumad-dev libibmad-dev libssl-dev
 ibsim-utils libumad2sim0 opensm infiniband-diags libopensm-dev
 python3-websockets python3-jsonschema curl gdb
-kcat python3-confluent-kafka"
+kcat python3-confluent-kafka
+slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

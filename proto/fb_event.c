@@ -61,6 +61,9 @@ static const char *const counter_names[FB_CTR__END] = {
 	[FB_CTR_RATE_PER_S] = "rate_per_s",
 	[FB_CTR_LINK_SPEED_MBPS] = "link_speed_mbps",
 	[FB_CTR_LINK_WIDTH] = "link_width",
+	[FB_CTR_CAUSE_EVENT_ID] = "cause_event_id",
+	[FB_CTR_NODE_COUNT] = "node_count",
+	[FB_CTR_NODE_LIMIT] = "node_limit",
 };
 
 static const char *name_of(const char *const *names, unsigned n, unsigned v)
@@ -91,9 +94,28 @@ int fb_link_class_parse(const char *s) { return parse_of(NAMES(class_names), s);
 int fb_tech_parse(const char *s) { return parse_of(NAMES(tech_names), s); }
 int fb_counter_parse(const char *s) { return parse_of(NAMES(counter_names), s); }
 
+int fb_event_jobs_check(const char *s, size_t n, const char **why)
+{
+	const char *w = NULL;
+	if (n >= FB_JOBS_MAX)
+		w = "jobs: longer than 95 bytes";
+	else if (n && (s[0] == ',' || s[n - 1] == ','))
+		w = "jobs: leading or trailing comma";
+	for (size_t i = 0; !w && i < n; i++) {
+		if (s[i] == ',' && s[i + 1] == ',')
+			w = "jobs: empty job id between commas";
+		else if (s[i] != ',' && (s[i] < '0' || s[i] > '9'))
+			w = "jobs: only decimal job ids and commas allowed";
+	}
+	if (why)
+		*why = w;
+	return w ? FB_EMALFORMED : 0;
+}
+
 int fb_event_check(const struct fb_event *ev, const char **why)
 {
 	const char *w = NULL;
+	const char *jobs_end = memchr(ev->jobs, 0, sizeof(ev->jobs));
 	if (!fb_kind_name(ev->kind))
 		w = "kind: unknown value";
 	else if (ev->severity >= FB_SEV__END)
@@ -106,6 +128,10 @@ int fb_event_check(const struct fb_event *ev, const char **why)
 		w = "seq: must be at least 1";
 	else if (ev->n_counters > FB_COUNTERS_MAX)
 		w = "counters: too many";
+	else if (!jobs_end)
+		w = "jobs: longer than 95 bytes";
+	else
+		(void)fb_event_jobs_check(ev->jobs, (size_t)(jobs_end - ev->jobs), &w);
 	if (why)
 		*why = w;
 	return w ? FB_EMALFORMED : 0;

@@ -19,6 +19,7 @@
 #define FB_ADDR_MAX 48
 #define FB_TEXT_MAX 128
 #define FB_COUNTERS_MAX 16
+#define FB_JOBS_MAX 96 /* including the NUL: at most 95 bytes of "123,124" */
 
 /* What happened. Values are on the wire: append, never renumber. */
 enum fb_kind {
@@ -84,6 +85,9 @@ enum fb_counter_id {
 	FB_CTR_RATE_PER_S = 25,      /* a counter's rate, for threshold events */
 	FB_CTR_LINK_SPEED_MBPS = 26,
 	FB_CTR_LINK_WIDTH = 27,
+	FB_CTR_CAUSE_EVENT_ID = 28,  /* broker EventId of the event that caused an adapter action */
+	FB_CTR_NODE_COUNT = 29,      /* how many nodes an adapter action concerns */
+	FB_CTR_NODE_LIMIT = 30,      /* the adapter's limit on that number */
 	FB_CTR__END
 };
 
@@ -123,6 +127,10 @@ struct fb_event {
 	uint8_t n_counters;
 	struct fb_counter counters[FB_COUNTERS_MAX];
 	char text[FB_TEXT_MAX];         /* free text from the agent (optional) */
+	/* Slurm job ids touching subj.node, comma-separated decimal ("123,124"),
+	 * set by the broker from job registrations or by an adapter; empty if
+	 * none. fb_event_jobs_check() says what is well formed. */
+	char jobs[FB_JOBS_MAX];
 };
 
 /* Names used in JSON, docs and logs ("link_down", "warning", "symbol_error").
@@ -142,6 +150,11 @@ int fb_counter_parse(const char *name);
 /* 0 if the event is well formed for the broker to accept, else FB_EMALFORMED
  * with *why naming the field. */
 int fb_event_check(const struct fb_event *ev, const char **why);
+/* 0 if the n bytes at s are a well-formed jobs list: at most
+ * FB_JOBS_MAX - 1 bytes of decimal job ids separated by single commas, with
+ * no empty item and no leading or trailing comma ("" is the empty list).
+ * Else FB_EMALFORMED with *why (may be NULL) naming the problem. */
+int fb_event_jobs_check(const char *s, size_t n, const char **why);
 /* Append a counter; FB_EFULL past FB_COUNTERS_MAX. */
 int fb_event_add_counter(struct fb_event *ev, uint16_t id, uint64_t value);
 /* The value of a counter, or def if absent. */

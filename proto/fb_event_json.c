@@ -10,6 +10,7 @@
 
 #include "fb_err.h"
 #include "fb_redfish.h"
+#include "fb_text.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -32,6 +33,7 @@ enum ftype {
 	F_TECH,
 	F_TIMESTAMP, /* ISO 8601 string into ts_ns */
 	F_COUNTERS,
+	F_JOBS,      /* array of decimal strings into "123,124" */
 };
 
 struct field {
@@ -69,6 +71,7 @@ static const struct field fields[] = {
 	{ "peer_name", EV(F_STR, subj.peer_name) },
 	{ "counters", EV(F_COUNTERS, counters) },
 	{ "text", EV(F_STR, text) },
+	{ "jobs", EV(F_JOBS, jobs) },
 };
 
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -99,18 +102,11 @@ static int get_uint(const json_t *v, uint64_t max, int allow_str, uint64_t *out)
 		*out = (uint64_t)i;
 		return 0;
 	}
-	if (!allow_str || !json_is_string(v))
+	uint64_t x;
+	if (!allow_str || !json_is_string(v) ||
+	    fb_text_parse_u64(json_string_value(v), json_string_length(v), &x) || x > max)
 		return -1;
-	const char *s = json_string_value(v);
-	if (!*s || strlen(s) != json_string_length(v))
-		return -1;
-	uint64_t acc = 0;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || acc > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -1;
-		acc = acc * 10 + (uint64_t)(*s - '0');
-	}
-	*out = acc;
+	*out = x;
 	return 0;
 }
 
@@ -120,124 +116,10 @@ static int get_guid(const json_t *v, uint64_t *out)
 		return get_uint(v, UINT64_MAX, 0, out);
 	if (!json_is_string(v))
 		return -1;
-	const char *s = json_string_value(v);
-	size_t n = json_string_length(v);
-	if (n < 3 || n > 18 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-		return -1;
-	uint64_t acc = 0;
-	for (size_t i = 2; i < n; i++) {
-		char c = s[i];
-		unsigned d;
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			d = (unsigned)(c - 'A' + 10);
-		else
-			return -1;
-		acc = acc << 4 | d;
-	}
-	*out = acc;
-	return 0;
-}
-
-/* Days since 1970-01-01 of a proleptic-Gregorian date (y >= 1). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	y -= m <= 2;
-	int64_t era = y / 400;
-	unsigned yoe = (unsigned)(y - era * 400);
-	unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
-
-static int digits(const char **p, int n, unsigned *out)
-{
-	unsigned v = 0;
-	for (int i = 0; i < n; i++, (*p)++) {
-		if (**p < '0' || **p > '9')
-			return -1;
-		v = v * 10 + (unsigned)(**p - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-/* RFC 3339: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM), at or after
- * the epoch. A fraction beyond nanoseconds is truncated. */
-static int parse_iso8601(const char *s, uint64_t *ts_ns)
-{
-	static const unsigned mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-	unsigned y, mo, d, h, mi, sec, oh = 0, om = 0;
-	const char *p = s;
-	if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' ||
-	    digits(&p, 2, &d) || (*p != 'T' && *p != 't' && *p != ' ') || !*p++ ||
-	    digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' ||
-	    digits(&p, 2, &sec))
-		return -1;
-	if (y < 1970)
-		return -1;
-	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap) ||
-	    h > 23 || mi > 59 || sec > 60)
-		return -1;
-	uint64_t frac = 0;
-	if (*p == '.') {
-		int n = 0;
-		for (p++; *p >= '0' && *p <= '9'; p++, n++)
-			if (n < 9)
-				frac = frac * 10 + (uint64_t)(*p - '0');
-		if (n == 0)
-			return -1;
-		for (; n < 9; n++)
-			frac *= 10;
-	}
-	int sign = 0;
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		sign = *p++ == '+' ? 1 : -1;
-		if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om) || oh > 23 || om > 59)
-			return -1;
-	} else {
-		return -1;
-	}
-	if (*p)
-		return -1;
-	int64_t t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
-	t -= sign * (int64_t)(oh * 3600 + om * 60);
-	if (t < 0 || (uint64_t)t > (UINT64_MAX - frac) / 1000000000u)
-		return -1;
-	*ts_ns = (uint64_t)t * 1000000000u + frac;
-	return 0;
+	return fb_text_parse_guid(json_string_value(v), json_string_length(v), out);
 }
 
 /* ---- counters ----------------------------------------------------------- */
-
-/* A counter's JSON name: its fb_counter_name, or "counter_<id>" for ids
- * this build has no name for (they are carried through, not dropped). */
-static int counter_id(const char *name, uint16_t *id)
-{
-	int v = fb_counter_parse(name);
-	if (v > 0) {
-		*id = (uint16_t)v;
-		return 0;
-	}
-	if (strncasecmp(name, "counter_", 8) != 0 || !name[8])
-		return -1;
-	unsigned long n = 0;
-	for (const char *p = name + 8; *p; p++) {
-		if (*p < '0' || *p > '9' || n > 65535)
-			return -1;
-		n = n * 10 + (unsigned long)(*p - '0');
-	}
-	if (n == 0 || n > 65535 || fb_counter_name((unsigned)n))
-		return -1; /* named ids must use their name */
-	*id = (uint16_t)n;
-	return 0;
-}
 
 static int parse_counters(const json_t *v, struct fb_event *ev, char *err, size_t errsz)
 {
@@ -248,7 +130,7 @@ static int parse_counters(const json_t *v, struct fb_event *ev, char *err, size_
 	json_object_foreach((json_t *)v, name, val) {
 		uint16_t id;
 		uint64_t x;
-		if (counter_id(name, &id))
+		if (fb_text_parse_counter(name, &id))
 			return fail(err, errsz, "counters: unknown counter '%s'", name);
 		for (unsigned i = 0; i < ev->n_counters; i++)
 			if (ev->counters[i].id == id)
@@ -259,6 +141,49 @@ static int parse_counters(const json_t *v, struct fb_event *ev, char *err, size_
 			return fail(err, errsz, "counters: more than %d counters", FB_COUNTERS_MAX);
 	}
 	return 0;
+}
+
+/* ---- jobs --------------------------------------------------------------- */
+
+/* ["123","124"] -> "123,124". Ids are strings so that no JSON number
+ * rounding or sign can creep in; the joined list obeys fb_event_jobs_check. */
+static int parse_jobs(const json_t *v, struct fb_event *ev, char *err, size_t errsz)
+{
+	if (!json_is_array(v))
+		return fail(err, errsz, "jobs: must be an array of job id strings such as [\"123\",\"124\"]");
+	size_t len = 0, i;
+	json_t *item;
+	json_array_foreach(v, i, item) {
+		const char *s = json_string_value(item);
+		size_t n = s ? json_string_length(item) : 0;
+		if (!n || strspn(s, "0123456789") != n)
+			return fail(err, errsz, "jobs: item %zu must be a non-empty string of decimal digits", i);
+		if (len + (i > 0) + n >= FB_JOBS_MAX) {
+			ev->jobs[0] = '\0';
+			return fail(err, errsz, "jobs: longer than %d bytes joined with commas", FB_JOBS_MAX - 1);
+		}
+		if (i > 0)
+			ev->jobs[len++] = ',';
+		memcpy(ev->jobs + len, s, n);
+		len += n;
+		ev->jobs[len] = '\0';
+	}
+	return 0;
+}
+
+static json_t *jobs_json(const char *jobs)
+{
+	json_t *a = json_array();
+	const char *p = jobs;
+	while (a && *p) {
+		size_t n = strcspn(p, ",");
+		if (json_array_append_new(a, json_stringn(p, n))) {
+			json_decref(a);
+			return NULL;
+		}
+		p += n + (p[n] == ',');
+	}
+	return a;
 }
 
 /* ---- fields ------------------------------------------------------------- */
@@ -348,13 +273,15 @@ static int parse_field(const struct field *f, const json_t *v, struct fb_event *
 		return 0;
 	}
 	case F_TIMESTAMP:
-		if (!json_is_string(v) || parse_iso8601(json_string_value(v), &ev->ts_ns))
+		if (!json_is_string(v) || fb_text_parse_time(json_string_value(v), &ev->ts_ns))
 			return fail(err, errsz,
 				    "%s: must be an RFC 3339 string such as \"2026-11-22T09:52:21.123456Z\", at or after 1970",
 				    f->name);
 		return 0;
 	case F_COUNTERS:
 		return parse_counters(v, ev, err, errsz);
+	case F_JOBS:
+		return parse_jobs(v, ev, err, errsz);
 	}
 	return fail(err, errsz, "%s: unsupported", f->name);
 }
@@ -474,6 +401,8 @@ static json_t *field_json(const struct field *f, const struct fb_event *ev)
 		return NULL; /* ts_ns carries it */
 	case F_COUNTERS:
 		return ev->n_counters ? counters_json(ev) : NULL;
+	case F_JOBS:
+		return src[0] && memchr(src, 0, f->size) ? jobs_json((const char *)src) : NULL;
 	}
 	return x ? uint_json(x) : NULL;
 }

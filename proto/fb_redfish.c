@@ -231,7 +231,9 @@ static void resource_label(const struct fb_event *ev, struct sb *s)
 	const char *node = FLD(ev->subj.node), *dev = FLD(ev->subj.device);
 	if (node[0] && (prefers_node(ev) || !sw)) {
 		sb_puts(s, node);
-		if (dev[0]) {
+		/* An action is about the node (its origin is the ComputerSystem),
+		 * not about one of its adapters. */
+		if (dev[0] && ev->kind != FB_KIND_ACTION) {
 			sb_puts(s, " ");
 			sb_puts(s, dev);
 		}
@@ -250,9 +252,10 @@ static void resource_label(const struct fb_event *ev, struct sb *s)
 	}
 }
 
-static void build_args(const struct fb_event *ev, unsigned shape, struct args *a)
+static void build_args(const struct fb_event *ev, const struct fb_redfish_msg *m, struct args *a)
 {
 	char guid[19], num[24];
+	unsigned shape = m->shape;
 	a->n = 0;
 	switch (shape) {
 	case ARGS_SWITCH:
@@ -293,11 +296,12 @@ static void build_args(const struct fb_event *ev, unsigned shape, struct args *a
 		arg_str(a, fb_redfish_table_port_state(ev));
 		break;
 	}
-	case ARGS_ACTION: {
-		arg_str(a, FLD(ev->agent_id));
-		arg_str(a, FLD(ev->text)[0] ? FLD(ev->text) : "unspecified");
+	case ARGS_HEALTH: {
 		struct sb s = arg_next(a);
 		resource_label(ev, &s);
+		/* Resource.Health has the same three values as MessageSeverity,
+		 * and the message was picked by it. */
+		arg_str(a, fb_severity_name(m->sev));
 		break;
 	}
 	}
@@ -361,6 +365,20 @@ static void jw_uint(struct jw *w, uint64_t v)
 {
 	if (!w->err)
 		w->err = fb_buf_put_uint(w->b, v);
+}
+
+/* A u64 for JSON readers with signed 64-bit integers (jansson, and so
+ * fb_redfish_parse): above INT64_MAX it is a decimal string, the form
+ * fb_event_json uses too. */
+static void jw_u64(struct jw *w, uint64_t v)
+{
+	if (v <= INT64_MAX) {
+		jw_uint(w, v);
+		return;
+	}
+	JW_LIT(w, "\"");
+	jw_uint(w, v);
+	JW_LIT(w, "\"");
 }
 
 /* "2026-11-22T09:52:21.123456Z": UTC, microseconds. Calendar from days
@@ -440,6 +458,7 @@ static void jw_key_str(struct jw *w, const char *key_lit_comma, size_t n, const 
 
 #define KEY_STR(w, lit, v) jw_key_str((w), (lit), sizeof(lit) - 1, (v))
 #define KEY_UINT(w, lit, v) (JW_LIT((w), lit), jw_uint((w), (v)))
+#define KEY_U64(w, lit, v) (JW_LIT((w), lit), jw_u64((w), (v)))
 
 static void jw_guid(struct jw *w, const char *key_lit, size_t n, uint64_t v)
 {
@@ -451,16 +470,38 @@ static void jw_guid(struct jw *w, const char *key_lit, size_t n, uint64_t v)
 
 static const char *or_unknown(const char *s) { return s ? s : "unknown"; }
 
+/* "Jobs":["123","124"] from "123,124": one string per job id, as in the
+ * JSON form, so no reader has to split. */
+static void jw_jobs(struct jw *w, const char *jobs)
+{
+	JW_LIT(w, ",\"Jobs\":[");
+	for (const char *p = jobs; *p;) {
+		size_t n = strcspn(p, ",");
+		char id[FB_JOBS_MAX];
+		memcpy(id, p, n); /* n < FB_JOBS_MAX: p lies within one NUL-terminated field */
+		id[n] = '\0';
+		if (p != jobs)
+			JW_LIT(w, ",");
+		jw_str(w, id);
+		p += n + (p[n] == ',');
+	}
+	JW_LIT(w, "]");
+}
+
 /* Oem.Fabricbus: everything the event carries that the record above does
  * not, so adapters never need the binary event. */
 static void jw_oem(struct jw *w, const struct fb_event *ev)
 {
 	const struct fb_subject *sj = &ev->subj;
 	KEY_STR(w, ",\"Oem\":{\"Fabricbus\":{\"AgentId\":", FLD(ev->agent_id));
-	KEY_UINT(w, ",\"Sequence\":", ev->seq);
+	KEY_U64(w, ",\"Sequence\":", ev->seq);
 	KEY_STR(w, ",\"Kind\":", or_unknown(fb_kind_name(ev->kind)));
 	KEY_STR(w, ",\"LinkClass\":", or_unknown(fb_link_class_name(ev->link_class)));
 	KEY_STR(w, ",\"Technology\":", or_unknown(fb_tech_name(ev->tech)));
+	if (FLD(sj->switch_name)[0])
+		KEY_STR(w, ",\"SwitchName\":", FLD(sj->switch_name));
+	if (sj->port)
+		KEY_UINT(w, ",\"Port\":", sj->port);
 	if (FLD(sj->node)[0])
 		KEY_STR(w, ",\"Node\":", FLD(sj->node));
 	if (FLD(sj->device)[0])
@@ -500,12 +541,14 @@ static void jw_oem(struct jw *w, const struct fb_event *ev)
 				JW_LIT(w, ",");
 			jw_str(w, name);
 			JW_LIT(w, ":");
-			jw_uint(w, ev->counters[i].value);
+			jw_u64(w, ev->counters[i].value);
 		}
 		JW_LIT(w, "}");
 	}
 	if (FLD(ev->text)[0])
 		KEY_STR(w, ",\"Text\":", FLD(ev->text));
+	if (FLD(ev->jobs)[0])
+		jw_jobs(w, FLD(ev->jobs));
 	JW_LIT(w, "}}");
 }
 
@@ -521,7 +564,7 @@ int fb_redfish_render(struct fb_buf *out, const struct fb_event *ev, uint64_t ev
 	if (fb_redfish_origin(ev, default_fabric, origin, sizeof(origin)) < 0)
 		memcpy(origin, "/redfish/v1/Fabrics", sizeof("/redfish/v1/Fabrics")); /* unreachable: max fits */
 	struct args a;
-	build_args(ev, m->shape, &a);
+	build_args(ev, m, &a);
 
 	size_t start = out->len;
 	struct jw w = { out, fb_buf_reserve(out, 1536) };
@@ -558,8 +601,8 @@ int fb_redfish_render_missed(struct fb_buf *out, uint64_t missed, uint64_t resum
 	jw_str(&w, fb_severity_name(m->sev));
 	jw_message(&w, m, &a);
 	JW_LIT(&w, ",\"OriginOfCondition\":{\"@odata.id\":\"/redfish/v1/EventService\"}");
-	KEY_UINT(&w, ",\"Oem\":{\"Fabricbus\":{\"Missed\":", missed);
-	KEY_UINT(&w, ",\"ResumeSince\":", resume_since);
+	KEY_U64(&w, ",\"Oem\":{\"Fabricbus\":{\"Missed\":", missed);
+	KEY_U64(&w, ",\"ResumeSince\":", resume_since);
 	JW_LIT(&w, "}}}]}");
 	if (w.err)
 		out->len = start;

@@ -36,7 +36,9 @@ void fb_redfish_classify(const struct fb_event *ev, struct fb_redfish_class *out
 int fb_redfish_origin(const struct fb_event *ev, const char *default_fabric, char *out, size_t outsz);
 
 /* Append one Redfish Event document (the envelope with one Events[] record)
- * for ev with the broker's EventId. */
+ * for ev with the broker's EventId. Oem.Fabricbus carries every field of ev
+ * but the fabric (which is in the origin), with u64 values above INT64_MAX
+ * as decimal strings; fb_redfish_parse() reads it back. */
 int fb_redfish_render(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
 		      const char *default_fabric);
 

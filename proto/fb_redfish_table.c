@@ -22,7 +22,8 @@ enum msg_idx {
 	M_SW_FAILED, M_SW_OK,
 	M_ERR_EXC, M_ERR_CLR, M_WARN_EXC, M_WARN_CLR,
 	M_STATE, M_CREATED, M_CHANGED, M_TEST,
-	M_OEM_ACTION, M_OEM_PORT_FLAP, M_OEM_MISSED,
+	M_STATUS_OK, M_STATUS_WARN, M_STATUS_CRIT, /* in severity order: see the classify */
+	M_OEM_PORT_FLAP, M_OEM_MISSED,
 	M__END
 };
 
@@ -102,9 +103,13 @@ static const struct fb_redfish_msg msgs[M__END] = {
 	[M_CHANGED] = { "ResourceEvent.1.4.ResourceChanged",
 		"One or more resource properties have changed.", OK_, ARGS_NONE },
 	[M_TEST] = { "ResourceEvent.1.4.TestMessage", "Test message.", OK_, ARGS_NONE },
+	[M_STATUS_OK] = { "ResourceEvent.1.4.ResourceStatusChangedOK",
+		"The health of resource '%1' has changed to %2.", OK_, ARGS_HEALTH },
+	[M_STATUS_WARN] = { "ResourceEvent.1.4.ResourceStatusChangedWarning",
+		"The health of resource '%1' has changed to %2.", WARN_, ARGS_HEALTH },
+	[M_STATUS_CRIT] = { "ResourceEvent.1.4.ResourceStatusChangedCritical",
+		"The health of resource '%1' has changed to %2.", CRIT_, ARGS_HEALTH },
 	/* OEM: broker/redfish/registries/Fabricbus.1.0.0.json */
-	[M_OEM_ACTION] = { "Fabricbus.1.0.AdapterActionTaken",
-		"Adapter '%1' took action '%2' on resource '%3'.", OK_, ARGS_ACTION },
 	[M_OEM_PORT_FLAP] = { "Fabricbus.1.0.PortFlapDetected",
 		"Switch '%1' port '%2' was established and dropped %3 times in the last %4 minutes.",
 		WARN_, ARGS_SW_PORT_FLAP },
@@ -165,8 +170,10 @@ static const struct row rows[] = {
 	{ FB_KIND_INVENTORY, ANY, ANY, M_CREATED, OK_, ET_ADDED },
 	{ FB_KIND_TOPOLOGY, ANY, ANY, M_CHANGED, OK_, ET_UPDATED },
 	{ FB_KIND_TEST, ANY, ANY, M_TEST, OK_, ET_OTHER },
-	/* Reads better than ResourceStatusChanged*: a drain is not a health. */
-	{ FB_KIND_ACTION, ANY, ANY, M_OEM_ACTION, OK_, ET_BY_SEV },
+	/* An adapter's drain or resume changes what the node is good for: the
+	 * ComputerSystem's health, at the severity the adapter chose (Warning
+	 * for a drain, OK for a resume). Who acted and why are in Oem. */
+	{ FB_KIND_ACTION, ANY, ANY, M_STATUS_OK, OK_, ET_BY_SEV },
 };
 
 /* Unknown kinds: "something changed", at the event's own severity. */
@@ -189,8 +196,11 @@ const struct fb_redfish_msg *fb_redfish_table_classify(const struct fb_event *ev
 							struct fb_redfish_class *out)
 {
 	const struct row *r = lookup(ev);
-	const struct fb_redfish_msg *m = &msgs[r->msg];
 	uint8_t ev_sev = ev->severity < FB_SEV__END ? ev->severity : FB_SEV_CRITICAL;
+	/* ResourceStatusChanged has one message per severity: a row naming
+	 * the OK one gets the one of the event's severity. */
+	unsigned idx = r->msg == M_STATUS_OK ? (unsigned)M_STATUS_OK + ev_sev : r->msg;
+	const struct fb_redfish_msg *m = &msgs[idx];
 	out->message_id = m->id;
 	out->severity = max_u8(max_u8(m->sev, r->min_sev), ev_sev);
 	if (r->etype != ET_BY_SEV)

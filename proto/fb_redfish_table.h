@@ -24,7 +24,7 @@ enum fb_redfish_args {
 	ARGS_ERR_THRESHOLD, /* counter property, threshold */
 	ARGS_XMIT_WAIT,     /* "PortXmitWait", threshold */
 	ARGS_STATE,         /* resource, Resource.State value */
-	ARGS_ACTION,        /* adapter (agent id), action text, resource */
+	ARGS_HEALTH,        /* resource, Resource.Health value (the message's severity) */
 };
 
 /* One registry message; every one lives in static storage. */

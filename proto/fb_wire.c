@@ -195,13 +195,54 @@ int fb_event_encode(struct fb_buf *out, const struct fb_event *ev)
 		rc = fb_buf_put_u16(out, ev->counters[i].id);
 		rc = rc ? rc : fb_buf_put_u64(out, ev->counters[i].value);
 	}
+	/* Only events with jobs carry the trailing field, so every encoding
+	 * from before it existed stays byte-identical. A list a receiver would
+	 * refuse is refused here, before it reaches the wire. */
+	const char *jobs_end = memchr(ev->jobs, 0, sizeof(ev->jobs));
+	if (!rc && ev->jobs[0]) {
+		if (!jobs_end || fb_event_jobs_check(ev->jobs, (size_t)(jobs_end - ev->jobs), NULL))
+			rc = FB_EMALFORMED;
+		else
+			rc = fb_buf_put_str8(out, ev->jobs);
+	}
 	return rc;
+}
+
+/* The optional trailing jobs field: absent, or exactly one str8 that ends
+ * the body. Its length is checked before the copy so an overlong list is
+ * MALFORMED (as fb_event_check would say) rather than cut. */
+static const char *decode_jobs(struct fb_rd *r, char *jobs)
+{
+	jobs[0] = '\0';
+	if (r->err || fb_rd_left(r) == 0)
+		return NULL;
+	uint8_t n = fb_rd_u8(r);
+	const uint8_t *p = fb_rd_take(r, n);
+	if (!p)
+		return NULL; /* r->err is TRUNCATED */
+	if (n == 0)
+		return "jobs: present but empty (an event without jobs omits the field)";
+	const char *why = NULL;
+	if (fb_event_jobs_check((const char *)p, n, &why))
+		return why;
+	if (fb_rd_left(r))
+		return "jobs: bytes after the jobs field (the last field of an event body)";
+	memcpy(jobs, p, n);
+	jobs[n] = '\0';
+	return NULL;
 }
 
 int fb_event_decode(const uint8_t *p, size_t len, struct fb_event *ev)
 {
+	return fb_event_decode_why(p, len, ev, NULL);
+}
+
+int fb_event_decode_why(const uint8_t *p, size_t len, struct fb_event *ev, const char **why)
+{
 	struct fb_rd r;
 	struct fb_subject *s = &ev->subj;
+	if (why)
+		*why = NULL;
 	fb_rd_init(&r, p, len);
 	ev->seq = fb_rd_u64(&r);
 	ev->ts_ns = fb_rd_u64(&r);
@@ -226,18 +267,28 @@ int fb_event_decode(const uint8_t *p, size_t len, struct fb_event *ev)
 	fb_rd_str8(&r, s->peer_name, sizeof(s->peer_name));
 	fb_rd_str8(&r, ev->text, sizeof(ev->text));
 	uint8_t n = fb_rd_u8(&r);
-	if (!r.err && n > FB_COUNTERS_MAX)
+	ev->jobs[0] = '\0';
+	if (!r.err && n > FB_COUNTERS_MAX) {
+		if (why)
+			*why = "counters: too many";
 		return FB_ETOOBIG;
+	}
 	ev->n_counters = r.err ? 0 : n;
 	for (unsigned i = 0; i < ev->n_counters; i++) {
 		ev->counters[i].id = fb_rd_u16(&r);
 		ev->counters[i].value = fb_rd_u64(&r);
 	}
+	const char *jw = decode_jobs(&r, ev->jobs);
 	if (r.err) {
 		ev->n_counters = 0;
 		return r.err;
 	}
-	return fb_event_check(ev, NULL);
+	if (jw) {
+		if (why)
+			*why = jw;
+		return FB_EMALFORMED;
+	}
+	return fb_event_check(ev, why);
 }
 
 int fb_events_begin(struct fb_events_writer *w, struct fb_buf *out)

@@ -95,10 +95,19 @@ int fb_wire_parse_error(const uint8_t *body, size_t len, struct fb_error_msg *e)
 /* 1 if s is a valid agent id. */
 int fb_agent_id_valid(const char *s);
 
-/* One event body (no agent id, no length prefix). */
+/* One event body (no agent id, no length prefix). The trailing jobs field
+ * is written only when ev->jobs is non-empty; a jobs list that
+ * fb_event_jobs_check() refuses fails with FB_EMALFORMED. */
 int fb_event_encode(struct fb_buf *out, const struct fb_event *ev);
-/* Decode one event body; agent_id is left as the caller set it. */
+/* Decode one event body; agent_id is left as the caller set it. The body
+ * ends after the counters or after one str8 jobs field; anything else
+ * there is FB_EMALFORMED. */
 int fb_event_decode(const uint8_t *p, size_t len, struct fb_event *ev);
+/* The same, and on FB_EMALFORMED or FB_ETOOBIG from a field check *why
+ * (when why is non-NULL) names the field, as fb_event_check() does;
+ * it is NULL for errors that fb_strerror() already explains (TRUNCATED,
+ * an overlong or invalid UTF-8 string). Static storage. */
+int fb_event_decode_why(const uint8_t *p, size_t len, struct fb_event *ev, const char **why);
 
 /* EVENTS frames: u32 count, then count x (u16 length, event body). */
 struct fb_events_writer {

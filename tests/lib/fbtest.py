@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BUILD = os.environ.get("FB_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build-asan"))
@@ -240,6 +241,60 @@ async def ws_collect(url, count, timeout):
             if not is_missed_notice(d):
                 n += 1
     return docs
+
+
+def rec(doc):
+    return doc["Events"][0]
+
+
+def oem(doc):
+    return rec(doc).get("Oem", {}).get("Fabricbus", {})
+
+
+def origin(doc):
+    return rec(doc).get("OriginOfCondition", {}).get("@odata.id", "")
+
+
+class Tail:
+    """`fabricbus tail --since 0 --reconnect`, lines collected by a thread;
+    wait_for(pred) returns the first event matching pred."""
+
+    def __init__(self, http_addr, err_path):
+        args = [FABRICBUS, "tail", "--http", http_addr, "--since", "0", "--reconnect",
+                "--events-only", "--quiet"]
+        with open(err_path, "ab") as err:
+            self.proc = track(subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err))
+        self.events = []
+        self.stamps = []  # time.monotonic() when each event was read
+        self.cv = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            if line.strip():
+                with self.cv:
+                    self.events.append(json.loads(line))
+                    self.stamps.append(time.monotonic())
+                    self.cv.notify_all()
+
+    def wait_for(self, pred, timeout, what):
+        deadline = time.monotonic() + timeout
+        with self.cv:
+            while True:
+                for d in self.events:
+                    if pred(d):
+                        return d
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    got = "\n  ".join(f"{rec(d).get('MessageId')} {origin(d)} {json.dumps(oem(d))}"
+                                      for d in self.events[-20:])
+                    raise AssertionError(f"no {what} within {timeout}s; last events:\n  {got}")
+                self.cv.wait(min(left, 0.1))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
 
 
 def run(*tests):

@@ -69,6 +69,8 @@ static void full_event(struct fb_event *ev)
 	fb_event_add_counter(ev, FB_CTR_FLAP_WINDOW_S, 300);
 	fb_event_add_counter(ev, FB_CTR_XMIT_DATA, UINT64_MAX); /* above INT64_MAX */
 	fb_event_add_counter(ev, 999, 5);                        /* an id with no name */
+	fb_event_add_counter(ev, FB_CTR_CAUSE_EVENT_ID, 4242);
+	strcpy(ev->jobs, "123,124");
 }
 
 /* ---- round trips ---------------------------------------------------------- */
@@ -108,8 +110,47 @@ static void to_json_uses_documented_forms(void)
 		 json_integer_value(json_object_get(c, "flap_count")) == 6 &&
 		 !strcmp(json_string_value(json_object_get(c, "xmit_data")), "18446744073709551615") &&
 		 json_integer_value(json_object_get(c, "counter_999")) == 5 && !json_object_get(j, "timestamp");
+	json_t *jobs = json_object_get(j, "jobs");
+	ok = ok && json_integer_value(json_object_get(c, "cause_event_id")) == 4242 && json_array_size(jobs) == 2 &&
+	     !strcmp(json_string_value(json_array_get(jobs, 0)), "123") &&
+	     !strcmp(json_string_value(json_array_get(jobs, 1)), "124");
 	json_decref(j);
 	CHECK(ok);
+}
+
+static void jobs_array_becomes_comma_list(void)
+{
+	struct fb_event ev;
+	CHECK_EQ(parse("{\"kind\":\"action\",\"jobs\":[\"123\",\"124\",\"7\"]}", &ev), 0);
+	CHECK_STR(ev.jobs, "123,124,7");
+	CHECK_EQ(parse("{\"kind\":\"action\",\"jobs\":[]}", &ev), 0);
+	CHECK_STR(ev.jobs, "");
+	/* the longest list: 95 bytes once joined */
+	char text[256] = "{\"kind\":\"test\",\"jobs\":[\"";
+	memset(text + strlen(text), '9', 93);
+	strcat(text, "\",\"1\"]}");
+	CHECK_EQ(parse(text, &ev), 0);
+	CHECK_EQ(strlen(ev.jobs), 95);
+}
+
+static void bad_jobs_are_refused(void)
+{
+	static const struct { const char *json, *why; } cases[] = {
+		{ "{\"kind\":\"test\",\"jobs\":\"123,124\"}", "jobs: must be an array" },
+		{ "{\"kind\":\"test\",\"jobs\":[123]}", "jobs: item 0 must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\"1\",\"\"]}", "jobs: item 1 must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\"1,2\"]}", "jobs: item 0 must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\"-1\"]}", "jobs: item 0 must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\" 1\"]}", "jobs: item 0 must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\"1\\u00002\"]}", "jobs: item 0 must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[null]}", "jobs: item 0 must be" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(refused(cases[i].json, cases[i].why, NULL));
+	char text[256] = "{\"kind\":\"test\",\"jobs\":[\"";
+	memset(text + strlen(text), '9', 94);
+	strcat(text, "\",\"1\"]}"); /* 96 bytes joined */
+	CHECK(refused(text, "jobs: longer than 95 bytes", NULL));
 }
 
 static void to_json_omits_empty_fields(void)
@@ -360,6 +401,8 @@ int main(void)
 	RUN(round_trip_keeps_every_field);
 	RUN(to_json_uses_documented_forms);
 	RUN(to_json_omits_empty_fields);
+	RUN(jobs_array_becomes_comma_list);
+	RUN(bad_jobs_are_refused);
 	RUN(minimal_event_gets_defaults);
 	RUN(default_severity_follows_the_mapping);
 	RUN(accepts_alternative_forms);

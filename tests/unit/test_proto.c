@@ -49,6 +49,7 @@ static int events_equal(const struct fb_event *a, const struct fb_event *b)
 	       !strcmp(a->subj.addr, b->subj.addr) && a->subj.ifindex == b->subj.ifindex &&
 	       a->subj.peer_guid == b->subj.peer_guid && a->subj.peer_port == b->subj.peer_port &&
 	       !strcmp(a->subj.peer_name, b->subj.peer_name) && !strcmp(a->text, b->text) &&
+	       !strcmp(a->jobs, b->jobs) &&
 	       a->n_counters == b->n_counters &&
 	       (a->n_counters == 0 ||
 		(a->counters[0].id == b->counters[0].id && a->counters[0].value == b->counters[0].value &&
@@ -65,6 +66,96 @@ static void event_roundtrip_keeps_every_field(void)
 	CHECK_EQ(fb_event_decode(b.data, b.len, &out), 0);
 	CHECK(events_equal(&in, &out));
 	fb_buf_free(&b);
+}
+
+static void event_with_jobs_roundtrips(void)
+{
+	struct fb_event in, out;
+	struct fb_buf plain = FB_BUF_INIT, b = FB_BUF_INIT;
+	sample_event(&in, 7);
+	CHECK_EQ(fb_event_encode(&plain, &in), 0);
+	strcpy(in.jobs, "123,124,4294967295");
+	CHECK_EQ(fb_event_encode(&b, &in), 0);
+	/* the same bytes, then one str8 */
+	CHECK_EQ(b.len, plain.len + 1 + strlen(in.jobs));
+	CHECK(memcmp(b.data, plain.data, plain.len) == 0);
+	CHECK_EQ(b.data[plain.len], strlen(in.jobs));
+	memset(&out, 0xAA, sizeof(out));
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), 0);
+	CHECK(events_equal(&in, &out));
+
+	memset(in.jobs, '1', FB_JOBS_MAX - 1); /* the longest list: 95 bytes */
+	in.jobs[FB_JOBS_MAX - 1] = '\0';
+	fb_buf_reset(&b);
+	CHECK_EQ(fb_event_encode(&b, &in), 0);
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), 0);
+	CHECK(events_equal(&in, &out));
+	fb_buf_free(&plain);
+	fb_buf_free(&b);
+}
+
+static void event_without_jobs_ends_after_counters(void)
+{
+	struct fb_event in, out;
+	struct fb_buf b = FB_BUF_INIT;
+	sample_event(&in, 7);
+	CHECK_EQ(fb_event_encode(&b, &in), 0);
+	size_t want = 56 + 1 + 1;
+	const char *strs[] = { in.subj.fabric, in.subj.switch_name, in.subj.node, in.subj.device,
+			       in.subj.addr, in.subj.peer_name, in.text };
+	for (size_t i = 0; i < 7; i++)
+		want += 1 + strlen(strs[i]);
+	want += in.n_counters * 10u - 1;
+	CHECK_EQ(b.len, want); /* no trailing byte at all */
+	strcpy(out.jobs, "stale");
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), 0);
+	CHECK_STR(out.jobs, ""); /* a reused event does not keep old jobs */
+	fb_buf_free(&b);
+}
+
+/* The seed corpus was written before jobs existed: each of its events must
+ * decode and encode back to the very same bytes. */
+static void old_encodings_reencode_byte_identical(void)
+{
+	char path[1200];
+	const char *src = getenv("FB_SRC");
+	if (src && *src) {
+		snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/fuzz_wire/hello_events_heartbeat", src);
+	} else {
+		const char *f = __FILE__, *cut = strstr(f, "tests/unit/test_proto.c");
+		snprintf(path, sizeof(path), "%.*stests/fuzz/corpus/fuzz_wire/hello_events_heartbeat",
+			 cut ? (int)(cut - f) : 0, f);
+	}
+	FILE *fp = fopen(path, "rb");
+	CHECK(fp);
+	uint8_t data[4096];
+	size_t len = fread(data, 1, sizeof(data), fp);
+	fclose(fp);
+	size_t off = 0;
+	unsigned events = 0;
+	while (off < len) {
+		struct fb_frame_hdr h;
+		CHECK_EQ(fb_frame_peek(data + off, len - off, FB_FRAME_MAX_DEFAULT, &h), 0);
+		if (h.type == FB_FRAME_EVENTS) {
+			struct fb_events_reader r;
+			struct fb_event ev;
+			const uint8_t *raw;
+			size_t raw_len;
+			int rc;
+			CHECK_EQ(fb_events_open(&r, data + off + FB_FRAME_HDR_LEN, h.body_len), 0);
+			while ((rc = fb_events_next(&r, &ev, &raw, &raw_len)) == 1) {
+				struct fb_buf b = FB_BUF_INIT;
+				int same = fb_event_encode(&b, &ev) == 0 && b.len == raw_len &&
+					   memcmp(b.data, raw, raw_len) == 0;
+				fb_buf_free(&b);
+				CHECK(same);
+				events++;
+			}
+			CHECK_EQ(rc, 0);
+		}
+		off += FB_FRAME_HDR_LEN + h.body_len;
+	}
+	CHECK_EQ(events, 3);
 }
 
 static void events_frame_roundtrip(void)
@@ -235,6 +326,128 @@ static void decode_rejects_oversize_string_and_counters(void)
 	fb_buf_free(&big);
 }
 
+static void decode_refuses_bad_jobs_with_a_reason(void)
+{
+	static const struct {
+		const char *jobs;
+		const char *why;
+	} bad[] = {
+		{ "", "present but empty" },
+		{ ",123", "leading or trailing comma" },
+		{ "123,", "leading or trailing comma" },
+		{ ",", "leading or trailing comma" },
+		{ "123,,124", "empty job id" },
+		{ "12a", "only decimal job ids" },
+		{ "123 124", "only decimal job ids" },
+		{ "-1", "only decimal job ids" },
+		{ "+1", "only decimal job ids" },
+		{ "1;2", "only decimal job ids" },
+		{ "\xc3\xa9", "only decimal job ids" },
+	};
+	struct fb_event in, out;
+	struct fb_buf plain = FB_BUF_INIT, b = FB_BUF_INIT;
+	sample_event(&in, 3);
+	CHECK_EQ(fb_event_encode(&plain, &in), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *why = NULL;
+		fb_buf_reset(&b);
+		fb_buf_put(&b, plain.data, plain.len);
+		fb_buf_put_u8(&b, (uint8_t)strlen(bad[i].jobs));
+		fb_buf_put(&b, bad[i].jobs, strlen(bad[i].jobs));
+		CHECK_EQ(fb_event_decode(b.data, b.len, &out), FB_EMALFORMED);
+		CHECK_EQ(fb_event_decode_why(b.data, b.len, &out, &why), FB_EMALFORMED);
+		if (!why || !strstr(why, bad[i].why))
+			fprintf(stderr, "  jobs \"%s\": why \"%s\"\n", bad[i].jobs, why ? why : "(null)");
+		CHECK(why && strstr(why, bad[i].why));
+	}
+
+	/* 96 digits: one more than the field holds, MALFORMED like the rest */
+	const char *why = NULL;
+	fb_buf_reset(&b);
+	fb_buf_put(&b, plain.data, plain.len);
+	fb_buf_put_u8(&b, FB_JOBS_MAX);
+	for (int i = 0; i < FB_JOBS_MAX; i++)
+		fb_buf_put_u8(&b, '7');
+	CHECK_EQ(fb_event_decode_why(b.data, b.len, &out, &why), FB_EMALFORMED);
+	CHECK(why && strstr(why, "longer than 95"));
+
+	/* exactly one trailing field: nothing may follow the jobs */
+	fb_buf_reset(&b);
+	fb_buf_put(&b, plain.data, plain.len);
+	fb_buf_put_str8(&b, "123");
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), 0);
+	fb_buf_put_u8(&b, 0);
+	CHECK_EQ(fb_event_decode_why(b.data, b.len, &out, &why), FB_EMALFORMED);
+	CHECK(why && strstr(why, "bytes after the jobs field"));
+
+	/* a jobs length pointing past the body is a truncation */
+	fb_buf_reset(&b);
+	fb_buf_put(&b, plain.data, plain.len);
+	fb_buf_put_u8(&b, 10);
+	fb_buf_put(&b, "123", 3);
+	CHECK_EQ(fb_event_decode(b.data, b.len, &out), FB_ETRUNC);
+	fb_buf_free(&plain);
+	fb_buf_free(&b);
+}
+
+static void decode_with_jobs_fails_every_truncation_but_the_jobless_one(void)
+{
+	struct fb_event in, out;
+	struct fb_buf plain = FB_BUF_INIT, b = FB_BUF_INIT;
+	sample_event(&in, 3);
+	CHECK_EQ(fb_event_encode(&plain, &in), 0);
+	strcpy(in.jobs, "5,6");
+	CHECK_EQ(fb_event_encode(&b, &in), 0);
+	for (size_t n = 0; n < b.len; n++) {
+		uint8_t *copy = malloc(n ? n : 1);
+		memcpy(copy, b.data, n);
+		int rc = fb_event_decode(copy, n, &out);
+		free(copy);
+		if (n == plain.len) { /* ends after the counters: an event without jobs */
+			CHECK_EQ(rc, 0);
+			CHECK_STR(out.jobs, "");
+		} else {
+			CHECK(rc < 0);
+		}
+	}
+	fb_buf_free(&plain);
+	fb_buf_free(&b);
+}
+
+static void encode_refuses_jobs_a_receiver_would_refuse(void)
+{
+	struct fb_event in;
+	struct fb_buf b = FB_BUF_INIT;
+	sample_event(&in, 3);
+	strcpy(in.jobs, "1,,2");
+	CHECK_EQ(fb_event_encode(&b, &in), FB_EMALFORMED);
+	memset(in.jobs, '1', sizeof(in.jobs)); /* no NUL in the field */
+	CHECK_EQ(fb_event_encode(&b, &in), FB_EMALFORMED);
+	fb_buf_free(&b);
+}
+
+static void check_validates_jobs(void)
+{
+	struct fb_event ev;
+	const char *why = NULL;
+	sample_event(&ev, 3);
+	CHECK_EQ(fb_event_check(&ev, &why), 0);
+	CHECK(why == NULL);
+	strcpy(ev.jobs, "123,124");
+	CHECK_EQ(fb_event_check(&ev, &why), 0);
+	strcpy(ev.jobs, "123,");
+	CHECK_EQ(fb_event_check(&ev, &why), FB_EMALFORMED);
+	CHECK(why && !strncmp(why, "jobs: ", 6));
+	strcpy(ev.jobs, "12 3");
+	CHECK_EQ(fb_event_check(&ev, &why), FB_EMALFORMED);
+	memset(ev.jobs, '1', sizeof(ev.jobs));
+	CHECK_EQ(fb_event_check(&ev, &why), FB_EMALFORMED);
+	CHECK(why && strstr(why, "longer than 95"));
+	CHECK_EQ(fb_event_jobs_check("1,2", 3, NULL), 0);
+	CHECK_EQ(fb_event_jobs_check("1,2", 2, NULL), FB_EMALFORMED); /* "1," */
+	CHECK_EQ(fb_event_jobs_check("", 0, NULL), 0);
+}
+
 static void events_open_rejects_impossible_count(void)
 {
 	uint8_t body[8];
@@ -287,11 +500,17 @@ static void names_parse_back(void)
 	CHECK_EQ(fb_kind_parse("nonsense"), -1);
 	CHECK(fb_kind_name(0) == NULL);
 	CHECK(fb_kind_name(250) == NULL);
+	CHECK_EQ(fb_counter_parse("cause_event_id"), 28);
+	CHECK_EQ(fb_counter_parse("node_count"), 29);
+	CHECK_EQ(fb_counter_parse("node_limit"), 30);
 }
 
 int main(void)
 {
 	RUN(event_roundtrip_keeps_every_field);
+	RUN(event_with_jobs_roundtrips);
+	RUN(event_without_jobs_ends_after_counters);
+	RUN(old_encodings_reencode_byte_identical);
 	RUN(events_frame_roundtrip);
 	RUN(control_frames_roundtrip);
 	RUN(peek_rejects_bad_magic_version_and_size);
@@ -299,6 +518,10 @@ int main(void)
 	RUN(decode_rejects_bad_fields);
 	RUN(decode_rejects_invalid_utf8_and_nul);
 	RUN(decode_rejects_oversize_string_and_counters);
+	RUN(decode_refuses_bad_jobs_with_a_reason);
+	RUN(decode_with_jobs_fails_every_truncation_but_the_jobless_one);
+	RUN(encode_refuses_jobs_a_receiver_would_refuse);
+	RUN(check_validates_jobs);
 	RUN(events_open_rejects_impossible_count);
 	RUN(hello_rejects_bad_agent_id);
 	RUN(utf8_validator_cases);

@@ -256,7 +256,7 @@ static const struct expect any_class_rows[] = {
 	{ FB_KIND_INVENTORY, 0, "ResourceEvent.1.4.ResourceCreated", O, "ResourceAdded" },
 	{ FB_KIND_TOPOLOGY, 0, "ResourceEvent.1.4.ResourceChanged", O, "ResourceUpdated" },
 	{ FB_KIND_TEST, 0, "ResourceEvent.1.4.TestMessage", O, "Other" },
-	{ FB_KIND_ACTION, 0, "Fabricbus.1.0.AdapterActionTaken", O, "StatusChange" },
+	{ FB_KIND_ACTION, 0, "ResourceEvent.1.4.ResourceStatusChangedOK", O, "StatusChange" },
 };
 
 static void classify_maps_link_kinds_by_class(void)
@@ -341,6 +341,35 @@ static void classify_event_severity_escalates_never_lowers(void)
 	ev.severity = 200; /* out of range counts as Critical, never as an index */
 	fb_redfish_classify(&ev, &c);
 	CHECK_EQ(c.severity, FB_SEV_CRITICAL);
+}
+
+static void classify_action_picks_status_message_by_event_severity(void)
+{
+	static const struct {
+		uint8_t sev;
+		const char *id;
+		uint8_t want;
+		const char *etype;
+	} cases[] = {
+		{ FB_SEV_OK, "ResourceEvent.1.4.ResourceStatusChangedOK", O, "StatusChange" },
+		{ FB_SEV_WARNING, "ResourceEvent.1.4.ResourceStatusChangedWarning", W, "Alert" },
+		{ FB_SEV_CRITICAL, "ResourceEvent.1.4.ResourceStatusChangedCritical", C, "Alert" },
+		{ 200, "ResourceEvent.1.4.ResourceStatusChangedCritical", C, "Alert" }, /* out of range */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (unsigned cls = 0; cls < FB_LINK__END; cls++) {
+			struct fb_event ev;
+			struct fb_redfish_class c;
+			base_event(&ev);
+			ev.kind = FB_KIND_ACTION;
+			ev.link_class = (uint8_t)cls;
+			ev.severity = cases[i].sev;
+			fb_redfish_classify(&ev, &c);
+			CHECK_STR(c.message_id, cases[i].id);
+			CHECK_EQ(c.severity, cases[i].want);
+			CHECK_STR(c.event_type, cases[i].etype);
+		}
+	}
 }
 
 static void classify_unknown_kind_falls_back_to_resource_changed(void)
@@ -467,6 +496,94 @@ static const char *arg(json_t *rec, size_t i)
 	return json_string_value(json_array_get(json_object_get(rec, "MessageArgs"), i));
 }
 
+static void render_action_names_node_health_at_every_severity(void)
+{
+	static const char *const health[] = { "OK", "Warning", "Critical" };
+	for (unsigned sev = 0; sev < FB_SEV__END; sev++) {
+		struct fb_event ev;
+		base_event(&ev);
+		ev.kind = FB_KIND_ACTION;
+		ev.link_class = FB_LINK_HOST;
+		ev.severity = (uint8_t)sev;
+		strcpy(ev.subj.node, "node003");
+		json_t *root = render_json(&ev, 3);
+		CHECK(root);
+		json_t *rec = record_of(root);
+		const char *why = check_record(root, 1); /* args per the registry's ParamTypes */
+		char mid[96], msg[128];
+		snprintf(mid, sizeof(mid), "ResourceEvent.1.4.ResourceStatusChanged%s", health[sev]);
+		snprintf(msg, sizeof(msg), "The health of resource 'node003' has changed to %s.", health[sev]);
+		int ok = !why && !strcmp(jstr(rec, "MessageId"), mid) && !strcmp(jstr(rec, "Message"), msg) &&
+			 !strcmp(jstr(rec, "MessageSeverity"), health[sev]) &&
+			 json_array_size(json_object_get(rec, "MessageArgs")) == 2 &&
+			 !strcmp(arg(rec, 0), "node003") && !strcmp(arg(rec, 1), health[sev]) &&
+			 !strcmp(jstr(json_object_get(rec, "OriginOfCondition"), "@odata.id"),
+				 "/redfish/v1/Systems/node003");
+		if (why)
+			fprintf(stderr, "  %s\n", why);
+		json_decref(root);
+		CHECK(ok);
+	}
+}
+
+static void render_oem_carries_switch_name_port_and_jobs(void)
+{
+	struct fb_event ev;
+	base_event(&ev);
+	ev.kind = FB_KIND_LINK_DOWN;
+	ev.link_class = FB_LINK_HOST;
+	strcpy(ev.jobs, "123,124,9999999999");
+	json_t *root = render_json(&ev, 1);
+	CHECK(root);
+	json_t *oem = oem_of(record_of(root));
+	json_t *jobs = json_object_get(oem, "Jobs");
+	int ok = !strcmp(jstr(oem, "SwitchName"), "leaf3") &&
+		 json_integer_value(json_object_get(oem, "Port")) == 17 && json_array_size(jobs) == 3 &&
+		 !strcmp(json_string_value(json_array_get(jobs, 0)), "123") &&
+		 !strcmp(json_string_value(json_array_get(jobs, 1)), "124") &&
+		 !strcmp(json_string_value(json_array_get(jobs, 2)), "9999999999");
+	json_decref(root);
+	CHECK(ok);
+
+	/* none of the three when unset */
+	ev.subj.switch_name[0] = '\0';
+	ev.subj.port = 0;
+	ev.jobs[0] = '\0';
+	CHECK((root = render_json(&ev, 1)));
+	oem = oem_of(record_of(root));
+	ok = !json_object_get(oem, "SwitchName") && !json_object_get(oem, "Port") && !json_object_get(oem, "Jobs");
+	json_decref(root);
+	CHECK(ok);
+}
+
+static void render_oem_writes_u64_above_int64_max_as_strings(void)
+{
+	struct fb_event ev;
+	base_event(&ev);
+	ev.kind = FB_KIND_COUNTER_THRESHOLD;
+	ev.seq = UINT64_MAX;
+	fb_event_add_counter(&ev, FB_CTR_XMIT_DATA, (uint64_t)INT64_MAX + 1);
+	fb_event_add_counter(&ev, FB_CTR_RCV_DATA, INT64_MAX);
+	json_t *root = render_json(&ev, 1); /* jansson refuses integers above INT64_MAX */
+	CHECK(root);
+	json_t *oem = oem_of(record_of(root));
+	json_t *c = json_object_get(oem, "Counters");
+	int ok = !strcmp(jstr(oem, "Sequence"), "18446744073709551615") &&
+		 !strcmp(jstr(c, "xmit_data"), "9223372036854775808") &&
+		 json_integer_value(json_object_get(c, "rcv_data")) == INT64_MAX;
+	json_decref(root);
+	CHECK(ok);
+
+	struct fb_buf b = FB_BUF_INIT;
+	CHECK_EQ(fb_redfish_render_missed(&b, UINT64_MAX, 5), 0);
+	root = json_loadb((const char *)b.data, b.len, 0, NULL);
+	fb_buf_free(&b);
+	CHECK(root);
+	ok = !strcmp(jstr(oem_of(record_of(root)), "Missed"), "18446744073709551615");
+	json_decref(root);
+	CHECK(ok);
+}
+
 static void render_args_for_flap_threshold_state_action(void)
 {
 	struct fb_event ev;
@@ -554,17 +671,20 @@ static void render_args_for_flap_threshold_state_action(void)
 		CHECK(ok);
 	}
 
-	base_event(&ev); /* action: about the node, even with the switch port known */
+	base_event(&ev); /* action: the node's health, even with the switch port known */
 	ev.kind = FB_KIND_ACTION;
 	ev.severity = FB_SEV_WARNING;
 	strcpy(ev.agent_id, "slurm-adapter");
 	strcpy(ev.subj.node, "node003");
+	strcpy(ev.subj.device, "mlx5_0"); /* the action is not about the adapter */
 	strcpy(ev.text, "drain");
 	CHECK((root = render_json(&ev, 1)));
 	rec = record_of(root);
-	ok = !strcmp(arg(rec, 0), "slurm-adapter") && !strcmp(arg(rec, 1), "drain") &&
-	     !strcmp(arg(rec, 2), "node003") && !strcmp(jstr(rec, "MessageSeverity"), "Warning") &&
-	     !strcmp(jstr(rec, "EventType"), "Alert") &&
+	ok = !strcmp(arg(rec, 0), "node003") && !strcmp(arg(rec, 1), "Warning") &&
+	     !strcmp(jstr(rec, "MessageId"), "ResourceEvent.1.4.ResourceStatusChangedWarning") &&
+	     !strcmp(jstr(rec, "Message"), "The health of resource 'node003' has changed to Warning.") &&
+	     !strcmp(jstr(rec, "MessageSeverity"), "Warning") && !strcmp(jstr(rec, "EventType"), "Alert") &&
+	     !strcmp(jstr(oem_of(rec), "AgentId"), "slurm-adapter") && !strcmp(jstr(oem_of(rec), "Text"), "drain") &&
 	     !strcmp(jstr(json_object_get(rec, "OriginOfCondition"), "@odata.id"), "/redfish/v1/Systems/node003");
 	json_decref(root);
 	CHECK(ok);
@@ -615,12 +735,13 @@ static void render_escapes_hostile_strings(void)
 		CHECK(root);
 		json_t *rec = record_of(root);
 		json_t *oem = oem_of(rec);
+		char label[256], msg[1024];
+		snprintf(label, sizeof(label), "%s port 17", hostile[i]);
 		int ok = !strcmp(jstr(oem, "AgentId"), hostile[i]) && !strcmp(jstr(oem, "PeerName"), hostile[i]) &&
-			 !strcmp(jstr(oem, "Text"), hostile[i]) && !strcmp(arg(rec, 0), hostile[i]) &&
-			 !strcmp(arg(rec, 1), hostile[i]);
-		char msg[1024];
-		snprintf(msg, sizeof(msg), "Adapter '%s' took action '%s' on resource '%s port 17'.", hostile[i],
-			 hostile[i], hostile[i]);
+			 !strcmp(jstr(oem, "SwitchName"), hostile[i]) && !strcmp(jstr(oem, "Text"), hostile[i]) &&
+			 !strcmp(arg(rec, 0), label) && !strcmp(arg(rec, 1), "OK");
+		/* "%1" in an arg stays literal: args are never expanded again */
+		snprintf(msg, sizeof(msg), "The health of resource '%s' has changed to OK.", label);
 		ok = ok && !strcmp(jstr(rec, "Message"), msg);
 		json_decref(root);
 		CHECK(ok);
@@ -911,6 +1032,8 @@ static int dump(void)
 				rich_event(&ev, k, cls, tech);
 				if (k == FB_KIND_ACTION)
 					strcpy(ev.text, "q\"\\\x01\xc3\xbc");
+				if (k == FB_KIND_ACTION)
+					strcpy(ev.jobs, "123,124");
 				if (fb_redfish_render(&b, &ev, k * 100 + cls * 10 + tech, "IB") ||
 				    fb_buf_puts(&b, "\n"))
 					return 1;
@@ -931,11 +1054,15 @@ int main(int argc, char **argv)
 	RUN(classify_maps_other_kinds_for_every_class);
 	RUN(classify_covers_every_kind);
 	RUN(classify_event_severity_escalates_never_lowers);
+	RUN(classify_action_picks_status_message_by_event_severity);
 	RUN(classify_unknown_kind_falls_back_to_resource_changed);
 	RUN(oem_registry_is_well_formed);
 	RUN(render_every_combination_matches_registry);
 	RUN(render_link_down_field_by_field);
 	RUN(render_args_for_flap_threshold_state_action);
+	RUN(render_action_names_node_health_at_every_severity);
+	RUN(render_oem_carries_switch_name_port_and_jobs);
+	RUN(render_oem_writes_u64_above_int64_max_as_strings);
 	RUN(render_escapes_hostile_strings);
 	RUN(render_guards_unterminated_fields);
 	RUN(render_appends_after_existing_bytes);

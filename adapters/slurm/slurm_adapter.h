@@ -1,0 +1,96 @@
+/* slurm_adapter.h - fabricbus-slurm's loop thread: events in, decisions,
+ * state file, actions out.
+ *
+ * Everything here runs on the libevent loop thread and owns the policy, the
+ * state and the map; the actuator thread (slurm_actuator.h) makes the
+ * libslurm calls and the WebSocket client's thread (fb_ws_client.h) reads
+ * the broker. Both hand over through queues and event_active.
+ *
+ * Start-up (slurm_startup.c) goes through phases, each retried every
+ * RetryInterval until it succeeds:
+ *   RECONCILE  read every Slurm node: forget recorded drains Slurm no longer
+ *              holds, adopt drains with our ReasonPrefix we did not record,
+ *              learn the cap base; then requeue the pending actions
+ *   MAP        GET /fabric/map: seed conditions from link states
+ *   RUNNING    subscribed to /ws/events from LastEventId
+ * The order of one event: classify, route to nodes, update the policy,
+ * decide, save the state (LastEventId included), and only then hand the
+ * new actions to the actuator.
+ */
+#ifndef FBS_ADAPTER_H
+#define FBS_ADAPTER_H
+
+#include "fb_session.h"
+#include "fb_ws_client.h"
+#include "slurm_actuator.h"
+#include "slurm_conf.h"
+#include "slurm_map.h"
+#include "slurm_policy.h"
+#include "slurm_state.h"
+
+#include <event2/event.h>
+#include <stdint.h>
+
+enum fbs_phase { FBS_P_RECONCILE = 0, FBS_P_MAP, FBS_P_RUNNING, FBS_P_STOPPING };
+
+struct fbs_adapter {
+	const struct fbs_config *cfg;
+	struct event_base *base;
+	enum fbs_phase phase;
+
+	struct fbs_policy *pol;
+	struct fbs_state st;
+	struct fbs_classify_cfg ccfg;
+	struct fbs_mapfile *mapfile;   /* NULL without MapFile */
+	struct fbs_fabmap fabmap;      /* the broker's map, when fetched */
+	int have_map;
+	uint64_t map_fetched_ms;
+	unsigned map_attempts;
+
+	struct fb_session *sess;
+	struct fb_wsc *wsc;
+	struct fbs_actuator *act;
+
+	struct event *flush_ev;        /* decide + save + submit, after the current callback */
+	struct event *due_ev;          /* the policy's next timer */
+	struct event *retry_ev;        /* start-up phases and failed saves */
+
+	uint64_t seen_id;              /* newest EventId processed (saved as LastEventId) */
+	int dirty;                     /* state changed since the last save */
+	int save_failing;              /* the last save failed (logged once) */
+	uint64_t last_save_ms;
+	struct fbs_batch *queued;      /* decided, saved, not yet handed to the actuator */
+	size_t n_queued;
+	char (*route)[FB_NAME_MAX];    /* scratch: the nodes of the event being handled */
+
+	uint64_t events, ignored, unrouted, published, publish_drops;
+};
+
+/* Load MapFile and StateFile (a damaged state file refuses: see
+ * slurm_state.h) and prove StateFile writable. 0, FB_ECONFIG for a bad
+ * MapFile, or -1; with "file: why" in err. */
+int fbs_adapter_init(struct fbs_adapter *a, const struct fbs_config *cfg, struct event_base *base,
+		     char *err, size_t errsz);
+/* Start the session, the actuator and the first start-up phase. 0 or -1 (logged). */
+int fbs_adapter_start(struct fbs_adapter *a);
+/* Stop reading events, save the state, stop the actuator (waiting up to
+ * wait_ms for a libslurm call in progress). Returns 0, or -ETIMEDOUT when
+ * the actuator is still in a call (the process should exit without freeing). */
+int fbs_adapter_stop(struct fbs_adapter *a, int wait_ms);
+void fbs_adapter_free(struct fbs_adapter *a);
+
+/* Milliseconds of the policy clock (CLOCK_REALTIME). */
+uint64_t fbs_now_ms(void);
+
+/* Internal to the adapter's files. */
+void fbs_adapter_kick(struct fbs_adapter *a);   /* schedule a flush */
+void fbs_adapter_on_message(void *arg, const char *json, size_t len, uint64_t event_id);
+void fbs_adapter_on_result(void *arg, struct fbs_result *r);
+void fbs_adapter_publish(struct fbs_adapter *a, const struct fb_event *ev);
+/* slurm_startup.c */
+void fbs_startup_reconciled(struct fbs_adapter *a, const struct fbs_result *r);
+void fbs_startup_retry(evutil_socket_t fd, short what, void *arg);
+/* GET /fabric/map now; 0 and a->fabmap replaced, or -1 (logged at level). */
+int fbs_map_fetch(struct fbs_adapter *a, int level);
+
+#endif

@@ -1,0 +1,122 @@
+/* fb_spank_broker.c - GET /fabric/map, POST and DELETE /fabric/jobs. */
+#include "fb_spank_broker.h"
+
+#include "fb_err.h"
+#include "fb_spank_map.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SMALL_BODY_MAX (64u << 10) /* answers to POST and DELETE */
+
+/* Up to 80 bytes of a response body, printable only, for an error line. */
+static void snippet(const struct fb_http_resp *r, char *out, size_t outsz)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < r->body.len && i < 80 && j + 1 < outsz; i++) {
+		unsigned char ch = r->body.data[i];
+		out[j++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : ' ';
+	}
+	out[j] = '\0';
+}
+
+static void status_error(const struct fb_spank_conf *c, const char *what,
+			 const struct fb_http_resp *r, char *err, size_t errsz)
+{
+	char body[96];
+	snippet(r, body, sizeof(body));
+	snprintf(err, errsz, "%s: %s: HTTP %d%s%s", c->broker, what, r->status, body[0] ? ": " : "",
+		 body);
+}
+
+/* fb_http's own message names the peer as host:port; keep it. */
+static int request(const struct fb_spank_conf *c, const char *method, const char *path,
+		   const char *body, size_t body_len, size_t max_body, struct fb_http_resp *r,
+		   char *err, size_t errsz)
+{
+	return fb_http_request(c->host, c->port, method, path, body ? "application/json" : NULL,
+			       body, body_len, c->timeout_ms, max_body, r, err, errsz);
+}
+
+int fb_spank_fetch_map(const struct fb_spank_conf *c, struct fb_http_resp *r, char *err,
+		       size_t errsz)
+{
+	int rc = request(c, "GET", "/fabric/map", NULL, 0, FB_SPANK_MAP_MAX_BODY, r, err, errsz);
+	if (rc < 0)
+		return rc;
+	if (r->status != 200) {
+		status_error(c, "GET /fabric/map", r, err, errsz);
+		fb_http_resp_free(r);
+		return FB_EPROTO;
+	}
+	return 0;
+}
+
+static char *register_body(const char *job_id, const char *user, const char *const *nodes,
+			   size_t n)
+{
+	json_t *arr = json_array();
+	json_t *doc = NULL;
+	char *s = NULL;
+	if (!arr)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (json_array_append_new(arr, json_string(nodes[i])))
+			goto out;
+	doc = json_pack("{s:s, s:s, s:O}", "JobId", job_id, "User", user, "Nodes", arr);
+	if (doc)
+		s = json_dumps(doc, JSON_COMPACT);
+out:
+	json_decref(doc);
+	json_decref(arr);
+	return s;
+}
+
+int fb_spank_register(const struct fb_spank_conf *c, const char *job_id, const char *user,
+		      const char *const *nodes, size_t n, char *err, size_t errsz)
+{
+	struct fb_http_resp r;
+	char *body = register_body(job_id, user, nodes, n);
+	if (!body) {
+		snprintf(err, errsz, "%s: POST /fabric/jobs: cannot build the body (out of memory)",
+			 c->broker);
+		return -ENOMEM;
+	}
+	int rc = request(c, "POST", "/fabric/jobs", body, strlen(body), SMALL_BODY_MAX, &r, err,
+			 errsz);
+	free(body);
+	if (rc < 0)
+		return rc;
+	if (r.status != 200 && r.status != 201) {
+		status_error(c, "POST /fabric/jobs", &r, err, errsz);
+		rc = FB_EPROTO;
+	}
+	fb_http_resp_free(&r);
+	return rc;
+}
+
+int fb_spank_unregister(const struct fb_spank_conf *c, const char *job_id, char *err,
+			size_t errsz)
+{
+	struct fb_http_resp r;
+	char path[64];
+	int n = snprintf(path, sizeof(path), "/fabric/jobs/%s", job_id);
+	if (n < 0 || (size_t)n >= sizeof(path) || strspn(job_id, "0123456789") != strlen(job_id)) {
+		snprintf(err, errsz, "%s: DELETE: bad job id '%.32s'", c->broker, job_id);
+		return -EINVAL;
+	}
+	int rc = request(c, "DELETE", path, NULL, 0, SMALL_BODY_MAX, &r, err, errsz);
+	if (rc < 0)
+		return rc;
+	if ((r.status < 200 || r.status > 299) && r.status != 404) {
+		char what[96];
+		snprintf(what, sizeof(what), "DELETE %s", path);
+		status_error(c, what, &r, err, errsz);
+		rc = FB_EPROTO;
+	}
+	fb_http_resp_free(&r);
+	return rc;
+}

@@ -1,0 +1,371 @@
+/* test_fb_spank.c - the SPANK plugin's pure parts: its plugstack.conf
+ * arguments, the job's view of /fabric/map (including bodies that are not a
+ * map at all), and the map file written into a shared directory. The Slurm
+ * side runs against the real slurmstepd in tests/integration/test_spank.py. */
+#include "fb_buf.h"
+#include "fb_err.h"
+#include "fb_spank_conf.h"
+#include "fb_spank_file.h"
+#include "fb_spank_map.h"
+#include "fb_test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- arguments ---------------------------------------------------------- */
+
+static void conf_defaults_as_documented(void)
+{
+	struct fb_spank_conf c;
+	char err[256];
+	CHECK_EQ(fb_spank_conf_parse(&c, 0, NULL, err, sizeof(err)), 0);
+	CHECK_STR(c.host, "127.0.0.1");
+	CHECK_EQ(c.port, 7412);
+	CHECK_STR(c.broker, "127.0.0.1:7412");
+	CHECK_EQ(c.timeout_ms, 2000);
+	CHECK_EQ(c.fail_on_down, 0);
+	CHECK_EQ(c.fail_unreachable, 0);
+	CHECK_EQ(c.do_register, 1);
+	CHECK_STR(c.mapdir, "/tmp");
+}
+
+static void conf_takes_every_argument(void)
+{
+	char *av[] = {"broker=[::1]:9000", "timeout=150", "fail_on_down=yes",
+		      "on_unreachable=fail", "mapdir=/run/fabricbus/", "register=no"};
+	struct fb_spank_conf c;
+	char err[256];
+	CHECK_EQ(fb_spank_conf_parse(&c, 6, av, err, sizeof(err)), 0);
+	CHECK_STR(c.host, "::1");
+	CHECK_EQ(c.port, 9000);
+	CHECK_STR(c.broker, "[::1]:9000");
+	CHECK_EQ(c.timeout_ms, 150);
+	CHECK_EQ(c.fail_on_down, 1);
+	CHECK_EQ(c.fail_unreachable, 1);
+	CHECK_EQ(c.do_register, 0);
+	CHECK_STR(c.mapdir, "/run/fabricbus");
+	char *av2[] = {"broker=fabric-head:7412", "on_unreachable=continue", "fail_on_down=no"};
+	CHECK_EQ(fb_spank_conf_parse(&c, 3, av2, err, sizeof(err)), 0);
+	CHECK_STR(c.host, "fabric-head");
+	CHECK_EQ(c.fail_unreachable, 0);
+}
+
+/* Each bad argument fails and the message names it. */
+static void conf_refuses_typos_naming_the_argument(void)
+{
+	static char *bad[] = {
+		"timout=500", "timeout=0", "timeout=60001", "timeout=5s", "timeout=-1",
+		"broker=localhost", "broker=host:0", "broker=host:70000", "broker=::1:7412",
+		"broker=a b:1", "fail_on_down=maybe", "on_unreachable=retry", "mapdir=tmp",
+		"mapdir=", "register=", "fail_on_down", "=yes", "",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fb_spank_conf c;
+		char err[256] = "";
+		char *av[] = {"timeout=100", bad[i]};
+		int rc = fb_spank_conf_parse(&c, 2, av, err, sizeof(err));
+		if (rc != FB_ECONFIG || (bad[i][0] && !strstr(err, bad[i]))) {
+			fprintf(stderr, "  '%s': rc %d err '%s'\n", bad[i], rc, err);
+			CHECK(0);
+		}
+		CHECK_EQ(c.timeout_ms, 2000); /* nothing half-applied */
+	}
+	struct fb_spank_conf c;
+	char err[256];
+	char *av[] = {"timout=500"};
+	CHECK_EQ(fb_spank_conf_parse(&c, 1, av, err, sizeof(err)), FB_ECONFIG);
+	CHECK(strstr(err, "unknown argument 'timout=500'") != NULL);
+}
+
+static void conf_refuses_an_argument_given_twice(void)
+{
+	struct fb_spank_conf c;
+	char err[256];
+	char *av[] = {"broker=a:1", "broker=b:2"};
+	CHECK_EQ(fb_spank_conf_parse(&c, 2, av, err, sizeof(err)), FB_ECONFIG);
+	CHECK(strstr(err, "'broker' given twice") != NULL);
+}
+
+/* ---- the job's view of /fabric/map ------------------------------------- */
+
+#define PORT(sw, swguid, swport, lid, state)                                             \
+	"{\"Technology\":\"IB\",\"Device\":\"ibsim0\",\"Port\":1,"                       \
+	"\"PortGUID\":\"0x000200000000000" #swport "\",\"NodeGUID\":\"0x0001\",\"LID\":" #lid \
+	",\"Switch\":\"" sw "\",\"SwitchGUID\":\"" swguid "\",\"SwitchPort\":" #swport     \
+	",\"LinkState\":\"" state "\"}"
+
+/* As fabricbusd renders it: "Switches" keyed by switch GUID. */
+static const char MAP[] =
+	"{\"Fabric\":\"ibsim\",\"LastEventId\":42,\"Nodes\":{"
+	"\"node001\":{\"Ports\":[" PORT("leaf1", "0x00aa", 1, 11, "up") "],\"Jobs\":[]},"
+	"\"node002\":{\"Ports\":[{\"Technology\":\"Ethernet\",\"Device\":\"eth0\"},"
+	PORT("leaf1", "0x00aa", 2, 12, "up") "],\"Jobs\":[\"7\"]},"
+	"\"node003\":{\"Ports\":[" PORT("leaf1", "0x00aa", 3, 13, "down") "],\"Jobs\":[]},"
+	"\"node004\":{\"Ports\":[" PORT("leaf2", "0x00bb", 4, 14, "down") ","
+	PORT("leaf2", "0x00bb", 5, 15, "down") "],\"Jobs\":[]}},"
+	"\"Switches\":{\"0x00aa\":{\"Name\":\"leaf1\"},\"0x00bb\":{\"Name\":\"leaf2\"},"
+	"\"0x00cc\":{\"Name\":\"spine1\"}}}";
+
+static int build(const char *body, const char *const *nodes, size_t n, const char *local,
+		 struct fb_spank_jobmap *m, char *err, size_t errsz)
+{
+	return fb_spank_map_build(body, strlen(body), nodes, n, local, "12", "127.0.0.1:7412", m,
+				  err, errsz);
+}
+
+static void map_keeps_the_job_nodes_and_the_local_port(void)
+{
+	const char *nodes[] = {"node002", "node003", "node009"};
+	struct fb_spank_jobmap m;
+	char err[256];
+	CHECK_EQ(build(MAP, nodes, 3, "node002", &m, err, sizeof(err)), 0);
+	CHECK_EQ(m.local_known, 1);
+	CHECK_STR(m.local.sw, "leaf1");
+	CHECK_STR(m.local.sw_port, "2"); /* the IB port, not the Ethernet one before it */
+	CHECK_STR(m.local.lid, "12");
+	CHECK_STR(m.local.port_guid, "0x0002000000000002");
+	CHECK_STR(m.local.sw_guid, "0x00aa");
+	CHECK_STR(m.local.state, "up");
+	CHECK_STR(m.nodes_env, "node002=leaf1:2,node003=leaf1:3");
+	CHECK_EQ(m.n_known, 2);
+	const json_t *doc = m.doc;
+	CHECK_STR(json_string_value(json_object_get(doc, "JobId")), "12");
+	CHECK_STR(json_string_value(json_object_get(doc, "Node")), "node002");
+	CHECK_STR(json_string_value(json_object_get(doc, "Fabric")), "ibsim");
+	CHECK_EQ(json_integer_value(json_object_get(doc, "LastEventId")), 42);
+	const json_t *jn = json_object_get(doc, "Nodes");
+	CHECK_EQ(json_object_size(jn), 2);
+	CHECK(json_object_get(jn, "node001") == NULL);
+	/* the broker's node objects, unchanged */
+	json_t *orig = json_loads(MAP, 0, NULL);
+	CHECK(orig != NULL);
+	int same = json_equal(json_object_get(jn, "node003"),
+			      json_object_get(json_object_get(orig, "Nodes"), "node003"));
+	json_decref(orig);
+	CHECK(same);
+	CHECK_EQ(json_array_size(json_object_get(doc, "Unknown")), 1);
+	CHECK_STR(json_string_value(json_array_get(json_object_get(doc, "Unknown"), 0)), "node009");
+	CHECK_EQ(json_array_size(json_object_get(doc, "JobNodes")), 3);
+	const json_t *sw = json_object_get(doc, "Switches");
+	CHECK_EQ(json_object_size(sw), 1); /* only the switch the job hangs off */
+	CHECK_STR(json_string_value(json_object_get(json_object_get(sw, "0x00aa"), "Name")),
+		  "leaf1");
+	fb_spank_jobmap_free(&m);
+	CHECK(m.doc == NULL && m.nodes_env == NULL);
+}
+
+static void map_names_the_first_down_port_of_the_job(void)
+{
+	const char *nodes[] = {"node001", "node004", "node003"};
+	struct fb_spank_jobmap m;
+	char err[256];
+	CHECK_EQ(build(MAP, nodes, 3, "node001", &m, err, sizeof(err)), 0);
+	CHECK_EQ(m.n_down, 3);
+	CHECK_STR(m.down, "node004 port leaf2/4"); /* job order, not map order */
+	CHECK_STR(m.local.state, "up");
+	CHECK_EQ(json_object_size(json_object_get(m.doc, "Switches")), 2);
+	fb_spank_jobmap_free(&m);
+	const char *up[] = {"node001", "node002"};
+	CHECK_EQ(build(MAP, up, 2, "node001", &m, err, sizeof(err)), 0);
+	CHECK_EQ(m.n_down, 0);
+	CHECK_STR(m.down, "");
+	fb_spank_jobmap_free(&m);
+}
+
+/* Wrong types, control bytes, out-of-range numbers: unknown, not an error. */
+static void map_treats_bad_fields_as_unknown(void)
+{
+	static const char body[] =
+		"{\"Nodes\":{\"n1\":{\"Ports\":[{\"Technology\":\"IB\",\"Switch\":\"le\\naf\","
+		"\"SwitchPort\":\"3\",\"LID\":-1,\"PortGUID\":7,\"LinkState\":\"up\","
+		"\"SwitchGUID\":\"" /* 300 bytes: longer than a value may be */
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		"\"}]},\"n2\":{\"Ports\":\"none\"},\"n3\":[],\"n4\":{\"Ports\":[{\"Technology\":\"IB\","
+		"\"Switch\":\"a,b\",\"SwitchPort\":1,\"LinkState\":\"down\"}]}}}";
+	const char *nodes[] = {"n1", "n2", "n3", "n4"};
+	struct fb_spank_jobmap m;
+	char err[256];
+	CHECK_EQ(build(body, nodes, 4, "n1", &m, err, sizeof(err)), 0);
+	CHECK_EQ(m.local_known, 1);
+	CHECK_STR(m.local.sw, "");
+	CHECK_STR(m.local.sw_port, "");
+	CHECK_STR(m.local.lid, "");
+	CHECK_STR(m.local.port_guid, "");
+	CHECK_STR(m.local.sw_guid, "");
+	CHECK_STR(m.local.state, "up");
+	CHECK_STR(m.nodes_env, ""); /* n4's switch name would break the list */
+	CHECK_EQ(m.n_known, 3);     /* n3 is not an object */
+	CHECK_EQ(m.n_down, 1);
+	CHECK_STR(m.down, "n4 port a,b/1");
+	fb_spank_jobmap_free(&m);
+}
+
+static void map_refuses_bodies_that_are_not_a_map(void)
+{
+	static const char *bad[] = {
+		"", "<html>502 Bad Gateway</html>", "[]", "{}", "{\"Nodes\":[]}",
+		"{\"Nodes\":{}", "{\"Nodes\":{},\"Nodes\":{}}", "null", "{\"Nodes\":{\"a\":1}} x",
+	};
+	const char *nodes[] = {"node001"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fb_spank_jobmap m;
+		char err[256] = "";
+		int rc = build(bad[i], nodes, 1, "node001", &m, err, sizeof(err));
+		if (rc != FB_EMALFORMED || !err[0] || m.doc || m.nodes_env) {
+			fprintf(stderr, "  body '%s': rc %d err '%s'\n", bad[i], rc, err);
+			CHECK(0);
+		}
+	}
+	/* NUL bytes inside the body are not read past */
+	static const char nul[] = "{\"Nodes\":{}}\0garbage";
+	struct fb_spank_jobmap m;
+	char err[256];
+	CHECK_EQ(fb_spank_map_build(nul, sizeof(nul) - 1, nodes, 1, "node001", "1", "b", &m, err,
+				    sizeof(err)), FB_EMALFORMED);
+}
+
+/* FABRICBUS_NODES is left out past 64 KiB; the document keeps every node. */
+static void map_leaves_out_a_nodes_variable_over_64k(void)
+{
+	enum { N = 5000 };
+	struct fb_buf b = FB_BUF_INIT;
+	static char names[N][16];
+	static const char *nodes[N];
+	CHECK_EQ(fb_buf_puts(&b, "{\"Nodes\":{"), 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "node%05d", i);
+		nodes[i] = names[i];
+		CHECK_EQ(fb_buf_printf(&b, "%s\"%s\":{\"Ports\":[{\"Technology\":\"IB\","
+				       "\"Switch\":\"leaf%d\",\"SwitchPort\":%d}]}", i ? "," : "",
+				       names[i], i / 36, i % 36 + 1), 0);
+	}
+	CHECK_EQ(fb_buf_puts(&b, "}}"), 0);
+	struct fb_spank_jobmap m;
+	char err[256];
+	int rc = fb_spank_map_build((const char *)b.data, b.len, nodes, N, "node00000", "1", "b",
+				    &m, err, sizeof(err));
+	fb_buf_free(&b);
+	CHECK_EQ(rc, 0);
+	CHECK(m.nodes_env == NULL);
+	CHECK_EQ(json_object_size(json_object_get(m.doc, "Nodes")), N);
+	CHECK_STR(m.local.sw, "leaf0");
+	fb_spank_jobmap_free(&m);
+	/* a short list is kept */
+	CHECK_EQ(fb_buf_puts(&b, "{\"Nodes\":{\"a\":{\"Ports\":[{\"Technology\":\"IB\","
+				 "\"Switch\":\"s\",\"SwitchPort\":1}]}}}"), 0);
+	const char *one[] = {"a"};
+	rc = fb_spank_map_build((const char *)b.data, b.len, one, 1, "x", "1", "b", &m, err,
+				sizeof(err));
+	fb_buf_free(&b);
+	CHECK_EQ(rc, 0);
+	CHECK_STR(m.nodes_env, "a=s:1");
+	CHECK_EQ(m.local_known, 0);
+	fb_spank_jobmap_free(&m);
+}
+
+/* ---- the map file ------------------------------------------------------- */
+
+static int read_file(const char *path, char *out, size_t outsz)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, out, outsz - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	out[n] = '\0';
+	return (int)n;
+}
+
+static int count_entries(const char *dir)
+{
+	char cmd[PATH_MAX + 32];
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | wc -l", dir);
+	FILE *p = popen(cmd, "r");
+	int n = -1;
+	if (p) {
+		if (fscanf(p, "%d", &n) != 1)
+			n = -1;
+		pclose(p);
+	}
+	return n;
+}
+
+static void file_replaces_a_planted_symlink_without_following_it(void)
+{
+	char dir[] = "/tmp/fb-spank-test-XXXXXX", path[PATH_MAX], victim[PATH_MAX], buf[256];
+	char err[512];
+	struct stat st;
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(path, sizeof(path), "%s/fabricbus-12.node003.json", dir);
+	FILE *f = fopen(victim, "w");
+	CHECK(f != NULL);
+	fputs("keep me\n", f);
+	fclose(f);
+	CHECK_EQ(symlink(victim, path), 0);
+	CHECK_EQ(fb_spank_write_file(dir, "fabricbus-12.node003.json", "{\"a\":1}\n", 8, getuid(),
+				     getgid(), err, sizeof(err)), 0);
+	CHECK_EQ(read_file(victim, buf, sizeof(buf)), 8);
+	CHECK_STR(buf, "keep me\n");
+	CHECK_EQ(lstat(path, &st), 0);
+	CHECK(S_ISREG(st.st_mode));
+	CHECK_EQ(st.st_mode & 07777, 0640);
+	CHECK_EQ(st.st_uid, getuid());
+	CHECK_EQ(read_file(path, buf, sizeof(buf)), 8);
+	CHECK_STR(buf, "{\"a\":1}\n");
+	CHECK_EQ(count_entries(dir), 2); /* no temporary file left */
+	/* rewritten by a later step: replaced whole */
+	CHECK_EQ(fb_spank_write_file(dir, "fabricbus-12.node003.json", "{}\n", 3, getuid(),
+				     getgid(), err, sizeof(err)), 0);
+	CHECK_EQ(read_file(path, buf, sizeof(buf)), 3);
+	CHECK_EQ(fb_spank_remove_file(dir, "fabricbus-12.node003.json", err, sizeof(err)), 0);
+	CHECK_EQ(fb_spank_remove_file(dir, "fabricbus-12.node003.json", err, sizeof(err)), 0);
+	CHECK_EQ(unlink(victim), 0);
+	CHECK_EQ(rmdir(dir), 0);
+}
+
+static void file_failure_names_the_path_and_leaves_nothing(void)
+{
+	char dir[] = "/tmp/fb-spank-test-XXXXXX", sub[PATH_MAX], err[512];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(sub, sizeof(sub), "%s/fabricbus-1.n.json", dir);
+	CHECK_EQ(mkdir(sub, 0700), 0); /* a directory where the file goes */
+	int rc = fb_spank_write_file(dir, "fabricbus-1.n.json", "x", 1, getuid(), getgid(), err,
+				     sizeof(err));
+	CHECK(rc < 0);
+	CHECK(strstr(err, sub) != NULL && strstr(err, "rename") != NULL);
+	CHECK_EQ(count_entries(dir), 1);
+	CHECK_EQ(rmdir(sub), 0);
+	rc = fb_spank_write_file("/nonexistent-fb-dir", "f.json", "x", 1, getuid(), getgid(), err,
+				 sizeof(err));
+	CHECK_EQ(rc, -ENOENT);
+	CHECK(strstr(err, "/nonexistent-fb-dir/f.json") != NULL);
+	CHECK(fb_spank_write_file(dir, "../escape.json", "x", 1, getuid(), getgid(), err,
+				  sizeof(err)) < 0);
+	CHECK(fb_spank_remove_file(dir, "../escape.json", err, sizeof(err)) < 0);
+	CHECK_EQ(rmdir(dir), 0);
+}
+
+int main(void)
+{
+	RUN(conf_defaults_as_documented);
+	RUN(conf_takes_every_argument);
+	RUN(conf_refuses_typos_naming_the_argument);
+	RUN(conf_refuses_an_argument_given_twice);
+	RUN(map_keeps_the_job_nodes_and_the_local_port);
+	RUN(map_names_the_first_down_port_of_the_job);
+	RUN(map_treats_bad_fields_as_unknown);
+	RUN(map_refuses_bodies_that_are_not_a_map);
+	RUN(map_leaves_out_a_nodes_variable_over_64k);
+	RUN(file_replaces_a_planted_symlink_without_following_it);
+	RUN(file_failure_names_the_path_and_leaves_nothing);
+	return TEST_DONE();
+}

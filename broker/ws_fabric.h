@@ -1,0 +1,74 @@
+/* ws_fabric.h - /fabric/map and /fabric/jobs on the libwebsockets thread.
+ *
+ *   GET /fabric/map            the newest snapshot fabric_map.c published;
+ *   POST /fabric/jobs          read the body (Content-Length, at most
+ *                              FB_JOB_BODY_MAX, application/json), parse it
+ *                              here (fb_jobs_parse_register), hand it to the
+ *                              loop (fb_fabric_map_submit) and answer once
+ *                              the loop has applied it: 201 new, 200
+ *                              replaced, 503 registry full;
+ *   DELETE /fabric/jobs/<id>   the same way; 204 whether or not it existed.
+ * Refusals use fb_ws_http_error's shape and name the parameter. The reply
+ * waits for the loop, so a client that got 201 knows that the next event
+ * from those nodes carries the job.
+ *
+ * ws_server.c embeds one struct fb_ws_fabric_req in every connection's
+ * per-session data and calls these from its lws callback. Lws thread only;
+ * the loop's state is reached only through fabric_map.h's queue.
+ */
+#ifndef FB_WS_FABRIC_H
+#define FB_WS_FABRIC_H
+
+#include "fb_buf.h"
+
+#include <libwebsockets.h>
+
+#include <stdint.h>
+
+struct fb_fabric_map;
+struct fb_job_op;
+
+enum fb_ws_fabric_state {
+	FB_WSF_IDLE,
+	FB_WSF_BODY,    /* reading a POST body */
+	FB_WSF_DISCARD, /* reading a body already refused: answer once it is read */
+	FB_WSF_WAIT,    /* handed to the loop (on fb_ws_fabric.waiting) */
+	FB_WSF_REPLY,   /* the loop answered: write it when writeable */
+};
+
+/* One connection's request (zeroed by lws with the per-session data). */
+struct fb_ws_fabric_req {
+	enum fb_ws_fabric_state state;
+	struct fb_buf body;
+	unsigned long long expect; /* Content-Length */
+	unsigned code;             /* FB_WSF_DISCARD: the refusal to send */
+	const char *error, *param, *detail;
+	uint64_t token;            /* FB_WSF_WAIT: matches the operation */
+	struct fb_job_op *done;    /* FB_WSF_REPLY: the applied operation */
+	struct lws *wsi;
+	struct fb_ws_fabric_req *prev, *next;
+};
+
+struct fb_ws_fabric {
+	struct fb_fabric_map *map; /* NULL: no /fabric/ paths (404) */
+	struct fb_ws_fabric_req *waiting; /* requests the loop has not answered */
+	uint64_t next_token;
+};
+
+/* LWS_CALLBACK_HTTP: 1 if path is not a /fabric/ route (or there is no
+ * map), else what the lws callback returns. */
+int fb_ws_fabric_http(struct fb_ws_fabric *f, struct lws *wsi, struct fb_ws_fabric_req *r,
+		      const char *path);
+/* LWS_CALLBACK_HTTP_BODY and _BODY_COMPLETION. */
+int fb_ws_fabric_body(struct fb_ws_fabric_req *r, const void *in, size_t len);
+int fb_ws_fabric_body_done(struct fb_ws_fabric *f, struct lws *wsi, struct fb_ws_fabric_req *r);
+/* LWS_CALLBACK_HTTP_WRITEABLE: 1 if r has nothing to write, else the
+ * callback's result. */
+int fb_ws_fabric_writeable(struct lws *wsi, struct fb_ws_fabric_req *r);
+/* On LWS_CALLBACK_EVENT_WAIT_CANCELLED: answer the requests the loop has
+ * applied (the operations of clients that left are freed). */
+void fb_ws_fabric_take_results(struct fb_ws_fabric *f);
+/* The connection closes or its per-session data is about to be freed. */
+void fb_ws_fabric_release(struct fb_ws_fabric *f, struct fb_ws_fabric_req *r);
+
+#endif

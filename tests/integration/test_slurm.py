@@ -1,0 +1,395 @@
+"""fabricbus-slurm against real parts: ibsim fattree46 with the IB agent and
+eight node agents (h1..h8 -> node001..node008, tests/lib/chain.py),
+fabricbusd, and a real Slurm cluster (munged + slurmctld + 8 slurmd on
+loopback, tests/lib/slurm.py). h<k> is cabled to leaf1 port k; leaf1's
+uplinks are ports 33..36 and the IB agent sits behind leaf4.
+
+What it proves, one test each: an unlinked host cable drains its node within
+the hold-down + 250 ms with the fabricbus reason and the link being stable
+again undrains it; an admin's drain is never taken over nor undrained; a job
+on a drained node is named in the drain event and keeps running; a whole leaf
+going unreachable drains no more than the cap and publishes the cap event; a
+drain decided while slurmctld is down happens when it returns; an adapter
+killed with SIGKILL after it drained still undrains after a restart; dry-run
+changes nothing; a node unknown to slurmctld (from the MapFile) is never
+sent.
+
+Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \
+     /usr/bin/python3 tests/integration/test_slurm.py [test_name ...]
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+
+from fbtest import Tail, check_redfish_event, oem, origin, rec, run
+import chain
+from chain import LEAF1_UPLINKS, FabricChain
+import slurm
+from slurm import SlurmCluster
+from slurm_adapter import FABRICBUS_SLURM, SlurmAdapter
+
+HOLD_DOWN_S = 0.5
+STABLE_S = 2.0
+CAP = 4
+BASE = {"HoldDown": "500ms", "StableFor": "2s", "MaxDrainNodes": str(CAP),
+        "MaxDrainPercent": "0", "RetryInterval": "500ms"}
+
+
+class Rig:
+    """One fabric chain and one Slurm cluster for the whole file (about 2 s to
+    start); every test leaves the links up and no node drained."""
+
+    def __init__(self):
+        self.chain = self.cluster = self.tail = None
+
+    def start(self):
+        missing = slurm.available()
+        assert missing is None, f"Slurm not installed ({missing}): run deploy/install-deps.sh"
+        self.chain = FabricChain(interval_ms=100).start()
+        self.cluster = SlurmCluster(nodes=8).start()
+        self.tail = Tail(self.chain.broker.http_addr,
+                         os.path.join(self.chain.broker.workdir, "tail.err"))
+        return self
+
+    def adapter(self, **kw):
+        o = dict(BASE)
+        o.update(kw)
+        return SlurmAdapter(self.chain.broker, self.cluster, **o)
+
+    def stop(self, check):
+        try:
+            if self.tail:
+                self.tail.stop()
+            if self.cluster:
+                self.cluster.stop()
+        finally:
+            if self.chain:
+                self.chain.stop(check=check)
+
+
+RIG = None
+
+
+def rig():
+    global RIG
+    if RIG is None:
+        RIG = Rig().start()
+    return RIG
+
+
+def action(kind_text, node=None, after=0):
+    """A predicate for the adapter's own events: Kind action, Text starting
+    with kind_text, on node, with an EventId above `after`."""
+    def pred(d):
+        o = oem(d)
+        if o.get("Kind") != "action" or not o.get("Text", "").startswith(kind_text):
+            return False
+        if node is not None and o.get("Node") != node:
+            return False
+        return int(rec(d).get("EventId", 0)) > after
+    return pred
+
+
+def last_event_id(r):
+    ids = [int(rec(d).get("EventId", 0)) for d in list(r.tail.events)]
+    return max(ids) if ids else 0
+
+
+def is_ours(info):
+    return "DRAIN" in info["state"] and info["reason"].startswith("fabric: ")
+
+
+def not_drained(info):
+    return "DRAIN" not in info["state"]
+
+
+def wait_ready(a, r=None):
+    """Until the adapter is both a live WebSocket subscriber (next to our
+    tail) and a connected agent (for its own events) of the broker."""
+    r = r or rig()
+
+    def ready(st):
+        subs = [s for s in st["websocket"]["subscribers"] if s["state"] == "live"]
+        agents = [x for x in st["broker"]["agents"] if x["id"].startswith("slurm@")]
+        return len(subs) >= 2 and any(x["connected"] for x in agents)
+
+    assert a.proc.poll() is None, f"fabricbus-slurm exited:\n{a.log()[-3000:]}"
+    try:
+        r.chain.broker.wait_status(ready, timeout=15)
+    except AssertionError:
+        st = r.chain.broker.status()
+        raise AssertionError(f"adapter not subscribed and connected: websocket "
+                             f"{json.dumps(st['websocket']['subscribers'])}\n"
+                             f"adapter log:\n{a.log()[-3000:]}") from None
+    time.sleep(0.3)  # its start-up reconciliation
+
+
+def map_link_state(r, node):
+    with urllib.request.urlopen(f"http://{r.chain.broker.http_addr}/fabric/map", timeout=10) as f:
+        m = json.load(f)
+    ports = m.get("Nodes", {}).get(node, {}).get("Ports", [])
+    return ports[0].get("LinkState") if ports else None
+
+
+def relink_and_settle(r, node):
+    """Relink node's cable and wait until the broker's map says it is up, so
+    that the next test's adapter (which seeds from the map) starts clean."""
+    sw, port = chain.host_port(node)
+    r.chain.sim.relink(sw, port)
+    deadline = time.monotonic() + 10
+    while map_link_state(r, node) != "up":
+        assert time.monotonic() < deadline, f"{node} not up in /fabric/map after the relink"
+        time.sleep(0.05)
+
+
+def unlink_and_time_drain(r, node, timeout):
+    sw, port = chain.host_port(node)
+    t0 = time.monotonic()
+    r.chain.sim.unlink(sw, port)
+    info = r.cluster.wait_node(node, is_ours, timeout, "fabricbus drain")
+    return time.monotonic() - t0, info
+
+
+# ---------------------------------------------------------------------------
+
+
+def link_down_drains_and_stable_link_undrains():
+    r = rig()
+    a = r.adapter().start()
+    try:
+        wait_ready(a)
+        after = last_event_id(r)
+        dt, info = unlink_and_time_drain(r, "node003", timeout=10)
+        print(f"  Unlink leaf1[3] -> node003 {info['state']} after {dt * 1000:.0f} ms "
+              f"(hold-down {HOLD_DOWN_S * 1000:.0f} ms): {info['reason']!r}", flush=True)
+        assert dt >= HOLD_DOWN_S - 0.05, f"drained after {dt:.3f}s: before the hold-down"
+        assert dt <= HOLD_DOWN_S + 0.25, f"drained after {dt:.3f}s: over hold-down + 250 ms"
+        assert "leaf1/3" in info["reason"] and "EventId" in info["reason"], info
+        d = r.tail.wait_for(action("drain: ", "node003", after), 10, "drain event for node003")
+        check_redfish_event(d)
+        assert rec(d)["MessageSeverity"] == "Warning", rec(d)
+        assert origin(d) == "/redfish/v1/Systems/node003", origin(d)
+        assert oem(d)["Text"] == "drain: " + info["reason"], (oem(d)["Text"], info["reason"])
+        assert oem(d).get("Counters", {}).get("cause_event_id", 0) > after, oem(d)
+        # Nobody else was touched.
+        assert r.cluster.drained() == ["node003"], r.cluster.drained()
+
+        t1 = time.monotonic()
+        r.chain.sim.relink("leaf1", 3)
+        time.sleep(STABLE_S * 0.6)
+        assert is_ours(r.cluster.node("node003")), "undrained before the stability window"
+        r.cluster.wait_node("node003", not_drained, STABLE_S + 3, "undrain")
+        dt2 = time.monotonic() - t1
+        print(f"  ReLink -> node003 undrained after {dt2:.2f} s (StableFor {STABLE_S:.0f} s)",
+              flush=True)
+        d = r.tail.wait_for(action("undrain: ", "node003", after), 10, "undrain event")
+        assert rec(d)["MessageSeverity"] == "OK", rec(d)
+    finally:
+        a.stop()
+
+
+def admin_drain_is_kept():
+    r = rig()
+    a = r.adapter().start()
+    try:
+        wait_ready(a)
+        r.cluster.scontrol("update", "NodeName=node005", "State=DRAIN", "Reason=maint")
+        after = last_event_id(r)
+        r.chain.sim.unlink("leaf1", 5)
+        d = r.tail.wait_for(action("skip: ", "node005", after), 10, "skip event for node005")
+        print(f"  {oem(d)['Text']}", flush=True)
+        info = r.cluster.node("node005")
+        assert info["reason"] == "maint" and "DRAIN" in info["state"], info
+        r.chain.sim.relink("leaf1", 5)
+        time.sleep(STABLE_S + 1.5)
+        info = r.cluster.node("node005")
+        assert info["reason"] == "maint" and "DRAIN" in info["state"], \
+            f"the admin's drain was changed: {info}"
+        assert not any(action("drain: ", "node005", after)(x) or
+                       action("undrain: ", "node005", after)(x) for x in r.tail.events)
+    finally:
+        a.stop()
+        r.cluster.scontrol("update", "NodeName=node005", "State=UNDRAIN")
+
+
+def running_job_is_named_and_keeps_running():
+    r = rig()
+    a = r.adapter().start()
+    job = None
+    try:
+        wait_ready(a)
+        job = r.cluster.sbatch("-w", "node002", "--wrap", "sleep 300")
+        r.cluster.wait_job(job, "RUNNING")
+        after = last_event_id(r)
+        dt, info = unlink_and_time_drain(r, "node002", timeout=10)
+        d = r.tail.wait_for(action("drain: ", "node002", after), 10, "drain event for node002")
+        print(f"  node002 {info['state']} after {dt * 1000:.0f} ms, event Jobs="
+              f"{oem(d).get('Jobs')}", flush=True)
+        assert oem(d).get("Jobs") == [job], f"job {job} not named: {json.dumps(oem(d))}"
+        assert r.cluster.job_state(job) == "RUNNING", r.cluster.job_state(job)
+        r.chain.sim.relink("leaf1", 2)
+        r.cluster.wait_node("node002", not_drained, STABLE_S + 3, "undrain")
+        assert r.cluster.job_state(job) == "RUNNING", r.cluster.job_state(job)
+    finally:
+        a.stop()
+        if job:
+            r.cluster.run("scancel", job, check=False)
+
+
+def cap_holds_when_a_leaf_goes_unreachable():
+    r = rig()
+    a = r.adapter(HoldDown="0ms").start()
+    try:
+        wait_ready(a)
+        after = last_event_id(r)
+        for p in LEAF1_UPLINKS:
+            r.chain.sim.unlink("leaf1", p)
+        d = r.tail.wait_for(action("cap: ", None, after), 15, "cap event")
+        check_redfish_event(d)
+        print(f"  {oem(d)['Text']}", flush=True)
+        assert rec(d)["MessageSeverity"] == "Critical", rec(d)
+        assert oem(d)["Counters"]["node_limit"] == CAP, oem(d)
+        assert oem(d)["Counters"]["node_count"] == 8 - CAP, oem(d)
+        time.sleep(1.0)  # nothing more follows the cap
+        drained = r.cluster.drained()
+        print(f"  drained: {drained}", flush=True)
+        assert len(drained) == CAP, drained
+        caps = [x for x in r.tail.events if action("cap: ", None, after)(x)]
+        assert len(caps) == 1, [oem(x)["Text"] for x in caps]
+        for p in LEAF1_UPLINKS:
+            r.chain.sim.relink("leaf1", p)
+        deadline = time.monotonic() + STABLE_S + 10
+        while r.cluster.drained() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert r.cluster.drained() == [], f"still drained: {r.cluster.drained()}"
+    finally:
+        a.stop()
+
+
+def drain_waits_out_a_slurmctld_outage():
+    r = rig()
+    a = r.adapter(HoldDown="0ms").start()
+    try:
+        wait_ready(a)
+        r.cluster.stop_ctld()
+        r.chain.sim.unlink("leaf1", 4)
+        time.sleep(2.0)  # the adapter has decided and is failing against no controller
+        t0 = time.monotonic()
+        r.cluster.start_ctld()
+        info = r.cluster.wait_node("node004", is_ours, 30, "drain after the outage")
+        print(f"  slurmctld back -> node004 {info['state']} {time.monotonic() - t0:.1f} s later: "
+              f"{info['reason']!r}", flush=True)
+        r.chain.sim.relink("leaf1", 4)
+        r.cluster.wait_node("node004", not_drained, STABLE_S + 15, "undrain")
+    finally:
+        a.stop()
+
+
+def undrain_survives_adapter_kill9():
+    r = rig()
+    a = r.adapter(HoldDown="0ms").start()
+    try:
+        wait_ready(a)
+        unlink_and_time_drain(r, "node006", timeout=10)
+        a.kill9()
+        r.chain.sim.relink("leaf1", 6)  # while the adapter is dead
+        time.sleep(0.5)
+        assert is_ours(r.cluster.node("node006")), r.cluster.node("node006")
+        a.start()
+        wait_ready(a)
+        info = r.cluster.wait_node("node006", not_drained, STABLE_S + 10, "undrain after restart")
+        print(f"  node006 after restart: {info}", flush=True)
+    finally:
+        a.stop()
+
+
+def dry_run_changes_nothing():
+    r = rig()
+    a = r.adapter(DryRun="yes", HoldDown="0ms").start()
+    try:
+        wait_ready(a)
+        after = last_event_id(r)
+        r.chain.sim.unlink("leaf1", 7)
+        d = r.tail.wait_for(action("dry-run drain: ", "node007", after), 10, "dry-run event")
+        print(f"  {oem(d)['Text']}", flush=True)
+        time.sleep(0.5)
+        assert not_drained(r.cluster.node("node007")), r.cluster.node("node007")
+        relink_and_settle(r, "node007")
+    finally:
+        a.stop()
+
+
+def unknown_node_is_never_sent():
+    """A MapFile maps h9 (no node agent) to node009, a name slurmctld does not
+    know: the adapter must not send it (a mixed list would be partly applied)."""
+    r = rig()
+    rc, out = r.chain.sim.run(["ibstat"], host="h9")
+    m = re.search(r"Node GUID:\s*(0x[0-9a-fA-F]+)", out)
+    assert rc == 0 and m, out
+    a = r.adapter(HoldDown="0ms")
+    mapfile = os.path.join(a.workdir, "nodes.map")
+    with open(mapfile, "w") as f:
+        f.write(f"# h9's CA, by node GUID (what the switch agent reports as the peer)\n"
+                f"{m.group(1)} node009\n")
+    a.overrides["MapFile"] = mapfile
+    a.start()
+    try:
+        wait_ready(a)
+        after = last_event_id(r)
+        r.chain.sim.unlink("leaf1", 9)
+        a.wait_log("not draining node009", timeout=10)
+        print("  " + [x for x in a.log().splitlines() if "not draining node009" in x][0][-160:],
+              flush=True)
+        assert "slurmctld knows no such node" in a.log(), a.log()[-2000:]
+        time.sleep(0.3)
+        assert r.cluster.drained() == [], r.cluster.drained()
+        assert not any(action("drain: ", None, after)(x) for x in r.tail.events)
+        r.chain.sim.relink("leaf1", 9)
+    finally:
+        a.stop()
+
+
+def bad_config_is_refused_with_its_name():
+    r = subprocess.run([FABRICBUS_SLURM, "-o", "HoldDwn=1s"], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 2 and "HoldDwn" in r.stderr, (r.returncode, r.stderr)
+    r = subprocess.run([FABRICBUS_SLURM, "-o", "MaxDrainPercent=150", "--check-config"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "MaxDrainPercent" in r.stderr, (r.returncode, r.stderr)
+    r = subprocess.run([FABRICBUS_SLURM, "--help"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and "ReasonPrefix" in r.stdout and "StableFor" in r.stdout, r.stdout
+
+
+def rig_stops_clean():
+    """Last: fabricbusd and every agent exit 0 with no sanitizer report."""
+    global RIG
+    if RIG is not None:
+        r, RIG = RIG, None
+        r.stop(check=True)
+
+
+ALL = [bad_config_is_refused_with_its_name, link_down_drains_and_stable_link_undrains,
+       admin_drain_is_kept, running_job_is_named_and_keeps_running,
+       cap_holds_when_a_leaf_goes_unreachable, drain_waits_out_a_slurmctld_outage,
+       undrain_survives_adapter_kill9, dry_run_changes_nothing, unknown_node_is_never_sent,
+       rig_stops_clean]
+
+
+def main():
+    names = sys.argv[1:]
+    tests = [t for t in ALL if not names or t.__name__ in names]
+    if tests[-1] is not rig_stops_clean:
+        tests.append(rig_stops_clean)
+    try:
+        run(*tests)
+    finally:
+        if RIG is not None:  # a test failed before the rig could stop
+            RIG.stop(check=False)
+
+
+if __name__ == "__main__":
+    main()
