@@ -61,12 +61,13 @@ static int fail(char *err, size_t errsz, const char *fmt, ...)
 	return FB_EMALFORMED;
 }
 
-/* A key or value from the request, safe to quote in an error: printable
- * ASCII only, at most 40 bytes. */
+/* Text from the request (a key, or jansson's error, which quotes the bytes
+ * it stopped at), safe to quote in an error that goes to the log: printable
+ * ASCII only ('?' for the rest), at most bufsz - 1 bytes. */
 static const char *quotable(const char *s, char *buf, size_t bufsz)
 {
 	size_t i = 0;
-	for (; s[i] && i < bufsz - 1 && i < 40; i++)
+	for (; s[i] && i < bufsz - 1; i++)
 		buf[i] = s[i] >= ' ' && s[i] <= '~' ? s[i] : '?';
 	buf[i] = '\0';
 	return buf;
@@ -121,7 +122,7 @@ static int parse_doc(json_t *root, struct fb_job_reg *out, char *err, size_t err
 	const char *key;
 	json_t *v;
 	json_object_foreach(root, key, v) {
-		char q[48];
+		char q[41];
 		if (strcmp(key, "JobId") != 0 && strcmp(key, "User") != 0 && strcmp(key, "Nodes") != 0)
 			return fail(err, errsz, "body: unknown member \"%s\" (members: JobId, User, Nodes)",
 				    quotable(key, q, sizeof(q)));
@@ -157,8 +158,9 @@ int fb_jobs_parse_register(const char *body, size_t len, struct fb_job_reg *out,
 	if (!root) {
 		if (json_error_code(&je) == json_error_out_of_memory)
 			return -ENOMEM;
-		return fail(err, errsz, "body: not valid JSON: %s (line %d, column %d)", je.text,
-			    je.line, je.column);
+		char q[sizeof(je.text)];
+		return fail(err, errsz, "body: not valid JSON: %s (line %d, column %d)",
+			    quotable(je.text, q, sizeof(q)), je.line, je.column);
 	}
 	int rc = parse_doc(root, out, err, errsz);
 	json_decref(root);

@@ -3,6 +3,11 @@
  * and handed to the loop; the request then waits, linked on f->waiting by a
  * token, until fb_ws_fabric_take_results() finds its operation and asks lws
  * for a writeable callback to answer it.
+ *
+ * The map is streamed: every step start of a big job GETs it at once, and
+ * a reply written in one lws_write would leave each client's unsent part
+ * (most of a map of several MB) copied in lws, and have lws close a reader
+ * that is still taking it once its keep-alive timeout passes.
  */
 #include "ws_fabric.h"
 
@@ -16,10 +21,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAP_PATH "/fabric/map"
 #define JOBS_PATH "/fabric/jobs"
 #define REPLY_TIMEOUT_S 30 /* the loop answers in one pass; this is a backstop */
+#define MAP_CHUNK (32 * 1024) /* bytes of the map per lws_write: what lws may hold per reader */
+#define MAP_WRITES_PER_CALLBACK 32 /* while the socket takes them */
+#define MAP_STALL_S 20 /* a map reader that takes nothing this long is closed */
+/* ... and one that has not taken it all by then (64 MiB at 0.5 MB/s): a
+ * reader holds its snapshot, which a newer one may have replaced */
+#define MAP_SEND_MAX_MS (120 * 1000)
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* End the transaction after a reply (keep-alive), or close on error. */
 static int finish(struct lws *wsi, int rc)
@@ -41,16 +60,73 @@ void fb_ws_fabric_release(struct fb_ws_fabric *f, struct fb_ws_fabric_req *r)
 	}
 	fb_buf_free(&r->body);
 	fb_job_op_free(r->done);
+	fb_fabric_snap_unref(r->snap);
 	memset(r, 0, sizeof(*r));
 }
 
-static int reply_map(struct fb_ws_fabric *f, struct lws *wsi)
+/* GET /fabric/map: the headers now, the body from fb_ws_fabric_writeable. */
+static int start_map(struct fb_ws_fabric *f, struct lws *wsi, struct fb_ws_fabric_req *r)
 {
+	uint8_t hdr[LWS_PRE + 512];
+	uint8_t *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof(hdr) - 1;
+	fb_ws_fabric_release(f, r);
 	struct fb_fabric_snap *snap = fb_fabric_map_snapshot(f->map);
-	int rc = snap ? fb_ws_http_reply(wsi, 200, "application/json", snap->json, snap->len)
-		      : fb_ws_http_error(wsi, 503, "fabric map not built yet", NULL, "retry in a moment");
-	fb_fabric_snap_unref(snap);
-	return rc;
+	if (!snap)
+		return finish(wsi, fb_ws_http_error(wsi, 503, "fabric map not built yet", NULL,
+						    "retry in a moment"));
+	if (lws_add_http_common_headers(wsi, 200, "application/json", snap->len, &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
+					 (const uint8_t *)"no-store", 8, &p, end) ||
+	    lws_finalize_write_http_header(wsi, start, &p, end)) {
+		fb_fabric_snap_unref(snap);
+		return -1;
+	}
+	r->state = FB_WSF_MAP;
+	r->snap = snap;
+	r->off = 0;
+	r->deadline_ms = now_ms() + MAP_SEND_MAX_MS;
+	lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, MAP_STALL_S);
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
+/* Chunks of the snapshot while the socket takes them; lws keeps what it
+ * did not take of the last one and calls back once that has left. Each
+ * callback that makes progress re-arms the stall timeout, so a reader is
+ * closed for taking nothing for MAP_STALL_S, or for taking longer than
+ * MAP_SEND_MAX_MS in all, not for lws's keep-alive timeout. */
+static int write_map(struct lws *wsi, struct fb_ws_fabric_req *r)
+{
+	uint8_t buf[LWS_PRE + MAP_CHUNK];
+	const struct fb_fabric_snap *snap = r->snap;
+	if (now_ms() > r->deadline_ms) {
+		char peer[64];
+		fb_ws_peer_name(wsi, peer, sizeof(peer));
+		fb_log_warn("http %s: GET " MAP_PATH " not taken within %d s (%zu of %zu bytes); closing",
+			    peer, MAP_SEND_MAX_MS / 1000, r->off, snap->len);
+		return -1;
+	}
+	for (int i = 0; i < MAP_WRITES_PER_CALLBACK; i++) {
+		size_t n = snap->len - r->off;
+		if (n > MAP_CHUNK)
+			n = MAP_CHUNK;
+		int last = r->off + n == snap->len;
+		memcpy(buf + LWS_PRE, snap->json + r->off, n);
+		if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < 0)
+			return -1;
+		r->off += n;
+		if (last) {
+			fb_fabric_snap_unref(r->snap);
+			r->snap = NULL;
+			r->state = FB_WSF_IDLE;
+			return finish(wsi, 0);
+		}
+		if (lws_send_pipe_choked(wsi))
+			break;
+	}
+	lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, MAP_STALL_S);
+	lws_callback_on_writable(wsi);
+	return 0;
 }
 
 /* 400 naming the parameter: why is "<Parameter>: <detail>". */
@@ -196,6 +272,8 @@ void fb_ws_fabric_take_results(struct fb_ws_fabric *f)
 
 int fb_ws_fabric_writeable(struct lws *wsi, struct fb_ws_fabric_req *r)
 {
+	if (r->state == FB_WSF_MAP)
+		return write_map(wsi, r);
 	if (r->state != FB_WSF_REPLY)
 		return 1;
 	struct fb_job_op *op = r->done;
@@ -233,7 +311,7 @@ int fb_ws_fabric_http(struct fb_ws_fabric *f, struct lws *wsi, struct fb_ws_fabr
 		return 1;
 	enum fb_ws_method m = fb_ws_http_method(wsi);
 	if (strcmp(path, MAP_PATH) == 0)
-		return m == FB_WS_GET ? finish(wsi, reply_map(f, wsi)) : not_allowed(wsi, "use GET");
+		return m == FB_WS_GET ? start_map(f, wsi, r) : not_allowed(wsi, "use GET");
 	if (strcmp(path, JOBS_PATH) == 0)
 		return m == FB_WS_POST ? start_post(f, wsi, r) : not_allowed(wsi, "use POST");
 	if (strncmp(path, JOBS_PATH "/", sizeof(JOBS_PATH)) == 0)

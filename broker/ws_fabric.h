@@ -1,6 +1,9 @@
 /* ws_fabric.h - /fabric/map and /fabric/jobs on the libwebsockets thread.
  *
- *   GET /fabric/map            the newest snapshot fabric_map.c published;
+ *   GET /fabric/map            the newest snapshot fabric_map.c published,
+ *                              streamed from it a chunk per writeable
+ *                              callback (the request holds a reference, not
+ *                              a copy: a slow reader costs one chunk);
  *   POST /fabric/jobs          read the body (Content-Length, at most
  *                              FB_JOB_BODY_MAX, application/json), parse it
  *                              here (fb_jobs_parse_register), hand it to the
@@ -26,6 +29,7 @@
 #include <stdint.h>
 
 struct fb_fabric_map;
+struct fb_fabric_snap;
 struct fb_job_op;
 
 enum fb_ws_fabric_state {
@@ -34,6 +38,7 @@ enum fb_ws_fabric_state {
 	FB_WSF_DISCARD, /* reading a body already refused: answer once it is read */
 	FB_WSF_WAIT,    /* handed to the loop (on fb_ws_fabric.waiting) */
 	FB_WSF_REPLY,   /* the loop answered: write it when writeable */
+	FB_WSF_MAP,     /* GET /fabric/map: headers sent, snap[off..] to go */
 };
 
 /* One connection's request (zeroed by lws with the per-session data). */
@@ -45,6 +50,9 @@ struct fb_ws_fabric_req {
 	const char *error, *param, *detail;
 	uint64_t token;            /* FB_WSF_WAIT: matches the operation */
 	struct fb_job_op *done;    /* FB_WSF_REPLY: the applied operation */
+	struct fb_fabric_snap *snap; /* FB_WSF_MAP: a reference, dropped on release */
+	size_t off;                /* FB_WSF_MAP: bytes of snap->json sent */
+	int64_t deadline_ms;       /* FB_WSF_MAP: closed if not sent by then (monotonic) */
 	struct lws *wsi;
 	struct fb_ws_fabric_req *prev, *next;
 };

@@ -7,6 +7,9 @@
 #ifndef FB_ERR_H
 #define FB_ERR_H
 
+#include <stdarg.h>
+#include <stddef.h>
+
 enum fb_err {
 	FB_OK = 0,
 	FB_EAGAIN = -1000,    /* need more bytes (incomplete frame) */
@@ -23,5 +26,13 @@ enum fb_err {
 
 /* Human text for an fb_err or a negative errno. Never NULL. */
 const char *fb_strerror(int err);
+
+/* A parser's or a client's refusal: the one-line reason into err (when err
+ * is not NULL and errsz > 0), and rc returned, so that one statement both
+ * explains and fails: `return fb_err_set(err, errsz, FB_EMALFORMED, ...)`. */
+int fb_err_set(char *err, size_t errsz, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int fb_err_vset(char *err, size_t errsz, int rc, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 
 #endif

@@ -8,12 +8,11 @@
  */
 #include "fb_event_json.h"
 
-#include "fb_err.h"
+#include "fb_json.h"
 #include "fb_redfish.h"
 #include "fb_text.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,44 +75,12 @@ static const struct field fields[] = {
 
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
 
-static int fail(char *err, size_t errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errsz, const char *fmt, ...)
-{
-	if (err && errsz) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errsz, fmt, ap);
-		va_end(ap);
-	}
-	return FB_EMALFORMED;
-}
-
 /* ---- scalars ------------------------------------------------------------ */
-
-/* A non-negative JSON integer, or (allow_str) a string of decimal digits,
- * the form fb_event_to_json uses for values above INT64_MAX. */
-static int get_uint(const json_t *v, uint64_t max, int allow_str, uint64_t *out)
-{
-	if (json_is_integer(v)) {
-		json_int_t i = json_integer_value(v);
-		if (i < 0 || (uint64_t)i > max)
-			return -1;
-		*out = (uint64_t)i;
-		return 0;
-	}
-	uint64_t x;
-	if (!allow_str || !json_is_string(v) ||
-	    fb_text_parse_u64(json_string_value(v), json_string_length(v), &x) || x > max)
-		return -1;
-	*out = x;
-	return 0;
-}
 
 static int get_guid(const json_t *v, uint64_t *out)
 {
 	if (json_is_integer(v))
-		return get_uint(v, UINT64_MAX, 0, out);
+		return fb_json_get_uint(v, UINT64_MAX, 0, out);
 	if (!json_is_string(v))
 		return -1;
 	return fb_text_parse_guid(json_string_value(v), json_string_length(v), out);
@@ -123,52 +90,41 @@ static int get_guid(const json_t *v, uint64_t *out)
 
 static int parse_counters(const json_t *v, struct fb_event *ev, char *err, size_t errsz)
 {
-	if (!json_is_object(v))
-		return fail(err, errsz, "counters: must be an object of counter name -> integer");
-	const char *name;
-	json_t *val;
-	json_object_foreach((json_t *)v, name, val) {
-		uint16_t id;
-		uint64_t x;
-		if (fb_text_parse_counter(name, &id))
-			return fail(err, errsz, "counters: unknown counter '%s'", name);
-		for (unsigned i = 0; i < ev->n_counters; i++)
-			if (ev->counters[i].id == id)
-				return fail(err, errsz, "counters: '%s' given twice", name);
-		if (get_uint(val, UINT64_MAX, 1, &x))
-			return fail(err, errsz, "counters: '%s' must be a non-negative integer", name);
-		if (fb_event_add_counter(ev, id, x))
-			return fail(err, errsz, "counters: more than %d counters", FB_COUNTERS_MAX);
+	const char *name = "";
+	switch (fb_json_get_counters(v, ev, &name)) {
+	case 0:
+		return 0;
+	case FB_JSON_ETYPE:
+		return fb_json_fail(err, errsz, "counters: must be an object of counter name -> integer");
+	case FB_JSON_ENAME:
+		return fb_json_fail(err, errsz, "counters: unknown counter '%s'", name);
+	case FB_JSON_ETWICE:
+		return fb_json_fail(err, errsz, "counters: '%s' given twice", name);
+	case FB_JSON_EVALUE:
+		return fb_json_fail(err, errsz, "counters: '%s' must be a non-negative integer", name);
+	default:
+		return fb_json_fail(err, errsz, "counters: more than %d counters", FB_COUNTERS_MAX);
 	}
-	return 0;
 }
 
 /* ---- jobs --------------------------------------------------------------- */
 
-/* ["123","124"] -> "123,124". Ids are strings so that no JSON number
- * rounding or sign can creep in; the joined list obeys fb_event_jobs_check. */
 static int parse_jobs(const json_t *v, struct fb_event *ev, char *err, size_t errsz)
 {
-	if (!json_is_array(v))
-		return fail(err, errsz, "jobs: must be an array of job id strings such as [\"123\",\"124\"]");
-	size_t len = 0, i;
-	json_t *item;
-	json_array_foreach(v, i, item) {
-		const char *s = json_string_value(item);
-		size_t n = s ? json_string_length(item) : 0;
-		if (!n || strspn(s, "0123456789") != n)
-			return fail(err, errsz, "jobs: item %zu must be a non-empty string of decimal digits", i);
-		if (len + (i > 0) + n >= FB_JOBS_MAX) {
-			ev->jobs[0] = '\0';
-			return fail(err, errsz, "jobs: longer than %d bytes joined with commas", FB_JOBS_MAX - 1);
-		}
-		if (i > 0)
-			ev->jobs[len++] = ',';
-		memcpy(ev->jobs + len, s, n);
-		len += n;
-		ev->jobs[len] = '\0';
+	size_t i = 0;
+	switch (fb_json_get_jobs(v, ev->jobs, &i)) {
+	case 0:
+		return 0;
+	case FB_JSON_ETYPE:
+		return fb_json_fail(err, errsz,
+				    "jobs: must be an array of job id strings such as [\"123\",\"124\"]");
+	case FB_JSON_EVALUE:
+		return fb_json_fail(err, errsz,
+				    "jobs: item %zu must be a non-empty string of decimal digits", i);
+	default:
+		return fb_json_fail(err, errsz, "jobs: longer than %d bytes joined with commas",
+				    FB_JOBS_MAX - 1);
 	}
-	return 0;
 }
 
 static json_t *jobs_json(const char *jobs)
@@ -222,41 +178,34 @@ static int parse_field(const struct field *f, const json_t *v, struct fb_event *
 	uint8_t *dst = (uint8_t *)ev + f->off;
 	uint64_t x;
 	switch (f->type) {
-	case F_STR: {
-		if (!json_is_string(v))
-			return fail(err, errsz, "%s: must be a string", f->name);
-		const char *s = json_string_value(v);
-		size_t n = json_string_length(v);
-		if (strlen(s) != n)
-			return fail(err, errsz, "%s: contains a NUL character", f->name);
-		if (n >= f->size)
-			return fail(err, errsz, "%s: longer than %zu bytes", f->name, f->size - 1);
-		memcpy(dst, s, n + 1);
-		return 0;
-	}
+	case F_STR:
+		switch (fb_json_get_str(v, (char *)dst, f->size)) {
+		case 0:
+			return 0;
+		case FB_JSON_ETYPE:
+			return fb_json_fail(err, errsz, "%s: must be a string", f->name);
+		case FB_JSON_EVALUE:
+			return fb_json_fail(err, errsz, "%s: contains a NUL character", f->name);
+		default:
+			return fb_json_fail(err, errsz, "%s: longer than %zu bytes", f->name, f->size - 1);
+		}
 	case F_U8:
 	case F_U16:
-	case F_U32: {
-		uint64_t max = f->size == 1 ? UINT8_MAX : f->size == 2 ? UINT16_MAX : UINT32_MAX;
-		if (get_uint(v, max, 0, &x))
-			return fail(err, errsz, "%s: must be an integer 0..%" PRIu64, f->name, max);
-		if (f->size == 1)
-			*dst = (uint8_t)x;
-		else if (f->size == 2)
-			*(uint16_t *)(void *)dst = (uint16_t)x;
-		else
-			*(uint32_t *)(void *)dst = (uint32_t)x;
+	case F_U32:
+		if (fb_json_get_uint_field(v, dst, f->size))
+			return fb_json_fail(err, errsz, "%s: must be an integer 0..%" PRIu64, f->name,
+					    fb_json_uint_max(f->size));
 		return 0;
-	}
 	case F_U64:
-		if (get_uint(v, UINT64_MAX, 1, &x))
-			return fail(err, errsz, "%s: must be a non-negative integer", f->name);
+		if (fb_json_get_uint(v, UINT64_MAX, 1, &x))
+			return fb_json_fail(err, errsz, "%s: must be a non-negative integer", f->name);
 		*(uint64_t *)(void *)dst = x;
 		return 0;
 	case F_GUID:
 		if (get_guid(v, &x))
-			return fail(err, errsz, "%s: must be a \"0x...\" string of 1 to 16 hex digits or a non-negative integer",
-				    f->name);
+			return fb_json_fail(err, errsz,
+					    "%s: must be a \"0x...\" string of 1 to 16 hex digits or a non-negative integer",
+					    f->name);
 		*(uint64_t *)(void *)dst = x;
 		return 0;
 	case F_KIND:
@@ -264,26 +213,27 @@ static int parse_field(const struct field *f, const json_t *v, struct fb_event *
 	case F_CLASS:
 	case F_TECH: {
 		if (!json_is_string(v))
-			return fail(err, errsz, "%s: must be a string: %s", f->name, enum_choices(f->type));
+			return fb_json_fail(err, errsz, "%s: must be a string: %s", f->name,
+					    enum_choices(f->type));
 		int e = parse_enum(f->type, json_string_value(v));
 		if (e < 0 || (f->type == F_KIND && e == 0))
-			return fail(err, errsz, "%s: unknown value '%s', expected %s", f->name,
-				    json_string_value(v), enum_choices(f->type));
+			return fb_json_fail(err, errsz, "%s: unknown value '%s', expected %s", f->name,
+					    json_string_value(v), enum_choices(f->type));
 		*dst = (uint8_t)e;
 		return 0;
 	}
 	case F_TIMESTAMP:
 		if (!json_is_string(v) || fb_text_parse_time(json_string_value(v), &ev->ts_ns))
-			return fail(err, errsz,
-				    "%s: must be an RFC 3339 string such as \"2026-11-22T09:52:21.123456Z\", at or after 1970",
-				    f->name);
+			return fb_json_fail(err, errsz,
+					    "%s: must be an RFC 3339 string such as \"2026-11-22T09:52:21.123456Z\", at or after 1970",
+					    f->name);
 		return 0;
 	case F_COUNTERS:
 		return parse_counters(v, ev, err, errsz);
 	case F_JOBS:
 		return parse_jobs(v, ev, err, errsz);
 	}
-	return fail(err, errsz, "%s: unsupported", f->name);
+	return fb_json_fail(err, errsz, "%s: unsupported", f->name);
 }
 
 static const struct field *find_field(const char *name)
@@ -300,14 +250,14 @@ int fb_event_from_json(const json_t *obj, struct fb_event *ev, char *err, size_t
 	if (err && errsz)
 		err[0] = '\0';
 	if (!json_is_object(obj))
-		return fail(err, errsz, "event: must be a JSON object");
+		return fb_json_fail(err, errsz, "event: must be a JSON object");
 	int has_sev = 0, has_ts_ns = 0, has_stamp = 0;
 	const char *key;
 	json_t *v;
 	json_object_foreach((json_t *)obj, key, v) {
 		const struct field *f = find_field(key);
 		if (!f)
-			return fail(err, errsz, "unknown field '%s'", key);
+			return fb_json_fail(err, errsz, "unknown field '%s'", key);
 		int rc = parse_field(f, v, ev, err, errsz);
 		if (rc)
 			return rc;
@@ -316,9 +266,9 @@ int fb_event_from_json(const json_t *obj, struct fb_event *ev, char *err, size_t
 		has_stamp |= f->type == F_TIMESTAMP;
 	}
 	if (!ev->kind)
-		return fail(err, errsz, "kind: required");
+		return fb_json_fail(err, errsz, "kind: required");
 	if (has_ts_ns && has_stamp)
-		return fail(err, errsz, "timestamp: give ts_ns or timestamp, not both");
+		return fb_json_fail(err, errsz, "timestamp: give ts_ns or timestamp, not both");
 	if (!has_ts_ns && !has_stamp)
 		ev->ts_ns = fb_now_ns();
 	if (!has_sev) { /* the registry's severity for what this event becomes */

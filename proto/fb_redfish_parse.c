@@ -10,63 +10,17 @@
 #include "fb_redfish_parse.h"
 
 #include "fb_buf.h"
-#include "fb_err.h"
+#include "fb_json.h"
 #include "fb_text.h"
 
 #include <inttypes.h>
 #include <jansson.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #define OEM "Events[0].Oem.Fabricbus."
 #define MISSED_PREFIX "Fabricbus.1."
 #define MISSED_KEY ".SubscriberEventsMissed"
 #define FABRICS_PREFIX "/redfish/v1/Fabrics/"
-
-static int fail(char *err, size_t errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errsz, const char *fmt, ...)
-{
-	if (err && errsz) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errsz, fmt, ap);
-		va_end(ap);
-	}
-	return FB_EMALFORMED;
-}
-
-/* ---- values -------------------------------------------------------------- */
-
-/* A non-negative JSON integer up to max, or (allow_str) a decimal string:
- * the renderer writes u64 values above INT64_MAX as strings. */
-static int get_uint(const json_t *v, uint64_t max, int allow_str, uint64_t *out)
-{
-	uint64_t x;
-	if (json_is_integer(v)) {
-		json_int_t i = json_integer_value(v);
-		if (i < 0 || (uint64_t)i > max)
-			return -1;
-		*out = (uint64_t)i;
-		return 0;
-	}
-	if (!allow_str || !json_is_string(v) ||
-	    fb_text_parse_u64(json_string_value(v), json_string_length(v), &x) || x > max)
-		return -1;
-	*out = x;
-	return 0;
-}
-
-/* A JSON string without NUL into a fixed field: 0, -1 (not a string) or
- * FB_ETOOBIG (does not fit). */
-static int get_str(const json_t *v, char *dst, size_t dstsz)
-{
-	const char *s = json_string_value(v);
-	if (!s || strlen(s) != json_string_length(v))
-		return -1;
-	return fb_strlcpy_field(dst, dstsz, s);
-}
 
 /* ---- Oem.Fabricbus --------------------------------------------------------- */
 
@@ -110,48 +64,38 @@ static const struct okey oem_keys[] = {
 
 static int parse_counters(const json_t *v, struct fb_event *ev, char *err, size_t errsz)
 {
-	if (!json_is_object(v))
-		return fail(err, errsz, OEM "Counters: must be an object of counter name -> integer");
-	const char *name;
-	json_t *val;
-	json_object_foreach((json_t *)v, name, val) {
-		uint16_t id;
-		uint64_t x;
-		if (fb_text_parse_counter(name, &id))
-			return fail(err, errsz, OEM "Counters: unknown counter name '%.64s'", name);
-		for (unsigned i = 0; i < ev->n_counters; i++)
-			if (ev->counters[i].id == id) /* "counter_7" and its name, say */
-				return fail(err, errsz, OEM "Counters: '%.64s' given twice", name);
-		if (get_uint(val, UINT64_MAX, 1, &x))
-			return fail(err, errsz, OEM "Counters.%.64s: must be a non-negative integer", name);
-		if (fb_event_add_counter(ev, id, x))
-			return fail(err, errsz, OEM "Counters: more than %d counters", FB_COUNTERS_MAX);
+	const char *name = "";
+	switch (fb_json_get_counters(v, ev, &name)) {
+	case 0:
+		return 0;
+	case FB_JSON_ETYPE:
+		return fb_json_fail(err, errsz, OEM "Counters: must be an object of counter name -> integer");
+	case FB_JSON_ENAME:
+		return fb_json_fail(err, errsz, OEM "Counters: unknown counter name '%.64s'", name);
+	case FB_JSON_ETWICE:
+		return fb_json_fail(err, errsz, OEM "Counters: '%.64s' given twice", name);
+	case FB_JSON_EVALUE:
+		return fb_json_fail(err, errsz, OEM "Counters.%.64s: must be a non-negative integer", name);
+	default:
+		return fb_json_fail(err, errsz, OEM "Counters: more than %d counters", FB_COUNTERS_MAX);
 	}
-	return 0;
 }
 
-/* ["123","124"] -> "123,124", then the same check the wire applies. */
 static int parse_jobs(const json_t *v, struct fb_event *ev, char *err, size_t errsz)
 {
-	if (!json_is_array(v))
-		return fail(err, errsz, OEM "Jobs: must be an array of job id strings");
-	size_t len = 0, i;
-	json_t *item;
-	json_array_foreach(v, i, item) {
-		const char *s = json_string_value(item);
-		size_t n = s ? json_string_length(item) : 0;
-		if (!n || strspn(s, "0123456789") != n)
-			return fail(err, errsz, OEM "Jobs[%zu]: must be a non-empty string of decimal digits", i);
-		if (len + (i > 0) + n >= FB_JOBS_MAX)
-			return fail(err, errsz, OEM "Jobs: longer than %d bytes joined with commas",
+	size_t i = 0;
+	switch (fb_json_get_jobs(v, ev->jobs, &i)) {
+	case 0:
+		return 0;
+	case FB_JSON_ETYPE:
+		return fb_json_fail(err, errsz, OEM "Jobs: must be an array of job id strings");
+	case FB_JSON_EVALUE:
+		return fb_json_fail(err, errsz,
+				    OEM "Jobs[%zu]: must be a non-empty string of decimal digits", i);
+	default:
+		return fb_json_fail(err, errsz, OEM "Jobs: longer than %d bytes joined with commas",
 				    FB_JOBS_MAX - 1);
-		if (i > 0)
-			ev->jobs[len++] = ',';
-		memcpy(ev->jobs + len, s, n);
-		len += n;
-		ev->jobs[len] = '\0';
 	}
-	return 0;
 }
 
 static int parse_enum(unsigned type, const char *s)
@@ -166,35 +110,30 @@ static int parse_oem_key(const struct okey *k, const json_t *v, struct fb_event 
 	uint64_t x;
 	switch (k->type) {
 	case O_STR: {
-		int rc = get_str(v, (char *)dst, k->size);
-		if (rc == FB_ETOOBIG)
-			return fail(err, errsz, OEM "%s: longer than %zu bytes", k->name, k->size - 1);
+		int rc = fb_json_get_str(v, (char *)dst, k->size);
+		if (rc == FB_JSON_ELONG)
+			return fb_json_fail(err, errsz, OEM "%s: longer than %zu bytes", k->name,
+					    k->size - 1);
 		if (rc)
-			return fail(err, errsz, OEM "%s: must be a string without NUL", k->name);
+			return fb_json_fail(err, errsz, OEM "%s: must be a string without NUL", k->name);
 		return 0;
 	}
 	case O_U8:
 	case O_U16:
-	case O_U32: {
-		uint64_t max = k->size == 1 ? UINT8_MAX : k->size == 2 ? UINT16_MAX : UINT32_MAX;
-		if (get_uint(v, max, 0, &x))
-			return fail(err, errsz, OEM "%s: must be an integer 0..%" PRIu64, k->name, max);
-		if (k->size == 1)
-			*dst = (uint8_t)x;
-		else if (k->size == 2)
-			*(uint16_t *)(void *)dst = (uint16_t)x;
-		else
-			*(uint32_t *)(void *)dst = (uint32_t)x;
+	case O_U32:
+		if (fb_json_get_uint_field(v, dst, k->size))
+			return fb_json_fail(err, errsz, OEM "%s: must be an integer 0..%" PRIu64, k->name,
+					    fb_json_uint_max(k->size));
 		return 0;
-	}
 	case O_U64:
-		if (get_uint(v, UINT64_MAX, 1, &x))
-			return fail(err, errsz, OEM "%s: must be a non-negative integer", k->name);
+		if (fb_json_get_uint(v, UINT64_MAX, 1, &x))
+			return fb_json_fail(err, errsz, OEM "%s: must be a non-negative integer", k->name);
 		*(uint64_t *)(void *)dst = x;
 		return 0;
 	case O_GUID:
 		if (!json_is_string(v) || fb_text_parse_guid(json_string_value(v), json_string_length(v), &x))
-			return fail(err, errsz, OEM "%s: must be \"0x\" and 1 to 16 hex digits", k->name);
+			return fb_json_fail(err, errsz, OEM "%s: must be \"0x\" and 1 to 16 hex digits",
+					    k->name);
 		*(uint64_t *)(void *)dst = x;
 		return 0;
 	case O_KIND:
@@ -202,7 +141,8 @@ static int parse_oem_key(const struct okey *k, const json_t *v, struct fb_event 
 	case O_TECH: {
 		int e = json_is_string(v) ? parse_enum(k->type, json_string_value(v)) : -1;
 		if (e < 0)
-			return fail(err, errsz, OEM "%s: unknown value (see docs/event-model.md)", k->name);
+			return fb_json_fail(err, errsz,
+					    OEM "%s: unknown value (see docs/event-model.md)", k->name);
 		*dst = (uint8_t)e;
 		return 0;
 	}
@@ -211,7 +151,7 @@ static int parse_oem_key(const struct okey *k, const json_t *v, struct fb_event 
 	case O_JOBS:
 		return parse_jobs(v, ev, err, errsz);
 	}
-	return fail(err, errsz, OEM "%s: unsupported", k->name);
+	return fb_json_fail(err, errsz, OEM "%s: unsupported", k->name);
 }
 
 static int parse_oem(const json_t *fb, struct fb_event *ev, char *err, size_t errsz)
@@ -221,7 +161,7 @@ static int parse_oem(const json_t *fb, struct fb_event *ev, char *err, size_t er
 		json_t *v = json_object_get(fb, k->name);
 		if (!v) {
 			if (k->required)
-				return fail(err, errsz, OEM "%s: required", k->name);
+				return fb_json_fail(err, errsz, OEM "%s: required", k->name);
 			continue;
 		}
 		int rc = parse_oem_key(k, v, ev, err, errsz);
@@ -254,18 +194,23 @@ static int fabric_of_origin(const char *origin, char *fabric, size_t fsz, char *
 		if (c == '%') {
 			int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
 			if (lo < 0)
-				return fail(err, errsz, "Events[0].OriginOfCondition: bad percent-encoding in the fabric");
+				return fb_json_fail(err, errsz,
+						    "Events[0].OriginOfCondition: bad percent-encoding "
+						    "in the fabric");
 			c = hi << 4 | lo;
 			p += 2;
 		}
 		if (n + 1 >= fsz)
-			return fail(err, errsz, "Events[0].OriginOfCondition: fabric longer than %zu bytes", fsz - 1);
+			return fb_json_fail(err, errsz,
+					    "Events[0].OriginOfCondition: fabric longer than %zu bytes",
+					    fsz - 1);
 		fabric[n++] = (char)c;
 	}
 	fabric[n] = '\0';
 	if (n == 0 || !fb_utf8_valid((const uint8_t *)fabric, n)) {
 		fabric[0] = '\0';
-		return fail(err, errsz, "Events[0].OriginOfCondition: the fabric is empty, has a NUL or is not UTF-8");
+		return fb_json_fail(err, errsz,
+				    "Events[0].OriginOfCondition: the fabric is empty, has a NUL or is not UTF-8");
 	}
 	return 0;
 }
@@ -274,24 +219,28 @@ static int fabric_of_origin(const char *origin, char *fabric, size_t fsz, char *
 static int parse_common(const json_t *rec, struct fb_event *ev, struct fb_redfish_parsed *out, char *err,
 			size_t errsz)
 {
-	int rc = get_str(json_object_get(rec, "MessageId"), out->message_id, sizeof(out->message_id));
-	if (rc == FB_ETOOBIG)
-		return fail(err, errsz, "Events[0].MessageId: longer than %zu bytes", sizeof(out->message_id) - 1);
+	int rc = fb_json_get_str(json_object_get(rec, "MessageId"), out->message_id, sizeof(out->message_id));
+	if (rc == FB_JSON_ELONG)
+		return fb_json_fail(err, errsz, "Events[0].MessageId: longer than %zu bytes",
+				    sizeof(out->message_id) - 1);
 	if (rc || !out->message_id[0])
-		return fail(err, errsz, "Events[0].MessageId: required, a non-empty string");
+		return fb_json_fail(err, errsz, "Events[0].MessageId: required, a non-empty string");
 
 	const char *sev = json_string_value(json_object_get(rec, "MessageSeverity"));
 	int s = sev ? fb_severity_parse(sev) : -1;
 	if (s < 0)
-		return fail(err, errsz, "Events[0].MessageSeverity: required, OK, Warning or Critical");
+		return fb_json_fail(err, errsz,
+				    "Events[0].MessageSeverity: required, OK, Warning or Critical");
 	ev->severity = (uint8_t)s;
 
 	json_t *origin = json_object_get(rec, "OriginOfCondition");
-	rc = get_str(json_object_get(origin, "@odata.id"), out->origin, sizeof(out->origin));
-	if (rc == FB_ETOOBIG)
-		return fail(err, errsz, "Events[0].OriginOfCondition: longer than %zu bytes", sizeof(out->origin) - 1);
+	rc = fb_json_get_str(json_object_get(origin, "@odata.id"), out->origin, sizeof(out->origin));
+	if (rc == FB_JSON_ELONG)
+		return fb_json_fail(err, errsz, "Events[0].OriginOfCondition: longer than %zu bytes",
+				    sizeof(out->origin) - 1);
 	if (rc || !json_is_object(origin))
-		return fail(err, errsz, "Events[0].OriginOfCondition: required, an object with an @odata.id string");
+		return fb_json_fail(err, errsz,
+				    "Events[0].OriginOfCondition: required, an object with an @odata.id string");
 	return 0;
 }
 
@@ -306,11 +255,11 @@ static int parse_missed(const json_t *fb, struct fb_redfish_parsed *out, char *e
 {
 	out->missed = 1;
 	if (!json_is_object(fb))
-		return fail(err, errsz, "Events[0].Oem.Fabricbus: required, an object");
-	if (get_uint(json_object_get(fb, "Missed"), UINT64_MAX, 1, &out->missed_count))
-		return fail(err, errsz, OEM "Missed: required, a non-negative integer");
-	if (get_uint(json_object_get(fb, "ResumeSince"), UINT64_MAX, 1, &out->resume_since))
-		return fail(err, errsz, OEM "ResumeSince: required, a non-negative integer");
+		return fb_json_fail(err, errsz, "Events[0].Oem.Fabricbus: required, an object");
+	if (fb_json_get_uint(json_object_get(fb, "Missed"), UINT64_MAX, 1, &out->missed_count))
+		return fb_json_fail(err, errsz, OEM "Missed: required, a non-negative integer");
+	if (fb_json_get_uint(json_object_get(fb, "ResumeSince"), UINT64_MAX, 1, &out->resume_since))
+		return fb_json_fail(err, errsz, OEM "ResumeSince: required, a non-negative integer");
 	return 0;
 }
 
@@ -319,19 +268,20 @@ static int parse_event(const json_t *rec, const json_t *fb, struct fb_event *ev,
 {
 	const json_t *id = json_object_get(rec, "EventId");
 	if (!json_is_string(id) || fb_text_parse_u64(json_string_value(id), json_string_length(id), &out->event_id))
-		return fail(err, errsz, "Events[0].EventId: required, a string of decimal digits");
+		return fb_json_fail(err, errsz, "Events[0].EventId: required, a string of decimal digits");
 	const char *ts = json_string_value(json_object_get(rec, "EventTimestamp"));
 	if (!ts || fb_text_parse_time(ts, &ev->ts_ns))
-		return fail(err, errsz, "Events[0].EventTimestamp: required, RFC 3339 at or after 1970");
+		return fb_json_fail(err, errsz,
+				    "Events[0].EventTimestamp: required, RFC 3339 at or after 1970");
 	if (!json_is_object(fb))
-		return fail(err, errsz, "Events[0].Oem.Fabricbus: required, an object");
+		return fb_json_fail(err, errsz, "Events[0].Oem.Fabricbus: required, an object");
 	int rc = parse_oem(fb, ev, err, errsz);
 	rc = rc ? rc : fabric_of_origin(out->origin, ev->subj.fabric, sizeof(ev->subj.fabric), err, errsz);
 	if (rc)
 		return rc;
 	const char *why;
 	if (fb_event_check(ev, &why))
-		return fail(err, errsz, "Events[0].Oem.Fabricbus: %s", why);
+		return fb_json_fail(err, errsz, "Events[0].Oem.Fabricbus: %s", why);
 	return 0;
 }
 
@@ -340,13 +290,14 @@ static int parse_doc(const json_t *root, struct fb_event *ev, struct fb_redfish_
 {
 	const char *type = json_string_value(json_object_get(root, "@odata.type"));
 	if (!json_is_object(root) || !type || strncmp(type, "#Event.", 7) != 0)
-		return fail(err, errsz, "@odata.type: not a Redfish Event document (#Event.v1_x_y.Event)");
+		return fb_json_fail(err, errsz,
+				    "@odata.type: not a Redfish Event document (#Event.v1_x_y.Event)");
 	json_t *events = json_object_get(root, "Events");
 	if (!json_is_array(events) || json_array_size(events) != 1)
-		return fail(err, errsz, "Events: must be an array of exactly one record");
+		return fb_json_fail(err, errsz, "Events: must be an array of exactly one record");
 	json_t *rec = json_array_get(events, 0);
 	if (!json_is_object(rec))
-		return fail(err, errsz, "Events[0]: must be an object");
+		return fb_json_fail(err, errsz, "Events[0]: must be an object");
 	int rc = parse_common(rec, ev, out, err, errsz);
 	if (rc)
 		return rc;
@@ -365,12 +316,14 @@ int fb_redfish_parse(const char *json, size_t len, struct fb_event *ev, struct f
 		err[0] = '\0';
 	int rc;
 	if (len > FB_REDFISH_PARSE_MAX) {
-		rc = fail(err, errsz, "document: %zu bytes, more than the %u allowed", len, FB_REDFISH_PARSE_MAX);
+		rc = fb_json_fail(err, errsz, "document: %zu bytes, more than the %u allowed", len,
+				  FB_REDFISH_PARSE_MAX);
 	} else {
 		json_error_t je;
 		json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
 		if (!root) {
-			rc = fail(err, errsz, "document: not JSON: %s at byte %d", je.text, je.position);
+			rc = fb_json_fail(err, errsz, "document: not JSON: %s at byte %d", je.text,
+					  je.position);
 		} else {
 			rc = parse_doc(root, ev, out, err, errsz);
 			json_decref(root);

@@ -10,7 +10,6 @@
 #include <limits.h>
 #include <netdb.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -24,18 +23,6 @@
 
 #define RECV_STEP (64u * 1024)
 #define PATH_MAX_LEN 8192
-
-static int fail(char *err, size_t errsz, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
-{
-	if (err && errsz) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errsz, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 static int64_t now_ms(void)
 {
@@ -89,8 +76,8 @@ static int dial(const char *host, uint16_t port, const char *peer, int64_t deadl
 	int g = getaddrinfo(name, ps, &hints, &res);
 	if (g) {
 		int rc = g == EAI_SYSTEM ? -errno : g == EAI_MEMORY ? -ENOMEM : -EHOSTUNREACH;
-		return fail(err, errsz, rc ? rc : -EHOSTUNREACH, "%s: cannot resolve \"%s\": %s", peer,
-			    name, g == EAI_SYSTEM ? errtext(errno, eb, sizeof(eb)) : gai_strerror(g));
+		return fb_err_set(err, errsz, rc ? rc : -EHOSTUNREACH, "%s: cannot resolve \"%s\": %s", peer,
+				  name, g == EAI_SYSTEM ? errtext(errno, eb, sizeof(eb)) : gai_strerror(g));
 	}
 	int fd = -1, rc = -ECONNREFUSED;
 	for (struct addrinfo *ai = res; ai && rc != -ETIMEDOUT; ai = ai->ai_next) {
@@ -116,8 +103,8 @@ static int dial(const char *host, uint16_t port, const char *peer, int64_t deadl
 	if (fd >= 0)
 		return fd;
 	if (rc == -ETIMEDOUT)
-		return fail(err, errsz, rc, "%s: connect timed out after %d ms", peer, timeout_ms);
-	return fail(err, errsz, rc, "%s: %s", peer, errtext(-rc, eb, sizeof(eb)));
+		return fb_err_set(err, errsz, rc, "%s: connect timed out after %d ms", peer, timeout_ms);
+	return fb_err_set(err, errsz, rc, "%s: %s", peer, errtext(-rc, eb, sizeof(eb)));
 }
 
 static int send_all(int fd, const uint8_t *p, size_t n, int64_t deadline)
@@ -147,13 +134,14 @@ static int receive(int fd, const char *peer, const char *what, int64_t deadline,
 	int rc;
 	for (;;) {
 		if (fb_buf_reserve(&in, RECV_STEP)) {
-			rc = fail(err, errsz, -ENOMEM, "%s: out of memory reading the response", peer);
+			rc = fb_err_set(err, errsz, -ENOMEM, "%s: out of memory reading the response", peer);
 			break;
 		}
 		rc = wait_fd(fd, POLLIN, deadline);
 		if (rc == -ETIMEDOUT) {
-			rc = fail(err, errsz, rc, "%s: no complete response to %s within %d ms (got %zu "
-				  "bytes)", peer, what, timeout_ms, in.len);
+			rc = fb_err_set(err, errsz, rc,
+					"%s: no complete response to %s within %d ms (got %zu "
+					"bytes)", peer, what, timeout_ms, in.len);
 			break;
 		}
 		ssize_t n = rc ? -1 : recv(fd, in.data + in.len, in.cap - in.len, 0);
@@ -161,8 +149,8 @@ static int receive(int fd, const char *peer, const char *what, int64_t deadline,
 			continue;
 		if (n < 0) {
 			rc = rc ? rc : -errno;
-			rc = fail(err, errsz, rc, "%s: reading the response to %s: %s", peer, what,
-				  errtext(-rc, eb, sizeof(eb)));
+			rc = fb_err_set(err, errsz, rc, "%s: reading the response to %s: %s", peer, what,
+					errtext(-rc, eb, sizeof(eb)));
 			break;
 		}
 		in.len += (size_t)n;
@@ -172,8 +160,8 @@ static int receive(int fd, const char *peer, const char *what, int64_t deadline,
 			break;
 		}
 		if (rc < 0 || n == 0) { /* the parser never wants more after eof */
-			rc = fail(err, errsz, rc < 0 ? rc : FB_ETRUNC, "%s: bad response to %s: %s", peer,
-				  what, perr);
+			rc = fb_err_set(err, errsz, rc < 0 ? rc : FB_ETRUNC,
+					"%s: bad response to %s: %s", peer, what, perr);
 			break;
 		}
 	}
@@ -200,7 +188,7 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 	if (err && errsz)
 		err[0] = '\0';
 	if (!host || !valid_text(host, 255, 0))
-		return fail(err, errsz, -EINVAL, "bad HTTP host \"%s\"", host ? host : "(null)");
+		return fb_err_set(err, errsz, -EINVAL, "bad HTTP host \"%s\"", host ? host : "(null)");
 	snprintf(peer, sizeof(peer), strchr(host, ':') && host[0] != '[' ? "[%s]:%u" : "%s:%u", host,
 		 (unsigned)port);
 	/* methods are upper-case tokens (GET, POST, DELETE, ...) */
@@ -208,14 +196,15 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 	for (const char *m = method; is_token && *m; m++)
 		is_token = *m >= 'A' && *m <= 'Z' && m - method < 16;
 	if (!is_token || strcmp(method, "HEAD") == 0)
-		return fail(err, errsz, -EINVAL, "%s: bad HTTP method \"%s\"", peer,
-			    method ? method : "(null)");
+		return fb_err_set(err, errsz, -EINVAL, "%s: bad HTTP method \"%s\"", peer,
+				  method ? method : "(null)");
 	if (!path || path[0] != '/' || !valid_text(path, PATH_MAX_LEN, 0))
-		return fail(err, errsz, -EINVAL, "%s: bad HTTP path (must start with '/', no spaces "
-			    "or control characters)", peer);
+		return fb_err_set(err, errsz, -EINVAL, "%s: bad HTTP path (must start with '/', no spaces "
+				  "or control characters)", peer);
 	if ((content_type && !valid_text(content_type, 255, 1)) || (!body && body_len) || !port ||
 	    timeout_ms <= 0)
-		return fail(err, errsz, -EINVAL, "%s: bad request arguments for %s %s", peer, method, path);
+		return fb_err_set(err, errsz, -EINVAL, "%s: bad request arguments for %s %s", peer,
+				  method, path);
 	snprintf(what, sizeof(what), "%s %.60s", method, path);
 
 	int64_t deadline = now_ms() + timeout_ms;
@@ -239,13 +228,14 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 	if (rc) {
 		fb_buf_free(&req);
 		close(fd);
-		return fail(err, errsz, -ENOMEM, "%s: out of memory building %s", peer, what);
+		return fb_err_set(err, errsz, -ENOMEM, "%s: out of memory building %s", peer, what);
 	}
 	int src = send_all(fd, req.data, req.len, deadline);
 	fb_buf_free(&req);
 	if (src == -ETIMEDOUT) {
 		close(fd);
-		return fail(err, errsz, src, "%s: sending %s timed out after %d ms", peer, what, timeout_ms);
+		return fb_err_set(err, errsz, src, "%s: sending %s timed out after %d ms", peer, what,
+				  timeout_ms);
 	}
 	/* A server may answer (413, 503) and close before reading all we sent:
 	 * take its answer if there is one, else report the send error. */
@@ -253,7 +243,8 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 	close(fd);
 	if (rc && src) {
 		char eb[96];
-		rc = fail(err, errsz, src, "%s: sending %s: %s", peer, what, errtext(-src, eb, sizeof(eb)));
+		rc = fb_err_set(err, errsz, src, "%s: sending %s: %s", peer, what,
+				errtext(-src, eb, sizeof(eb)));
 	}
 	return rc;
 }

@@ -11,25 +11,12 @@
 #include "fb_err.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #define CHUNK_LINE_MAX 1024          /* chunk size plus extensions */
 #define FRAMING_SLACK (64u * 1024)   /* chunk framing allowed beyond the data size */
-
-static int fail(char *err, size_t errsz, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
-{
-	if (err && errsz) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errsz, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* Reader helpers on top of fb_buf.h's: the only places that look at the
  * reader's position directly. */
@@ -153,33 +140,35 @@ static int header_field(struct head *h, const uint8_t *line, size_t n, char *err
 {
 	const uint8_t *colon = memchr(line, ':', n);
 	if (is_ows(line[0]))
-		return fail(err, errsz, FB_EMALFORMED, "obsolete header line folding");
+		return fb_err_set(err, errsz, FB_EMALFORMED, "obsolete header line folding");
 	if (!colon || colon == line)
-		return fail(err, errsz, FB_EMALFORMED, "malformed header line");
+		return fb_err_set(err, errsz, FB_EMALFORMED, "malformed header line");
 	size_t nlen = (size_t)(colon - line), vlen = n - nlen - 1;
 	const uint8_t *v = colon + 1;
 	for (size_t i = 0; i < nlen; i++)
 		if (!is_tchar(line[i]))
-			return fail(err, errsz, FB_EMALFORMED, "malformed header name");
+			return fb_err_set(err, errsz, FB_EMALFORMED, "malformed header name");
 	for (size_t i = 0; i < vlen; i++)
 		if (!is_value_char(v[i]))
-			return fail(err, errsz, FB_EMALFORMED, "control character in header %.*s",
-				    (int)(nlen > 40 ? 40 : nlen), (const char *)line);
+			return fb_err_set(err, errsz, FB_EMALFORMED, "control character in header %.*s",
+					  (int)(nlen > 40 ? 40 : nlen), (const char *)line);
 	trim(&v, &vlen);
 	if (token_is(line, nlen, "Content-Length")) {
 		uint64_t x = 0;
 		if (parse_content_length(v, vlen, &x))
-			return fail(err, errsz, FB_EMALFORMED, "malformed or conflicting Content-Length");
+			return fb_err_set(err, errsz, FB_EMALFORMED,
+					  "malformed or conflicting Content-Length");
 		if (h->has_len && x != h->clen)
-			return fail(err, errsz, FB_EMALFORMED, "conflicting Content-Length (%llu and %llu)",
-				    (unsigned long long)h->clen, (unsigned long long)x);
+			return fb_err_set(err, errsz, FB_EMALFORMED,
+					  "conflicting Content-Length (%llu and %llu)",
+					  (unsigned long long)h->clen, (unsigned long long)x);
 		h->clen = x;
 		h->has_len = 1;
 	} else if (token_is(line, nlen, "Transfer-Encoding")) {
 		/* Only chunked, once: we decode nothing else (no gzip). */
 		if (!token_is(v, vlen, "chunked") || h->chunked)
-			return fail(err, errsz, FB_EMALFORMED, "unsupported Transfer-Encoding \"%.*s\"",
-				    (int)(vlen > 40 ? 40 : vlen), (const char *)v);
+			return fb_err_set(err, errsz, FB_EMALFORMED, "unsupported Transfer-Encoding \"%.*s\"",
+					  (int)(vlen > 40 ? 40 : vlen), (const char *)v);
 		h->chunked = 1;
 	}
 	return 0;
@@ -212,13 +201,13 @@ static int parse_head(struct fb_rd *r, struct head *h, char *err, size_t errsz)
 		if (!rd_line(r, &line, &n))
 			return 0;
 		if (parse_status_line(line, n, &h->status))
-			return fail(err, errsz, FB_EMALFORMED, "bad status line \"%.*s\"",
-				    (int)(n > 60 ? 60 : n), (const char *)line);
+			return fb_err_set(err, errsz, FB_EMALFORMED, "bad status line \"%.*s\"",
+					  (int)(n > 60 ? 60 : n), (const char *)line);
 		int rc = header_lines(r, h, err, errsz);
 		if (rc <= 0)
 			return rc;
 		if (h->status == 101)
-			return fail(err, errsz, FB_EMALFORMED, "unexpected 101 Switching Protocols");
+			return fb_err_set(err, errsz, FB_EMALFORMED, "unexpected 101 Switching Protocols");
 		if (h->status >= 200)
 			return 1;
 	}
@@ -238,8 +227,9 @@ static int walk_chunked(struct fb_rd *r, int eof, size_t max_body, struct fb_buf
 		rd_window(r, CHUNK_LINE_MAX + 2, &w);
 		if (!rd_line(&w, &line, &n)) {
 			if (left >= CHUNK_LINE_MAX + 2)
-				return fail(err, errsz, FB_EMALFORMED, "chunk size line longer than %u bytes",
-					    CHUNK_LINE_MAX);
+				return fb_err_set(err, errsz, FB_EMALFORMED,
+						  "chunk size line longer than %u bytes",
+						  CHUNK_LINE_MAX);
 			goto more;
 		}
 		fb_rd_take(r, w.off);
@@ -252,18 +242,19 @@ static int walk_chunked(struct fb_rd *r, int eof, size_t max_body, struct fb_buf
 			if (d < 0)
 				break;
 			if (size >> 60)
-				return fail(err, errsz, FB_ETOOBIG, "chunk size overflows 64 bits");
+				return fb_err_set(err, errsz, FB_ETOOBIG, "chunk size overflows 64 bits");
 			size = size << 4 | (uint64_t)d;
 		}
 		if (!i)
-			return fail(err, errsz, FB_EMALFORMED, "bad chunk size line");
+			return fb_err_set(err, errsz, FB_EMALFORMED, "bad chunk size line");
 		while (i < n && is_ows(line[i]))
 			i++;
 		if (i < n && line[i] != ';')
-			return fail(err, errsz, FB_EMALFORMED, "bad chunk size line");
+			return fb_err_set(err, errsz, FB_EMALFORMED, "bad chunk size line");
 		for (; i < n; i++)
 			if (!is_value_char(line[i]))
-				return fail(err, errsz, FB_EMALFORMED, "control character in a chunk extension");
+				return fb_err_set(err, errsz, FB_EMALFORMED,
+						  "control character in a chunk extension");
 		framing += r->off - start;
 		if (!size) {
 			/* trailer section, bounded like a head */
@@ -275,24 +266,27 @@ static int walk_chunked(struct fb_rd *r, int eof, size_t max_body, struct fb_buf
 				return rc;
 			if (!rc) {
 				if (left >= FB_HTTP_MAX_HEADER)
-					return fail(err, errsz, FB_ETOOBIG, "chunked trailer larger than %u bytes",
-						    FB_HTTP_MAX_HEADER);
+					return fb_err_set(err, errsz, FB_ETOOBIG,
+							  "chunked trailer larger than %u bytes",
+							  FB_HTTP_MAX_HEADER);
 				goto more;
 			}
 			*total = data;
 			return 1;
 		}
 		if (size > max_body - data)
-			return fail(err, errsz, FB_ETOOBIG, "chunked body larger than %zu bytes", max_body);
+			return fb_err_set(err, errsz, FB_ETOOBIG, "chunked body larger than %zu bytes",
+					  max_body);
 		/* Tiny chunks with long extensions must not cost unbounded memory. */
 		if (framing > data + size + FRAMING_SLACK)
-			return fail(err, errsz, FB_ETOOBIG, "chunk framing (%llu bytes) out of proportion "
-				    "to the data", (unsigned long long)framing);
+			return fb_err_set(err, errsz, FB_ETOOBIG,
+					  "chunk framing (%llu bytes) out of proportion " "to the data",
+					  (unsigned long long)framing);
 		if (fb_rd_left(r) < size)
 			goto more;
 		const uint8_t *p = fb_rd_take(r, (size_t)size);
 		if (out && fb_buf_put(out, p, (size_t)size))
-			return fail(err, errsz, -ENOMEM, "out of memory for the response body");
+			return fb_err_set(err, errsz, -ENOMEM, "out of memory for the response body");
 		data += size;
 		/* the CRLF (or bare LF) after the data */
 		if (rd_peek(r) == '\r')
@@ -301,21 +295,21 @@ static int walk_chunked(struct fb_rd *r, int eof, size_t max_body, struct fb_buf
 		if (c < 0)
 			goto more;
 		if (c != '\n')
-			return fail(err, errsz, FB_EMALFORMED, "chunk data not followed by CRLF");
+			return fb_err_set(err, errsz, FB_EMALFORMED, "chunk data not followed by CRLF");
 		fb_rd_u8(r);
 		framing += 2;
 	}
 more:
 	if (eof)
-		return fail(err, errsz, FB_ETRUNC, "connection closed inside the chunked body (after "
-			    "%llu bytes)", (unsigned long long)data);
+		return fb_err_set(err, errsz, FB_ETRUNC, "connection closed inside the chunked body (after "
+				  "%llu bytes)", (unsigned long long)data);
 	return 0;
 }
 
 static int set_body(struct fb_buf *b, const uint8_t *p, size_t n, char *err, size_t errsz)
 {
 	if (fb_buf_reserve(b, n + 1) || (n && fb_buf_put(b, p, n)))
-		return fail(err, errsz, -ENOMEM, "out of memory for the response body");
+		return fb_err_set(err, errsz, -ENOMEM, "out of memory for the response body");
 	b->data[b->len] = '\0';
 	return 0;
 }
@@ -337,11 +331,12 @@ int fb_http_parse_response(const uint8_t *buf, size_t len, int eof, size_t max_b
 		return rc;
 	if (!rc) {
 		if (len >= FB_HTTP_MAX_HEADER)
-			return fail(err, errsz, FB_ETOOBIG, "response header larger than %u bytes",
-				    FB_HTTP_MAX_HEADER);
+			return fb_err_set(err, errsz, FB_ETOOBIG, "response header larger than %u bytes",
+					  FB_HTTP_MAX_HEADER);
 		if (eof)
-			return fail(err, errsz, FB_ETRUNC, len ? "connection closed inside the response "
-				    "header" : "connection closed without a response");
+			return fb_err_set(err, errsz, FB_ETRUNC,
+					  len ? "connection closed inside the response "
+					  "header" : "connection closed without a response");
 		return 0;
 	}
 	size_t body_off = rd.off;
@@ -351,7 +346,7 @@ int fb_http_parse_response(const uint8_t *buf, size_t len, int eof, size_t max_b
 	if (h.status == 204 || h.status == 304) {
 		rc = set_body(&r->body, NULL, 0, err, errsz);
 	} else if (h.chunked && h.has_len) {
-		return fail(err, errsz, FB_EMALFORMED, "both Content-Length and Transfer-Encoding");
+		return fb_err_set(err, errsz, FB_EMALFORMED, "both Content-Length and Transfer-Encoding");
 	} else if (h.chunked) {
 		uint64_t total = 0;
 		struct fb_rd again = rd;
@@ -368,12 +363,13 @@ int fb_http_parse_response(const uint8_t *buf, size_t len, int eof, size_t max_b
 		}
 	} else if (h.has_len) {
 		if (h.clen > max_body)
-			return fail(err, errsz, FB_ETOOBIG, "Content-Length %llu larger than %zu bytes",
-				    (unsigned long long)h.clen, max_body);
+			return fb_err_set(err, errsz, FB_ETOOBIG, "Content-Length %llu larger than %zu bytes",
+					  (unsigned long long)h.clen, max_body);
 		if (fb_rd_left(&rd) < h.clen) {
 			if (eof)
-				return fail(err, errsz, FB_ETRUNC, "connection closed after %zu of %llu "
-					    "body bytes", fb_rd_left(&rd), (unsigned long long)h.clen);
+				return fb_err_set(err, errsz, FB_ETRUNC,
+						  "connection closed after %zu of %llu " "body bytes",
+						  fb_rd_left(&rd), (unsigned long long)h.clen);
 			return 0;
 		}
 		rc = set_body(&r->body, fb_rd_take(&rd, (size_t)h.clen), (size_t)h.clen, err, errsz);
@@ -381,7 +377,8 @@ int fb_http_parse_response(const uint8_t *buf, size_t len, int eof, size_t max_b
 		/* delimited by the close */
 		size_t n = fb_rd_left(&rd);
 		if (n > max_body)
-			return fail(err, errsz, FB_ETOOBIG, "response body larger than %zu bytes", max_body);
+			return fb_err_set(err, errsz, FB_ETOOBIG, "response body larger than %zu bytes",
+					  max_body);
 		if (!eof)
 			return 0;
 		rc = set_body(&r->body, fb_rd_take(&rd, n), n, err, errsz);

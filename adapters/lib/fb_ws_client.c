@@ -444,6 +444,21 @@ static void on_established(struct fb_wsc *c, struct lws *wsi)
 	report(c, 1, text);
 }
 
+void fb_wsc_close_text(const void *payload, size_t len, char *out, size_t outsz)
+{
+	/* a payload shorter than the 2-byte code has neither (r.err) */
+	struct fb_rd r;
+	fb_rd_init(&r, payload, len);
+	unsigned code = fb_rd_u16(&r);
+	size_t n = fb_rd_left(&r) > 100 ? 100 : fb_rd_left(&r);
+	const uint8_t *txt = n ? fb_rd_take(&r, n) : NULL;
+	if (r.err)
+		snprintf(out, outsz, "closed by the broker");
+	else
+		snprintf(out, outsz, "closed by the broker, code %u%s%.*s", code, n ? ": " : "", (int)n,
+			 txt ? (const char *)txt : "");
+}
+
 static int wsc_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 			size_t len)
 {
@@ -455,20 +470,9 @@ static int wsc_callback(struct lws *wsi, enum lws_callback_reasons reason, void 
 		return 0;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
 		return on_rx(c, wsi, in, len);
-	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: {
-		/* optional big-endian close code, then optional reason text */
-		struct fb_rd r;
-		fb_rd_init(&r, in, len);
-		unsigned code = fb_rd_u16(&r);
-		size_t n = fb_rd_left(&r) > 100 ? 100 : fb_rd_left(&r);
-		const uint8_t *txt = n ? fb_rd_take(&r, n) : NULL;
-		if (r.err)
-			snprintf(c->close_why, sizeof(c->close_why), "closed by the broker");
-		else
-			snprintf(c->close_why, sizeof(c->close_why), "closed by the broker, code %u%s%.*s",
-				 code, n ? ": " : "", (int)n, txt ? (const char *)txt : "");
+	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+		fb_wsc_close_text(in, len, c->close_why, sizeof(c->close_why));
 		return 0;
-	}
 	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
 		char why[200];
 		int status = wsi ? (int)lws_http_client_http_response(wsi) : 0;

@@ -88,6 +88,12 @@ struct fb_wsc_stats {
 /* A snapshot of the counters; any thread. */
 void fb_wsc_get_stats(const struct fb_wsc *c, struct fb_wsc_stats *st);
 
+/* The broker's close frame (payload: an optional big-endian close code, then
+ * optional reason text, untrusted) as "closed by the broker, code N: text",
+ * the text cut at 100 bytes. Pure; fabricbus tail, which runs its own lws
+ * client, words its closes with it too. */
+void fb_wsc_close_text(const void *payload, size_t len, char *out, size_t outsz);
+
 /* Stop the thread, drop queued messages, free. Safe with NULL. May be called
  * from inside on_message or on_state: no callback follows, and the memory is
  * released when that callback returns. */

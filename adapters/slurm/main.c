@@ -8,7 +8,9 @@
  */
 #include "fb_err.h"
 #include "fb_log.h"
+#include "fb_usage.h"
 #include "slurm_adapter.h"
+#include "slurm_source.h"
 #include "slurm_api.h"
 #include "slurm_conf.h"
 
@@ -17,7 +19,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,18 +35,6 @@ struct options {
 	int n_overrides, dry_run, check_only;
 };
 
-static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (try: " PROG " --help)\n", stderr);
-	return 2;
-}
-
 static void help(void)
 {
 	printf("NAME\n"
@@ -55,7 +44,8 @@ static void help(void)
 	       "    " PROG " [-f FILE] [-o Key=Value]... [--dry-run] [--check-config] [-h]\n"
 	       "\n"
 	       "DESCRIPTION\n"
-	       "    Subscribes to fabricbusd's event stream (ws://Broker/ws/events), maps each\n"
+	       "    Follows fabricbusd's events (Source=websocket: ws://Broker/ws/events with\n"
+	       "    resume; Source=kafka: a consumer group on KafkaTopics), maps each\n"
 	       "    fabric event to Slurm nodes (the event's node, MapFile, the broker's\n"
 	       "    /fabric/map), and keeps per node the conditions listed in DrainOn. A node\n"
 	       "    is drained (State=DRAIN, Reason '<ReasonPrefix> <cause> (EventId <id>)')\n"
@@ -107,18 +97,18 @@ static int parse_opts(struct options *o, int argc, char **argv)
 		case 'f': o->config_file = optarg; break;
 		case 'o':
 			if (o->n_overrides == MAX_OVERRIDES)
-				return bad_usage("at most %d -o options", MAX_OVERRIDES);
+				return fb_usage_error(PROG, "at most %d -o options", MAX_OVERRIDES);
 			o->overrides[o->n_overrides++] = optarg;
 			break;
 		case O_DRY: o->dry_run = 1; break;
 		case O_CHECK: o->check_only = 1; break;
 		case 'h': help(); return -1;
-		case ':': return bad_usage("%s needs a value", argv[optind - 1]);
-		default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+		case ':': return fb_usage_error(PROG, "%s needs a value", argv[optind - 1]);
+		default: return fb_usage_error(PROG, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return bad_usage("unexpected argument '%s'", argv[optind]);
+		return fb_usage_error(PROG, "unexpected argument '%s'", argv[optind]);
 	return 0;
 }
 
@@ -196,9 +186,15 @@ static void log_summary(const struct fbs_config *c)
 	if (c->max_drain_percent)
 		snprintf(lim, sizeof(lim), "%" PRIu64 "%% of %s", c->max_drain_percent,
 			 c->cap_partition[0] ? c->cap_partition : "all nodes");
-	fb_log_info(PROG " " FB_VERSION ": events from ws://%s:%d/ws/events, actions to %s:%d as "
+	char from[sizeof(c->kafka_brokers) + sizeof(c->kafka_group) + sizeof(c->kafka_topics) + 64];
+	if (c->source == FBS_SRC_KAFKA)
+		snprintf(from, sizeof(from), "Kafka %s (group %s, topics %s)", c->kafka_brokers,
+			 c->kafka_group, c->kafka_topics);
+	else
+		snprintf(from, sizeof(from), "ws://%s:%d/ws/events", c->broker_host, c->broker_port);
+	fb_log_info(PROG " " FB_VERSION ": events from %s, actions to %s:%d as "
 		    "'%s'; DrainOn=%s HoldDown=%s StableFor=%s; cap %s%" PRIu64 " nodes%s%s; reason "
-		    "'%s ...'; %s; SLURM_CONF=%s", c->broker_host, c->broker_port, c->agent_host,
+		    "'%s ...'; %s; SLURM_CONF=%s", from, c->agent_host,
 		    c->agent_port, c->agent_id, drain_on[0] ? drain_on : "(nothing)", hold, stable,
 		    c->max_drain_nodes ? "" : "no node limit, ", c->max_drain_nodes,
 		    lim[0] ? " and " : "", lim, c->reason_prefix,
@@ -221,6 +217,11 @@ int main(int argc, char **argv)
 	if (o.check_only) {
 		if ((rc = check_map_file(&cfg)))
 			return rc;
+		char err[512];
+		if (cfg.source == FBS_SRC_KAFKA && fbs_source_kafka_check(&cfg, err, sizeof(err))) {
+			fprintf(stderr, PROG ": %s\n", err);
+			return 2;
+		}
 		fbs_config_print(&cfg, stdout);
 		return 0;
 	}

@@ -6,6 +6,7 @@
 #include "fb_log.h"
 #include "fb_redfish_parse.h"
 #include "slurm_pub.h"
+#include "slurm_source.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -130,11 +131,14 @@ void fbs_adapter_on_message(void *arg, const char *json, size_t len, uint64_t ev
 		if (!event_id)
 			event_id = p.event_id;
 		if (event_id && event_id <= a->seen_id)
-			return; /* already handled (a replay overlapping the state file) */
+			return; /* handled (a replay overlapping the state file), or from
+				 * Kafka, older than where the adapter began */
 		a->events++;
 		handle_event(a, &ev, event_id);
 	}
-	if (event_id > a->seen_id)
+	/* Kafka orders per partition only: an EventId is no resume point there
+	 * (slurm_source.h), so LastEventId stays put. */
+	if (event_id > a->seen_id && (!a->src || a->src->ordered))
 		a->seen_id = event_id;
 	fbs_adapter_kick(a);
 }
@@ -267,6 +271,14 @@ static void flush(struct fbs_adapter *a)
 		due = a->last_save_ms + IDLE_SAVE_MS;
 	if (due != UINT64_MAX)
 		arm(a->due_ev, due > now ? due - now : 0);
+}
+
+int fbs_adapter_sync(struct fbs_adapter *a)
+{
+	if (a->phase == FBS_P_STOPPING)
+		return a->dirty && save(a) ? -1 : 0;
+	flush(a);
+	return a->dirty ? -1 : 0;
 }
 
 static void on_flush(evutil_socket_t fd, short what, void *arg)
@@ -432,6 +444,8 @@ int fbs_adapter_init(struct fbs_adapter *a, const struct fbs_config *cfg, struct
 	}
 	if (cfg->map_file[0] && fbs_mapfile_load(cfg->map_file, &a->mapfile, err, errsz))
 		return FB_ECONFIG;
+	if (cfg->source == FBS_SRC_KAFKA && fbs_source_kafka_check(cfg, err, errsz))
+		return FB_ECONFIG;
 	int exists;
 	if (fbs_state_load(cfg->state_file, &a->st, a->pol, &exists, err, errsz)) {
 		size_t n = strlen(err);
@@ -496,8 +510,8 @@ int fbs_adapter_start(struct fbs_adapter *a)
 int fbs_adapter_stop(struct fbs_adapter *a, int wait_ms)
 {
 	a->phase = FBS_P_STOPPING;
-	fb_wsc_stop(a->wsc);
-	a->wsc = NULL;
+	fbs_source_stop(a->src); /* Kafka: commits what the save below covers too */
+	a->src = NULL;
 	size_t backlog = a->act ? fbs_actuator_backlog(a->act) : 0;
 	for (size_t i = 0; i < a->n_queued; i++)
 		fbs_batch_free(&a->queued[i]); /* they are in st.pending: redone at the next start */
@@ -520,7 +534,7 @@ int fbs_adapter_stop(struct fbs_adapter *a, int wait_ms)
 
 void fbs_adapter_free(struct fbs_adapter *a)
 {
-	fb_wsc_stop(a->wsc);
+	fbs_source_stop(a->src);
 	if (a->act)
 		fbs_actuator_stop(a->act, 0);
 	fb_session_free(a->sess);

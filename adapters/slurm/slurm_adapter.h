@@ -3,8 +3,9 @@
  *
  * Everything here runs on the libevent loop thread and owns the policy, the
  * state and the map; the actuator thread (slurm_actuator.h) makes the
- * libslurm calls and the WebSocket client's thread (fb_ws_client.h) reads
- * the broker. Both hand over through queues and event_active.
+ * libslurm calls, and the event source (slurm_source.h: the WebSocket
+ * client's thread, or a Kafka consumer polled from the loop) reads the
+ * broker's events. They hand over through queues and event_active.
  *
  * Start-up (slurm_startup.c) goes through phases, each retried every
  * RetryInterval until it succeeds:
@@ -12,7 +13,8 @@
  *              holds, adopt drains with our ReasonPrefix we did not record,
  *              learn the cap base; then requeue the pending actions
  *   MAP        GET /fabric/map: seed conditions from link states
- *   RUNNING    subscribed to /ws/events from LastEventId
+ *   RUNNING    reading events: /ws/events from LastEventId, or Kafka from
+ *              the consumer group's committed offsets (Source=)
  * The order of one event: classify, route to nodes, update the policy,
  * decide, save the state (LastEventId included), and only then hand the
  * new actions to the actuator.
@@ -21,7 +23,6 @@
 #define FBS_ADAPTER_H
 
 #include "fb_session.h"
-#include "fb_ws_client.h"
 #include "slurm_actuator.h"
 #include "slurm_conf.h"
 #include "slurm_map.h"
@@ -48,14 +49,15 @@ struct fbs_adapter {
 	unsigned map_attempts;
 
 	struct fb_session *sess;
-	struct fb_wsc *wsc;
+	struct fbs_source *src;        /* Source=: slurm_source.h; NULL until RUNNING */
 	struct fbs_actuator *act;
 
 	struct event *flush_ev;        /* decide + save + submit, after the current callback */
 	struct event *due_ev;          /* the policy's next timer */
 	struct event *retry_ev;        /* start-up phases and failed saves */
 
-	uint64_t seen_id;              /* newest EventId processed (saved as LastEventId) */
+	uint64_t seen_id;              /* saved as LastEventId: the newest EventId processed
+	                                * (WebSocket), or the first start's (Kafka) */
 	int dirty;                     /* state changed since the last save */
 	int save_failing;              /* the last save failed (logged once) */
 	uint64_t last_save_ms;
@@ -83,7 +85,12 @@ void fbs_adapter_free(struct fbs_adapter *a);
 uint64_t fbs_now_ms(void);
 
 /* Internal to the adapter's files. */
+struct fbs_source;
 void fbs_adapter_kick(struct fbs_adapter *a);   /* schedule a flush */
+/* Now, not after the current callback: decide, save, hand the new actions
+ * to Slurm (stopping: save only). 0 when the state file holds the effects
+ * of every event handled so far, -1 when the save failed (it is retried). */
+int fbs_adapter_sync(struct fbs_adapter *a);
 void fbs_adapter_on_message(void *arg, const char *json, size_t len, uint64_t event_id);
 void fbs_adapter_on_result(void *arg, struct fbs_result *r);
 void fbs_adapter_publish(struct fbs_adapter *a, const struct fb_event *ev);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <librdkafka/rdkafka.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,8 @@
 #include <strings.h>
 
 enum val_type { V_HOSTPORT, V_AGENTID, V_PATH, V_OPTPATH, V_PREFIX, V_PARTITION, V_DRAINON,
-		V_DURATION, V_COUNT, V_BOOL, V_LOGLEVEL, V_LOGTARGET };
+		V_DURATION, V_COUNT, V_BOOL, V_LOGLEVEL, V_LOGTARGET, V_SOURCE, V_KBROKERS,
+		V_KGROUP, V_KTOPICS };
 
 struct key_def {
 	const char *key;
@@ -73,7 +75,20 @@ static const struct key_def keys[] = {
 	  "retry period of a Slurm call that failed, and of the broker's map" },
 	{ "LogLevel", V_LOGLEVEL, F(log_level), 0, 0, 0, 0, "info", "error, warn, info or debug" },
 	{ "LogTarget", V_LOGTARGET, F(log_syslog), 0, 0, 0, 0, "stderr", "stderr or syslog" },
+	{ "Source", V_SOURCE, F(source), 0, 0, 0, 0, "websocket",
+	  "websocket: ws://Broker/ws/events, resuming after LastEventId; kafka: a member of "
+	  "KafkaGroup reading KafkaTopics (Broker still serves /fabric/map)" },
+	{ "KafkaBrokers", V_KBROKERS, F(kafka_brokers), 0, S(kafka_brokers), 0, 0, "",
+	  "Kafka bootstrap host:port[,host:port] (required with Source=kafka)" },
+	{ "KafkaGroup", V_KGROUP, F(kafka_group), 0, S(kafka_group), 0, 0, "fabricbus-slurm",
+	  "Kafka consumer group: its committed offsets are where a restart, or a standby, "
+	  "resumes; run one adapter per group at a time" },
+	{ "KafkaTopics", V_KTOPICS, F(kafka_topics), 0, S(kafka_topics), 0, 0,
+	  "fabric.events,fabric.netdev,fabric.resource,fabric.other",
+	  "topics carrying link, flap, counter, congestion and switch events (fabricbusd's "
+	  "default KafkaTopicMap; flaps of ports of unknown role go to the catch-all)" },
 };
+/* kafka.<librdkafka property>=<value> lines are handled apart (set_kafka_prop). */
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 void fbs_duration_format(uint64_t ms, char *out, size_t outsz)
@@ -107,6 +122,85 @@ static int partition_ok(const char *v)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *s))
 			return 0;
 	return 1;
+}
+
+/* "host:port[,host:port...]", or empty (no Kafka). */
+static int set_brokers(char *dst, size_t dstsz, const char *v, char *why, size_t whysz)
+{
+	char buf[1024];
+	if (strlen(v) >= sizeof(buf) || strlen(v) >= dstsz) {
+		snprintf(why, whysz, "longer than %zu bytes", dstsz - 1);
+		return FB_ECONFIG;
+	}
+	strcpy(buf, v);
+	char *save = NULL;
+	for (char *e = strtok_r(buf, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+		char host[256];
+		int port;
+		while (*e == ' ')
+			e++;
+		if (fb_addr_parse(e, NULL, host, sizeof(host), &port)) {
+			snprintf(why, whysz, "'%.80s': expected host:port[,host:port...]", e);
+			return FB_ECONFIG;
+		}
+	}
+	strcpy(dst, v);
+	return 0;
+}
+
+static int topic_ok(const char *t, size_t n)
+{
+	if (n == 0 || n > 249 || (n == 1 && t[0] == '.') || (n == 2 && !strncmp(t, "..", 2)))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", t[i]))
+			return 0;
+	return 1;
+}
+
+size_t fbs_kafka_topics_split(const char *list, char *buf, size_t bufsz, const char **topics,
+			      size_t max)
+{
+	size_t n = 0;
+	char *save = NULL;
+	snprintf(buf, bufsz, "%s", list);
+	for (char *e = strtok_r(buf, ", ", &save); e && n < max; e = strtok_r(NULL, ", ", &save))
+		topics[n++] = e;
+	return n;
+}
+
+/* A comma-separated list of 1..FBS_KAFKA_TOPICS_MAX distinct topic names,
+ * stored without the spaces. */
+static int set_topics(char *dst, size_t dstsz, const char *v, char *why, size_t whysz)
+{
+	char buf[2048], out[2048] = "";
+	const char *t[FBS_KAFKA_TOPICS_MAX + 1];
+	if (strlen(v) >= sizeof(buf) || strlen(v) >= dstsz) {
+		snprintf(why, whysz, "longer than %zu bytes", dstsz - 1);
+		return FB_ECONFIG;
+	}
+	size_t n = fbs_kafka_topics_split(v, buf, sizeof(buf), t, FBS_KAFKA_TOPICS_MAX + 1);
+	if (n == 0 || n > FBS_KAFKA_TOPICS_MAX) {
+		snprintf(why, whysz, "expected 1 to %d topics, separated by commas",
+			 FBS_KAFKA_TOPICS_MAX);
+		return FB_ECONFIG;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!topic_ok(t[i], strlen(t[i]))) {
+			snprintf(why, whysz, "topic '%.80s': a topic name is 1..249 of [A-Za-z0-9._-]",
+				 t[i]);
+			return FB_ECONFIG;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(t[i], t[j]) == 0) {
+				snprintf(why, whysz, "topic '%.80s' is listed twice", t[i]);
+				return FB_ECONFIG;
+			}
+		size_t off = strlen(out);
+		snprintf(out + off, sizeof(out) - off, "%s%s", i ? "," : "", t[i]);
+	}
+	strcpy(dst, out);
+	return 0;
 }
 
 static int apply_str(struct fbs_config *c, const struct key_def *k, const char *v, char *why,
@@ -221,6 +315,24 @@ static int apply(struct fbs_config *c, const struct key_def *k, const char *v, c
 		}
 		*ip = strcasecmp(v, "syslog") == 0;
 		return 0;
+	case V_SOURCE:
+		if (strcasecmp(v, "websocket") && strcasecmp(v, "kafka")) {
+			snprintf(why, whysz, "expected websocket or kafka");
+			return FB_ECONFIG;
+		}
+		*ip = strcasecmp(v, "kafka") == 0 ? FBS_SRC_KAFKA : FBS_SRC_WEBSOCKET;
+		return 0;
+	case V_KBROKERS:
+		return set_brokers(base + k->off, k->size, v, why, whysz);
+	case V_KGROUP:
+		if (!*v || strchr(v, ' ') || !printable(v) || set_str(base + k->off, k->size, v, 0)) {
+			snprintf(why, whysz, "expected 1..%zu printable characters without spaces",
+				 k->size - 1);
+			return FB_ECONFIG;
+		}
+		return 0;
+	case V_KTOPICS:
+		return set_topics(base + k->off, k->size, v, why, whysz);
 	}
 	return FB_ECONFIG;
 }
@@ -242,9 +354,74 @@ static const struct key_def *find_key(const char *name)
 	return NULL;
 }
 
+/* What at-least-once and the skip rules rest on is not an operator knob. */
+static const char *const kafka_owned[][2] = {
+	{ "bootstrap.servers", "use KafkaBrokers" },
+	{ "metadata.broker.list", "use KafkaBrokers" },
+	{ "group.id", "use KafkaGroup" },
+	{ "enable.auto.commit", "offsets are committed only once the events they cover are in "
+				"the state file" },
+	{ "enable.auto.offset.store", "offsets are committed only once the events they cover are "
+				      "in the state file" },
+	{ "auto.offset.reset", "the adapter reads from the oldest offset where its group has "
+			       "none, and skips what its state file (or the map) already covers" },
+};
+
+/* kafka.<name>=<value>, kept in order. A file may set a property once, -o
+ * replaces it. librdkafka judges the value now, so a typo is reported with
+ * its file:line rather than when the consumer starts. */
+static int set_kafka_prop(struct fbs_config *c, const char *name, const char *val,
+			  const char *origin, int from_file, char *err, size_t errsz)
+{
+	char why[512];
+	struct fbs_kafka_prop *p = NULL;
+	const char *sep = strcmp(origin, "-o") ? ": " : " "; /* "f:3: kafka.x", "-o kafka.x" */
+	if (!*name || strlen(name) >= sizeof(p->name) || strlen(val) >= sizeof(p->value)) {
+		snprintf(err, errsz, "%s%skafka.%.64s: name or value too long (at most %zu and %zu "
+			 "bytes)", origin, sep, name, sizeof(p->name) - 1, sizeof(p->value) - 1);
+		return FB_ECONFIG;
+	}
+	for (size_t i = 0; i < sizeof(kafka_owned) / sizeof(kafka_owned[0]); i++)
+		if (strcasecmp(name, kafka_owned[i][0]) == 0) {
+			snprintf(err, errsz, "%s%skafka.%s is set by fabricbus-slurm: %s", origin,
+				 sep, name, kafka_owned[i][1]);
+			return FB_ECONFIG;
+		}
+	rd_kafka_conf_t *rc = rd_kafka_conf_new();
+	int bad = !rc || rd_kafka_conf_set(rc, name, val, why, sizeof(why)) != RD_KAFKA_CONF_OK;
+	if (!rc)
+		snprintf(why, sizeof(why), "out of memory");
+	if (rc)
+		rd_kafka_conf_destroy(rc);
+	if (bad) {
+		snprintf(err, errsz, "%s%skafka.%s: %s", origin, sep, name, why);
+		return FB_ECONFIG;
+	}
+	for (unsigned i = 0; i < c->n_kafka_props; i++)
+		if (strcmp(c->kafka_props[i].name, name) == 0)
+			p = &c->kafka_props[i];
+	if (p && from_file) {
+		snprintf(err, errsz, "%s%skafka.%s is set twice", origin, sep, name);
+		return FB_ECONFIG;
+	}
+	if (!p) {
+		if (c->n_kafka_props == FBS_KAFKA_PROPS_MAX) {
+			snprintf(err, errsz, "%s%stoo many kafka.* properties (at most %d)", origin,
+				 sep, FBS_KAFKA_PROPS_MAX);
+			return FB_ECONFIG;
+		}
+		p = &c->kafka_props[c->n_kafka_props++];
+		strcpy(p->name, name);
+	}
+	strcpy(p->value, val);
+	return 0;
+}
+
 static int set_kv(struct fbs_config *c, const char *key, const char *val, const char *origin,
 		  int *seen, int lineno, char *err, size_t errsz)
 {
+	if (strncasecmp(key, "kafka.", 6) == 0)
+		return set_kafka_prop(c, key + 6, val, origin, seen != NULL, err, errsz);
 	const struct key_def *k = find_key(key);
 	if (!k) {
 		snprintf(err, errsz, "%s: unknown key '%.64s' (see fabricbus-slurm --help)", origin,
@@ -296,6 +473,8 @@ int fbs_config_set(struct fbs_config *c, const char *keyval, char *err, size_t e
 	strcpy(line, keyval);
 	if (fb_conf_split(line, &key, &val, "-o", err, errsz))
 		return FB_ECONFIG;
+	if (strncasecmp(key, "kafka.", 6) == 0)
+		return set_kafka_prop(c, key + 6, val, "-o", 0, err, errsz);
 	const struct key_def *k = find_key(key);
 	char why[200];
 	if (!k) {
@@ -315,6 +494,11 @@ int fbs_config_check(struct fbs_config *c, char *err, size_t errsz)
 		snprintf(err, errsz, "Broker and BrokerAgent must differ (both %s:%d): the first is "
 			 "fabricbusd's HttpListen, the second its AgentListen", c->broker_host,
 			 c->broker_port);
+		return FB_ECONFIG;
+	}
+	if (c->source == FBS_SRC_KAFKA && !c->kafka_brokers[0]) {
+		snprintf(err, errsz, "Source=kafka needs KafkaBrokers, the Kafka bootstrap servers "
+			 "(host:port[,host:port]) that fabricbusd's KafkaBrokers names too");
 		return FB_ECONFIG;
 	}
 	return 0;
@@ -340,6 +524,14 @@ void fbs_config_print(const struct fbs_config *c, void *file)
 	fprintf(f, "DryRun=%s\nMapFile=%s\nRetryInterval=%s\nLogLevel=%s\nLogTarget=%s\n",
 		c->dry_run ? "yes" : "no", c->map_file, retry, lv[c->log_level & 3],
 		c->log_syslog ? "syslog" : "stderr");
+	fprintf(f, "Source=%s\nKafkaBrokers=%s\nKafkaGroup=%s\nKafkaTopics=%s\n",
+		c->source == FBS_SRC_KAFKA ? "kafka" : "websocket", c->kafka_brokers, c->kafka_group,
+		c->kafka_topics);
+	for (unsigned i = 0; i < c->n_kafka_props; i++) {
+		const char *n = c->kafka_props[i].name;
+		int secret = strstr(n, "password") || strstr(n, "secret");
+		fprintf(f, "kafka.%s=%s\n", n, secret ? "(hidden)" : c->kafka_props[i].value);
+	}
 }
 
 void fbs_config_help(void *file)
@@ -349,4 +541,7 @@ void fbs_config_help(void *file)
 		fprintf(f, "    %s=%s\n", keys[i].key, keys[i].def);
 		fprintf(f, "        %s\n", keys[i].help);
 	}
+	fprintf(f, "    kafka.<property>=<value>\n"
+		   "        a librdkafka consumer property, e.g. kafka.security.protocol=SASL_SSL "
+		   "(docs/kafka.md)\n");
 }

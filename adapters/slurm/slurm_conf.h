@@ -15,6 +15,18 @@
 
 #define FBS_DEFAULT_CONF "/etc/fabricbus/slurm.conf"
 
+/* Source=: where events come from (slurm_source.h). */
+enum fbs_source_kind { FBS_SRC_WEBSOCKET = 0, FBS_SRC_KAFKA = 1 };
+
+#define FBS_KAFKA_TOPICS_MAX 16
+#define FBS_KAFKA_PROPS_MAX 32
+
+/* kafka.<name>=<value>: handed to librdkafka in file order. */
+struct fbs_kafka_prop {
+	char name[128];             /* without the "kafka." */
+	char value[512];
+};
+
 struct fbs_config {
 	char broker_host[256];      /* Broker: fabricbusd HttpListen */
 	int broker_port;
@@ -33,6 +45,12 @@ struct fbs_config {
 	uint64_t retry_ms;
 	int log_level;              /* enum fb_log_level */
 	int log_syslog;
+	int source;                 /* Source: enum fbs_source_kind */
+	char kafka_brokers[1024];   /* KafkaBrokers: bootstrap host:port[,host:port]; "" = none */
+	char kafka_group[256];      /* KafkaGroup: the consumer group */
+	char kafka_topics[2048];    /* KafkaTopics: comma-separated, each checked */
+	unsigned n_kafka_props;
+	struct fbs_kafka_prop kafka_props[FBS_KAFKA_PROPS_MAX];
 };
 
 void fbs_config_defaults(struct fbs_config *c);
@@ -46,6 +64,10 @@ int fbs_config_check(struct fbs_config *c, char *err, size_t errsz);
 void fbs_config_print(const struct fbs_config *c, void *file);
 /* Every key, its default and meaning, for --help (FILE *). */
 void fbs_config_help(void *file);
+/* Split a checked KafkaTopics value into topics[] (pointers into buf, which
+ * is at least as large as the value). Returns the number of topics. */
+size_t fbs_kafka_topics_split(const char *list, char *buf, size_t bufsz, const char **topics,
+			      size_t max);
 /* A duration the way the config takes it back: "1500ms", "60s". */
 void fbs_duration_format(uint64_t ms, char *out, size_t outsz);
 

@@ -1,9 +1,10 @@
 /* slurm_startup.c - the start-up phases: reconcile with Slurm, seed from the
- * broker's map, then subscribe from LastEventId. */
+ * broker's map, then start the event source (slurm_source.h). */
 #include "slurm_adapter.h"
 
 #include "fb_http.h"
 #include "fb_log.h"
+#include "slurm_source.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -130,44 +131,26 @@ int fbs_map_fetch(struct fbs_adapter *a, int level)
 	return 0;
 }
 
-static void on_ws_state(void *arg, int connected, const char *why)
+/* slurm_source.h: Source= names the source; its files do the rest. */
+struct fbs_source *fbs_source_start(struct fbs_adapter *a)
 {
-	struct fbs_adapter *a = arg;
-	if (connected)
-		fb_log_info("events: subscribed to ws://%s:%d/ws/events", a->cfg->broker_host,
-			    a->cfg->broker_port);
-	else
-		fb_log_warn("events: connection to ws://%s:%d/ws/events lost: %s (reconnecting from "
-			    "EventId %" PRIu64 ")", a->cfg->broker_host, a->cfg->broker_port,
-			    why ? why : "?", a->seen_id);
+	return a->cfg->source == FBS_SRC_KAFKA ? fbs_source_kafka_start(a) : fbs_source_ws_start(a);
+}
+
+void fbs_source_stop(struct fbs_source *s)
+{
+	if (s)
+		s->stop(s);
 }
 
 static int subscribe(struct fbs_adapter *a)
 {
-	struct fb_wsc_opts o;
-	memset(&o, 0, sizeof(o));
-	o.host = a->cfg->broker_host;
-	o.port = (uint16_t)a->cfg->broker_port;
-	o.base = a->base;
-	o.on_message = fbs_adapter_on_message;
-	o.on_state = on_ws_state;
-	o.arg = a;
 	/* Resume after what the state file holds; at a first start, after what
 	 * the map was a picture of, or from now when the map names no EventId. */
 	if (!a->seen_id && a->have_map)
 		a->seen_id = a->fabmap.last_event_id;
-	o.since = a->seen_id;
-	o.from_now = a->seen_id == 0;
-	char err[256];
-	if (!(a->wsc = fb_wsc_start(&o, err, sizeof(err)))) {
-		fb_log_err("cannot start the WebSocket client: %s", err);
-		return -1;
-	}
-	if (o.from_now)
-		fb_log_info("events: first start, reading from the broker's newest event on");
-	else
-		fb_log_info("events: reading from EventId %" PRIu64 " on", o.since + 1);
-	return 0;
+	a->src = fbs_source_start(a);
+	return a->src ? 0 : -1;
 }
 
 /* MAP phase: fetch, seed, subscribe. Retried every RetryInterval. */

@@ -31,6 +31,29 @@ void fbs_state_free(struct fbs_state *s)
 	free(s->pending);
 	s->pending = NULL;
 	s->n_pending = 0;
+	free(s->koffs);
+	s->koffs = NULL;
+	s->n_koffs = 0;
+}
+
+struct fbs_koff *fbs_state_koff(struct fbs_state *s, const char *topic, int32_t partition,
+				int create)
+{
+	for (size_t i = 0; i < s->n_koffs; i++)
+		if (s->koffs[i].partition == partition && strcmp(s->koffs[i].topic, topic) == 0)
+			return &s->koffs[i];
+	if (!create || strlen(topic) >= FBS_KTOPIC_MAX)
+		return NULL;
+	struct fbs_koff *nk = realloc(s->koffs, (s->n_koffs + 1) * sizeof(*nk));
+	if (!nk)
+		return NULL;
+	s->koffs = nk;
+	struct fbs_koff *k = &nk[s->n_koffs++];
+	memset(k, 0, sizeof(*k));
+	strcpy(k->topic, topic);
+	k->partition = partition;
+	k->offset = -1;
+	return k;
 }
 
 int fbs_state_push(struct fbs_state *s, struct fbs_batch *b)
@@ -162,6 +185,38 @@ static json_t *dump_batch(const struct fbs_batch *b)
 	return o;
 }
 
+static json_t *dump_koff(const struct fbs_koff *k)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	if (set(o, "Topic", json_string(k->topic)) |
+	    set(o, "Partition", json_integer((json_int_t)k->partition)) |
+	    set(o, "Offset", json_integer((json_int_t)k->offset)) |
+	    set(o, "Broker", json_string(k->broker)) |
+	    set(o, "EventId", json_integer((json_int_t)k->event_id))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Only Source=kafka writes them: a WebSocket adapter's file is unchanged. */
+static int dump_koffs(json_t *root, const struct fbs_state *s)
+{
+	if (!s->n_koffs)
+		return 0;
+	json_t *a = json_array();
+	int bad = !a;
+	for (size_t i = 0; !bad && i < s->n_koffs; i++)
+		bad |= json_array_append_new(a, dump_koff(&s->koffs[i]));
+	if (bad) {
+		json_decref(a);
+		return -1;
+	}
+	return set(root, "KafkaOffsets", a);
+}
+
 int fbs_state_dump(const struct fbs_state *s, const struct fbs_policy *p, uint64_t saved_at_s,
 		   char **out)
 {
@@ -179,6 +234,7 @@ int fbs_state_dump(const struct fbs_state *s, const struct fbs_policy *p, uint64
 			bad |= json_array_append_new(pend, dump_batch(&s->pending[i]));
 		bad |= set(root, "Nodes", nodes) | set(root, "Pending", pend);
 		nodes = pend = NULL;
+		bad |= dump_koffs(root, s);
 	}
 	*out = bad ? NULL : json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(root);
@@ -349,6 +405,48 @@ static int parse_batch(struct rd *r, json_t *o, struct fbs_batch *b)
 	return r->failed ? -1 : 0;
 }
 
+static int parse_koff(struct rd *r, json_t *o, struct fbs_koff *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (!json_is_object(o))
+		return fail(r, "", "expected an object");
+	get_str(r, o, "Topic", k->topic, sizeof(k->topic));
+	if (!r->failed && !k->topic[0])
+		return fail(r, "Topic", "empty");
+	uint64_t part = get_u64(r, o, "Partition");
+	if (!r->failed && part > INT32_MAX)
+		return fail(r, "Partition", "not a Kafka partition number");
+	k->partition = (int32_t)part;
+	k->offset = (int64_t)get_u64(r, o, "Offset");
+	get_str(r, o, "Broker", k->broker, sizeof(k->broker));
+	k->event_id = get_u64(r, o, "EventId");
+	return r->failed ? -1 : 0;
+}
+
+/* Optional: absent in a WebSocket adapter's file. */
+static int parse_koffs(struct rd *r, json_t *root, struct fbs_state *s)
+{
+	json_t *a = json_object_get(root, "KafkaOffsets");
+	if (!a)
+		return 0;
+	if (!(a = get_array(r, root, "KafkaOffsets")))
+		return -1;
+	size_t n = json_array_size(a);
+	if (n && !(s->koffs = calloc(n, sizeof(*s->koffs))))
+		return fail(r, "KafkaOffsets", "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		snprintf(r->where, sizeof(r->where), "KafkaOffsets[%zu]", i);
+		if (parse_koff(r, json_array_get(a, i), &s->koffs[i]))
+			return -1;
+		s->n_koffs++;
+		for (size_t j = 0; j < i; j++)
+			if (s->koffs[j].partition == s->koffs[i].partition &&
+			    strcmp(s->koffs[j].topic, s->koffs[i].topic) == 0)
+				return fail(r, "Topic", "the partition is listed twice");
+	}
+	return 0;
+}
+
 static int parse_root(struct rd *r, json_t *root, struct fbs_state *s, struct fbs_policy *p)
 {
 	if (!json_is_object(root))
@@ -379,7 +477,8 @@ static int parse_root(struct rd *r, json_t *root, struct fbs_state *s, struct fb
 		if (s->pending[i].id >= s->next_batch_id)
 			s->next_batch_id = s->pending[i].id + 1;
 	}
-	return 0;
+	r->where[0] = '\0';
+	return parse_koffs(r, root, s);
 }
 
 int fbs_state_parse(const char *json, size_t len, struct fbs_state *s, struct fbs_policy *p,

@@ -32,13 +32,20 @@ static void status_error(const struct fb_spank_conf *c, const char *what,
 		 body);
 }
 
-/* fb_http's own message names the peer as host:port; keep it. */
+/* fb_http's own message names the peer as host:port; keep it. Its reasons
+ * may quote the peer's bytes (a bad status line, up to 60 of them), and the
+ * line goes to slurmd's log and, refused, to the user's terminal: whatever
+ * answers on the broker's port must not write escape sequences there. */
 static int request(const struct fb_spank_conf *c, const char *method, const char *path,
 		   const char *body, size_t body_len, size_t max_body, struct fb_http_resp *r,
 		   char *err, size_t errsz)
 {
-	return fb_http_request(c->host, c->port, method, path, body ? "application/json" : NULL,
-			       body, body_len, c->timeout_ms, max_body, r, err, errsz);
+	int rc = fb_http_request(c->host, c->port, method, path, body ? "application/json" : NULL,
+				 body, body_len, c->timeout_ms, max_body, r, err, errsz);
+	for (size_t i = 0; rc < 0 && i < errsz && err[i]; i++)
+		if ((unsigned char)err[i] < 0x20 || (unsigned char)err[i] > 0x7e)
+			err[i] = '?';
+	return rc;
 }
 
 int fb_spank_fetch_map(const struct fb_spank_conf *c, struct fb_http_resp *r, char *err,

@@ -6,7 +6,8 @@
  *
  * Every request is bounded by conf->timeout_ms and its answer by a size
  * limit; all bytes go through fb_http's checked response parser. Errors come
- * back as one line in err that names the broker and the reason, e.g.
+ * back as one line of printable ASCII in err (the peer's bytes quoted in it
+ * have '?' for anything else) that names the broker and the reason, e.g.
  *   "127.0.0.1:7412: connection refused"
  *   "127.0.0.1:7412: GET /fabric/map: HTTP 503: busy"
  */

@@ -213,8 +213,14 @@ int fb_spank_map_build(const char *body, size_t len, const char *const *nodes, s
 	memset(m, 0, sizeof(*m));
 	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
-		snprintf(err, errsz, "not JSON: %.120s at line %d column %d", je.text, je.line,
-			 je.column);
+		/* jansson quotes the bytes it stopped at: no control bytes into
+		 * the log line and the user's terminal */
+		char text[sizeof(je.text)];
+		size_t i = 0;
+		for (; je.text[i] && i < sizeof(text) - 1; i++)
+			text[i] = je.text[i] >= ' ' && je.text[i] <= '~' ? je.text[i] : '?';
+		text[i] = '\0';
+		snprintf(err, errsz, "not JSON: %.120s at line %d column %d", text, je.line, je.column);
 		return FB_EMALFORMED;
 	}
 	if (!json_is_object(root) || !json_is_object(json_object_get(root, "Nodes"))) {

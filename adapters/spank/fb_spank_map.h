@@ -51,7 +51,8 @@ struct fb_spank_jobmap {
  * local the node this runs on (may be absent from nodes), job_id and broker
  * go into the document as is. Returns 0 with *m filled, FB_EMALFORMED with
  * err saying what is wrong with the body ("not JSON: ... at line 1 column
- * 2", "no \"Nodes\" object"), or -ENOMEM. *m is left empty on failure. */
+ * 2", "no \"Nodes\" object"; printable ASCII only), or -ENOMEM. *m is left
+ * empty on failure. */
 int fb_spank_map_build(const char *body, size_t len, const char *const *nodes, size_t n,
 		       const char *local, const char *job_id, const char *broker,
 		       struct fb_spank_jobmap *m, char *err, size_t errsz);

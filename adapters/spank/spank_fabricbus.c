@@ -209,9 +209,12 @@ static int get_ids(struct step *s)
 	return stepid == SLURM_EXTERN_CONT ? 1 : 0;
 }
 
-/* This node's name: slurmd's SLURMD_NODENAME when it passed one down, else
- * the node at our index in the step's node list (a batch step has none: it
- * runs on the job's first node). */
+/* This node's name: SLURMD_NODENAME when the process has one (slurmd's epilog
+ * does; slurmstepd 22.05 does not, measured), else the node at our index in
+ * the step's node list (a batch step has none: it runs on the job's first
+ * node). That list, like SLURM_JOB_NODELIST, comes from the environment srun
+ * sent, which the user controls: it only ever names this job's own file and
+ * values, under this job's id (docs/spank.md, SECURITY). */
 static int find_local(struct step *s, char *err, size_t errsz)
 {
 	const char *env = getenv("SLURMD_NODENAME");

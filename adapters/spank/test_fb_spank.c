@@ -1,19 +1,26 @@
-/* test_fb_spank.c - the SPANK plugin's pure parts: its plugstack.conf
- * arguments, the job's view of /fabric/map (including bodies that are not a
- * map at all), and the map file written into a shared directory. The Slurm
- * side runs against the real slurmstepd in tests/integration/test_spank.py. */
+/* test_fb_spank.c - the SPANK plugin's parts that need no Slurm: its
+ * plugstack.conf arguments, the job's view of /fabric/map (including bodies
+ * that are not a map at all), the map file written into a shared directory,
+ * and the error lines of its requests to whatever answers on the broker's
+ * port. The Slurm side runs against the real slurmstepd in
+ * tests/integration/test_spank.py. */
 #include "fb_buf.h"
 #include "fb_err.h"
+#include "fb_spank_broker.h"
 #include "fb_spank_conf.h"
 #include "fb_spank_file.h"
 #include "fb_spank_map.h"
 #include "fb_test.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- arguments ---------------------------------------------------------- */
@@ -230,6 +237,31 @@ static void map_refuses_bodies_that_are_not_a_map(void)
 				    sizeof(err)), FB_EMALFORMED);
 }
 
+static int printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* The reason goes to slurmd's log and, refused, to the user's terminal;
+ * jansson quotes the byte it stopped at. */
+static void map_error_quotes_no_control_bytes(void)
+{
+	static const char *bad[] = {"[1,\x01]", "{\"Nodes\":{\"a\\\x1b\"}}", "\x1b[2J"};
+	const char *nodes[] = {"node001"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fb_spank_jobmap m;
+		char err[256] = "";
+		CHECK_EQ(build(bad[i], nodes, 1, "node001", &m, err, sizeof(err)), FB_EMALFORMED);
+		CHECK(strncmp(err, "not JSON: ", 10) == 0);
+		if (!printable(err))
+			fprintf(stderr, "  case %zu: control byte in '%s'\n", i, err);
+		CHECK(printable(err));
+	}
+}
+
 /* FABRICBUS_NODES is left out past 64 KiB; the document keeps every node. */
 static void map_leaves_out_a_nodes_variable_over_64k(void)
 {
@@ -354,6 +386,65 @@ static void file_failure_names_the_path_and_leaves_nothing(void)
 	CHECK_EQ(rmdir(dir), 0);
 }
 
+/* ---- the requests -------------------------------------------------------- */
+
+/* A peer on 127.0.0.1 (a child process) that answers one connection with
+ * reply and exits. Returns its pid, or -1. */
+static pid_t fake_peer(const char *reply, uint16_t *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 1) ||
+	    getsockname(ls, (struct sockaddr *)&a, &al)) {
+		if (ls >= 0)
+			close(ls);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char buf[4096];
+		int c = accept(ls, NULL, NULL);
+		if (c >= 0 && read(c, buf, sizeof(buf)) > 0 && write(c, reply, strlen(reply)) < 0)
+			c = -1;
+		_exit(0);
+	}
+	close(ls);
+	return pid;
+}
+
+/* Whatever answers on the broker's port (a stray daemon, or a user's
+ * listener on 127.0.0.1:7412 where fabricbusd does not run) must not put
+ * escape sequences into slurmd's log or the user's terminal: fb_http quotes
+ * a bad status line as received. */
+static void broker_errors_quote_no_control_bytes(void)
+{
+	static const char *replies[] = {
+		"HTTP/1.1 2\x1b]0;owned\a00 OK\r\n\r\n", /* a terminal title */
+		"\x1b[2J\x1b[H\r\n\r\n",
+		"HTTP/1.1 503 Busy\r\nContent-Length: 9\r\n\r\nbusy\x1b[2J\n",
+	};
+	for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
+		struct fb_spank_conf c;
+		struct fb_http_resp r;
+		char err[512] = "";
+		uint16_t port = 0;
+		pid_t pid = fake_peer(replies[i], &port);
+		CHECK(pid > 0);
+		fb_spank_conf_defaults(&c);
+		c.port = port;
+		snprintf(c.broker, sizeof(c.broker), "127.0.0.1:%u", (unsigned)port);
+		int rc = fb_spank_fetch_map(&c, &r, err, sizeof(err));
+		CHECK_EQ(waitpid(pid, NULL, 0), pid);
+		CHECK(rc < 0);
+		CHECK(strstr(err, c.broker) != NULL);
+		if (!printable(err))
+			fprintf(stderr, "  reply %zu: control byte in '%s'\n", i, err);
+		CHECK(printable(err));
+	}
+}
+
 int main(void)
 {
 	RUN(conf_defaults_as_documented);
@@ -364,8 +455,10 @@ int main(void)
 	RUN(map_names_the_first_down_port_of_the_job);
 	RUN(map_treats_bad_fields_as_unknown);
 	RUN(map_refuses_bodies_that_are_not_a_map);
+	RUN(map_error_quotes_no_control_bytes);
 	RUN(map_leaves_out_a_nodes_variable_over_64k);
 	RUN(file_replaces_a_planted_symlink_without_following_it);
 	RUN(file_failure_names_the_path_and_leaves_nothing);
+	RUN(broker_errors_quote_no_control_bytes);
 	return TEST_DONE();
 }

@@ -9,6 +9,7 @@
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_session.h"
+#include "fb_usage.h"
 #include "fb_wire.h"
 #include "ib_worker.h"
 
@@ -17,7 +18,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,18 +44,6 @@ struct agent {
 	int stopping, exit_status;
 	uint64_t dropped;
 };
-
-static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (try: " PROG " --help)\n", stderr);
-	return 2;
-}
 
 static void help(void)
 {
@@ -213,113 +201,128 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		case 'b': broker = optarg; break;
 		case 'a':
 			if (!fb_agent_id_valid(optarg))
-				return bad_usage("bad --agent-id '%s': want 1..%d chars of "
-						 "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
+				return fb_usage_error(PROG, "bad --agent-id '%s': want 1..%d chars of "
+						      "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
 			snprintf(a->agent_id, sizeof(a->agent_id), "%s", optarg);
 			break;
 		case 'f':
 			if (!*optarg || strlen(optarg) >= FB_FABRIC_MAX)
-				return bad_usage("bad --fabric '%s': want 1..%d chars", optarg,
-						 FB_FABRIC_MAX - 1);
+				return fb_usage_error(PROG, "bad --fabric '%s': want 1..%d chars", optarg,
+						      FB_FABRIC_MAX - 1);
 			a->cfg.fabric = optarg;
 			break;
 		case 'i':
 			if (parse_uint(optarg, 100, 3600000, &a->cfg.interval_ms))
-				return bad_usage("bad --interval '%s': want milliseconds, 100..3600000",
-						 optarg);
+				return fb_usage_error(PROG,
+						      "bad --interval '%s': want milliseconds, 100..3600000",
+						      optarg);
 			break;
 		case 's':
 			if (!*optarg || strstr(optarg, ",,") || *optarg == ',' ||
 			    optarg[strlen(optarg) - 1] == ',')
-				return bad_usage("bad --switches '%s': want 'all' or node descriptions "
-						 "separated by single commas", optarg);
+				return fb_usage_error(PROG,
+						      "bad --switches '%s': want 'all' or node descriptions "
+						      "separated by single commas", optarg);
 			a->cfg.switches = optarg;
 			break;
 		case O_SHARD:
 			if (parse_shard(optarg, &a->cfg.shard_i, &a->cfg.shard_n))
-				return bad_usage("bad --shard '%s': want I/N with 0 <= I < N", optarg);
+				return fb_usage_error(PROG,
+						      "bad --shard '%s': want I/N with 0 <= I < N",
+						      optarg);
 			break;
 		case 'u':
 			if (parse_uint(optarg, 1, 1000, &a->cfg.unreachable_after))
-				return bad_usage("bad --unreachable-after '%s': want 1..1000", optarg);
+				return fb_usage_error(PROG,
+						      "bad --unreachable-after '%s': want 1..1000",
+						      optarg);
 			break;
 		case O_TIMEOUT:
 			if (parse_uint(optarg, 1, 10000, &v))
-				return bad_usage("bad --mad-timeout '%s': want milliseconds, 1..10000",
-						 optarg);
+				return fb_usage_error(PROG,
+						      "bad --mad-timeout '%s': want milliseconds, 1..10000",
+						      optarg);
 			a->cfg.timeout_ms = (int)v;
 			break;
 		case O_RETRIES:
 			if (parse_uint(optarg, 1, 10, &v))
-				return bad_usage("bad --mad-retries '%s': want 1..10", optarg);
+				return fb_usage_error(PROG, "bad --mad-retries '%s': want 1..10", optarg);
 			a->cfg.retries = (int)v;
 			break;
 		case O_CA:
 			if (!*optarg || strlen(optarg) >= 20)
-				return bad_usage("bad --ca '%s': want a CA name (ibstat lists them)",
-						 optarg);
+				return fb_usage_error(PROG,
+						      "bad --ca '%s': want a CA name (ibstat lists them)",
+						      optarg);
 			a->cfg.ca = optarg;
 			break;
 		case O_CAPORT:
 			if (parse_uint(optarg, 1, 254, &v))
-				return bad_usage("bad --ca-port '%s': want 1..254", optarg);
+				return fb_usage_error(PROG, "bad --ca-port '%s': want 1..254", optarg);
 			a->cfg.ca_port = (int)v;
 			break;
 		case 'l':
 			if ((level = fb_log_level_parse(optarg)) < 0)
-				return bad_usage("bad --log-level '%s': want error, warn, info or debug",
-						 optarg);
+				return fb_usage_error(PROG,
+						      "bad --log-level '%s': want error, warn, info or debug",
+						      optarg);
 			break;
 		case O_ONCE: a->once = 1; break;
 		case O_MEASURE:
 			if (parse_uint(optarg, 1, 100000, &a->measure))
-				return bad_usage("bad --measure '%s': want 1..100000", optarg);
+				return fb_usage_error(PROG, "bad --measure '%s': want 1..100000", optarg);
 			break;
 		case O_CTR_INTERVAL:
 			if (parse_uint(optarg, 0, 3600000, &v) || (v && v < 100))
-				return bad_usage("bad --counters-interval '%s': want 0 (off) or "
-						 "milliseconds, 100..3600000", optarg);
+				return fb_usage_error(PROG, "bad --counters-interval '%s': want 0 (off) or "
+						      "milliseconds, 100..3600000", optarg);
 			a->cfg.ctr.interval_ms = v;
 			a->ctr_interval_set = 1;
 			break;
 		case O_ERR_THR:
 			if (ib_ctr_parse_threshold(&a->cfg.ctr, optarg))
-				return bad_usage("bad --error-threshold '%s': want NAME=RATE, NAME one "
-						 "of symbol_error, link_error_recovery, link_downed, "
-						 "rcv_errors, xmit_discards, RATE 1..1000000000 per second",
-						 optarg);
+				return fb_usage_error(PROG,
+						      "bad --error-threshold '%s': want NAME=RATE, NAME one "
+						      "of symbol_error, link_error_recovery, link_downed, "
+						      "rcv_errors, xmit_discards, RATE 1..1000000000 per second",
+						      optarg);
 			break;
 		case O_CONG_THR:
 			if (parse_uint(optarg, 1, 1000000, &v))
-				return bad_usage("bad --congestion-threshold '%s': want parts per "
-						 "million, 1..1000000", optarg);
+				return fb_usage_error(PROG, "bad --congestion-threshold '%s': want parts per "
+						      "million, 1..1000000", optarg);
 			a->cfg.ctr.congestion_ppm = v;
 			break;
 		case O_TICK:
 			if (parse_uint(optarg, 1, 1000, &a->cfg.ctr.tick_ns))
-				return bad_usage("bad --xmit-wait-tick-ns '%s': want 1..1000", optarg);
+				return fb_usage_error(PROG,
+						      "bad --xmit-wait-tick-ns '%s': want 1..1000",
+						      optarg);
 			break;
 		case O_FLAP_COUNT:
 			if (parse_uint(optarg, 2, IB_FLAP_COUNT_MAX, &a->cfg.flap.count))
-				return bad_usage("bad --flap-count '%s': want 2..%d", optarg,
-						 IB_FLAP_COUNT_MAX);
+				return fb_usage_error(PROG, "bad --flap-count '%s': want 2..%d", optarg,
+						      IB_FLAP_COUNT_MAX);
 			break;
 		case O_FLAP_WINDOW:
 			if (parse_uint(optarg, 1, 86400, &a->cfg.flap.window_s))
-				return bad_usage("bad --flap-window '%s': want seconds, 1..86400", optarg);
+				return fb_usage_error(PROG,
+						      "bad --flap-window '%s': want seconds, 1..86400",
+						      optarg);
 			break;
 		case O_NO_TRAPS: a->cfg.traps = 0; break;
 		case 'h': help(); return -1;
-		case ':': return bad_usage("%s needs a value", argv[optind - 1]);
-		default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+		case ':': return fb_usage_error(PROG, "%s needs a value", argv[optind - 1]);
+		default: return fb_usage_error(PROG, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (!a->ctr_interval_set)
 		a->cfg.ctr.interval_ms = a->cfg.interval_ms;
 	if (optind < argc)
-		return bad_usage("unexpected argument '%s'", argv[optind]);
+		return fb_usage_error(PROG, "unexpected argument '%s'", argv[optind]);
 	if (fb_addr_parse(broker, "127.0.0.1", a->host, sizeof(a->host), &a->port) != 0)
-		return bad_usage("bad --broker '%s': want HOST:PORT, [IPV6]:PORT or :PORT", broker);
+		return fb_usage_error(PROG, "bad --broker '%s': want HOST:PORT, [IPV6]:PORT or :PORT",
+				      broker);
 	fb_log_set_level(level);
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include "fb_event_json.h"
 #include "fb_log.h"
 #include "fb_session.h"
+#include "fb_usage.h"
 #include "fb_wire.h"
 #include "node_eth.h"
 #include "node_ib.h"
@@ -23,7 +24,6 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,18 +56,6 @@ struct agent {
 	uint64_t dropped, emitted;
 	struct scan ib, eth, cur; /* cur: scratch for the scan in progress */
 };
-
-static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (try: " PROG " --help)\n", stderr);
-	return 2;
-}
 
 static void help(void)
 {
@@ -168,42 +156,46 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		case 'b': broker = optarg; break;
 		case 'a':
 			if (!fb_agent_id_valid(optarg))
-				return bad_usage("bad --agent-id '%s': want 1..%d chars of "
-						 "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
+				return fb_usage_error(PROG, "bad --agent-id '%s': want 1..%d chars of "
+						      "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
 			snprintf(a->agent_id, sizeof(a->agent_id), "%s", optarg);
 			break;
 		case 'n':
 			if (!*optarg || strlen(optarg) >= FB_NAME_MAX || strchr(optarg, '/'))
-				return bad_usage("bad --node-name '%s': want 1..%d chars, no '/'", optarg,
-						 FB_NAME_MAX - 1);
+				return fb_usage_error(PROG,
+						      "bad --node-name '%s': want 1..%d chars, no '/'",
+						      optarg, FB_NAME_MAX - 1);
 			snprintf(a->node, sizeof(a->node), "%s", optarg);
 			break;
 		case 'i':
 			if (parse_uint(optarg, 100, 3600000, &a->interval_ms))
-				return bad_usage("bad --interval '%s': want milliseconds, 100..3600000",
-						 optarg);
+				return fb_usage_error(PROG,
+						      "bad --interval '%s': want milliseconds, 100..3600000",
+						      optarg);
 			break;
 		case O_NO_IB: a->no_ib = 1; break;
 		case O_NO_ETH: a->no_eth = 1; break;
 		case 'l':
 			if ((level = fb_log_level_parse(optarg)) < 0)
-				return bad_usage("bad --log-level '%s': want error, warn, info or debug",
-						 optarg);
+				return fb_usage_error(PROG,
+						      "bad --log-level '%s': want error, warn, info or debug",
+						      optarg);
 			break;
 		case O_ONCE: a->once = 1; break;
 		case 'h': help(); return -1;
-		case ':': return bad_usage("%s needs a value", argv[optind - 1]);
-		default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+		case ':': return fb_usage_error(PROG, "%s needs a value", argv[optind - 1]);
+		default: return fb_usage_error(PROG, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return bad_usage("unexpected argument '%s'", argv[optind]);
+		return fb_usage_error(PROG, "unexpected argument '%s'", argv[optind]);
 	if (a->no_ib && a->no_eth)
-		return bad_usage("--no-ib and --no-eth together leave nothing to report");
+		return fb_usage_error(PROG, "--no-ib and --no-eth together leave nothing to report");
 	if (fb_addr_parse(broker, "127.0.0.1", a->host, sizeof(a->host), &a->port) != 0)
-		return bad_usage("bad --broker '%s': want HOST:PORT, [IPV6]:PORT or :PORT", broker);
+		return fb_usage_error(PROG, "bad --broker '%s': want HOST:PORT, [IPV6]:PORT or :PORT",
+				      broker);
 	if (!a->node[0] && default_node_name(a->node, sizeof(a->node)) != 0)
-		return bad_usage("cannot take the node name from the host name: give --node-name");
+		return fb_usage_error(PROG, "cannot take the node name from the host name: give --node-name");
 	fb_log_set_level(level);
 	return 0;
 }

@@ -10,6 +10,7 @@
  */
 #include "cli.h"
 #include "cli_publish.h"
+#include "fb_usage.h"
 
 #include "fb_err.h"
 #include "fb_session.h"
@@ -20,7 +21,6 @@
 #include <event2/event.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,18 +49,6 @@ struct pub {
 	int last_code, seen_error_codes;
 	char last_err[256];
 };
-
-static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("fabricbus publish: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (try: fabricbus publish --help)\n", stderr);
-	return 2;
-}
 
 static void help(void)
 {
@@ -309,27 +297,29 @@ static int parse_opts(struct pub *p, int argc, char **argv, const char **file,
 		case 'b': p->addr = optarg; break;
 		case 'a':
 			if (!fb_agent_id_valid(optarg))
-				return bad_usage("bad --agent-id '%s': want 1..%d chars of "
-						 "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
+				return fb_usage_error("fabricbus publish",
+						      "bad --agent-id '%s': want 1..%d chars of "
+						      "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
 			snprintf(p->agent_id, sizeof(p->agent_id), "%s", optarg);
 			break;
 		case 't':
 			if (fb_cli_parse_secs(optarg, &p->timeout_s))
-				return bad_usage("bad --timeout '%s': want seconds > 0", optarg);
+				return fb_usage_error("fabricbus publish",
+						      "bad --timeout '%s': want seconds > 0", optarg);
 			break;
 		case 'f': *file = optarg; break;
 		case 'n':
 		case 'g':
 			if (parse_count(optarg, &p->in.gen_count))
-				return bad_usage("bad --%s '%s': want a count >= 1",
-						 c == 'n' ? "count" : "generate", optarg);
+				return fb_usage_error("fabricbus publish", "bad --%s '%s': want a count >= 1",
+						      c == 'n' ? "count" : "generate", optarg);
 			break;
 		case 'T': *tmpl_json = optarg; break;
 		case 'q': p->quiet = 1; break;
 		case 'v': p->verbose = 1; break;
 		case 'h': help(); return -1;
-		case ':': return bad_usage("%s needs a value", argv[optind - 1]);
-		default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+		case ':': return fb_usage_error("fabricbus publish", "%s needs a value", argv[optind - 1]);
+		default: return fb_usage_error("fabricbus publish", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (fb_cli_parse_addr(p->addr, p->host, sizeof(p->host), &p->port) < 0)
@@ -337,12 +327,14 @@ static int parse_opts(struct pub *p, int argc, char **argv, const char **file,
 	snprintf(p->addr_show, sizeof(p->addr_show), strchr(p->host, ':') ? "[%s]:%d" : "%s:%d",
 		 p->host, p->port);
 	if (*tmpl_json && !p->in.gen_count)
-		return bad_usage("--template needs --count N");
+		return fb_usage_error("fabricbus publish", "--template needs --count N");
 	if (p->in.gen_count && (*file || optind < argc))
-		return bad_usage("--count/--generate cannot be combined with --file or JSON "
-				 "arguments");
+		return fb_usage_error("fabricbus publish",
+				      "--count/--generate cannot be combined with --file or JSON "
+				      "arguments");
 	if (*file && optind < argc)
-		return bad_usage("give events as JSON arguments or --file, not both");
+		return fb_usage_error("fabricbus publish",
+				      "give events as JSON arguments or --file, not both");
 	return 0;
 }
 

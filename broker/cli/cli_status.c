@@ -1,34 +1,21 @@
 /* cli_status.c - `fabricbus status`: GET /status from fabricbusd's HTTP port
- * with a small blocking HTTP/1.1 client, then print it for humans (or raw).
+ * with fb_http (adapters/lib), then print it for humans (or raw).
  * Every field is optional when printing: an older or newer broker may lack
  * some, and they show as "-". */
 #include "cli.h"
+#include "fb_err.h"
+#include "fb_http.h"
+#include "fb_usage.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <netdb.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
-#define CONNECT_TIMEOUT_MS 5000
-#define IO_TIMEOUT_MS 10000
+#define STATUS_TIMEOUT_MS 10000  /* connect, send and the whole reply */
 #define MAX_RESPONSE (4u << 20)
-
-struct resp {
-	char *data;    /* whole response, NUL-terminated */
-	size_t len;
-	int code;
-	const char *body;
-	size_t body_len;
-};
 
 static void help(void)
 {
@@ -64,190 +51,23 @@ static void help(void)
 	       FB_CLI_DEFAULT_HTTP_ADDR);
 }
 
-static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_err(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("fabricbus status: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (try: fabricbus status --help)\n", stderr);
-	return 2;
-}
+/* ---- the request --------------------------------------------------------- */
 
-/* ---- the HTTP client -------------------------------------------------------- */
-
-static int wait_fd(int fd, short ev, int ms)
+/* GET /status through fb_http (the checked, fuzzed response parser). 0 with
+ * r filled (any status code), or 1 after saying why on stderr. fb_http's
+ * -errno failures (refused, unresolvable, timed out) mean the broker was not
+ * reached or did not answer; its FB_E* ones, which sit below the errno range
+ * (fb_err.h), mean something answered but not with a usable HTTP response.
+ * Either way err already starts with the peer. */
+static int fetch_status(const char *host, int port, struct fb_http_resp *r)
 {
-	struct pollfd p = { fd, ev, 0 };
-	int r;
-	do
-		r = poll(&p, 1, ms);
-	while (r < 0 && errno == EINTR);
-	if (r == 0)
-		errno = ETIMEDOUT;
-	return r > 0 ? 0 : -1;
-}
-
-/* Connect with a timeout; returns the fd or -1 with errno set. */
-static int dial(const char *host, int port)
-{
-	char ps[16];
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
-	struct addrinfo *res, *ai;
-	int fd = -1, err = ECONNREFUSED;
-	snprintf(ps, sizeof(ps), "%d", port);
-	int g = getaddrinfo(host, ps, &hints, &res);
-	if (g) {
-		errno = g == EAI_SYSTEM ? errno : EHOSTUNREACH;
-		return -1;
-	}
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (fd < 0) {
-			err = errno;
-			continue;
-		}
-		int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
-		if (r < 0 && errno == EINPROGRESS && wait_fd(fd, POLLOUT, CONNECT_TIMEOUT_MS) == 0) {
-			socklen_t l = sizeof(err);
-			r = getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) == 0 && err == 0 ? 0 : -1;
-		} else if (r < 0) {
-			err = errno;
-		}
-		if (r == 0)
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	errno = err;
-	return fd;
-}
-
-static int send_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
-			if (wait_fd(fd, POLLOUT, IO_TIMEOUT_MS) < 0)
-				return -1;
-			continue;
-		}
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Read until close, or until Content-Length says the body is complete. */
-static int read_response(int fd, struct resp *r, char *err, size_t errsz)
-{
-	size_t cap = 16384;
-	long long want = -1; /* header + body length, once known */
-	r->data = malloc(cap + 1);
-	r->len = 0;
-	if (!r->data)
-		return -1;
-	for (;;) {
-		if (want >= 0 && (long long)r->len >= want)
-			break;
-		if (r->len == cap) {
-			if (cap >= MAX_RESPONSE) {
-				snprintf(err, errsz, "response larger than %u bytes", MAX_RESPONSE);
-				return -1;
-			}
-			cap *= 2;
-			char *n = realloc(r->data, cap + 1);
-			if (!n)
-				return -1;
-			r->data = n;
-		}
-		ssize_t n = recv(fd, r->data + r->len, cap - r->len, 0);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			if (wait_fd(fd, POLLIN, IO_TIMEOUT_MS) < 0) {
-				snprintf(err, errsz, "reading reply: %s", strerror(errno));
-				return -1;
-			}
-			continue;
-		}
-		if (n < 0) {
-			snprintf(err, errsz, "reading reply: %s", strerror(errno));
-			return -1;
-		}
-		if (n == 0)
-			break;
-		r->len += (size_t)n;
-		r->data[r->len] = '\0';
-		char *eoh = want < 0 ? strstr(r->data, "\r\n\r\n") : NULL;
-		if (eoh) {
-			const char *cl = NULL;
-			for (char *h = strstr(r->data, "\r\n"); h && h < eoh; h = strstr(h + 2, "\r\n"))
-				if (strncasecmp(h + 2, "Content-Length:", 15) == 0)
-					cl = h + 17;
-			if (cl)
-				want = (eoh + 4 - r->data) + strtoll(cl, NULL, 10);
-		}
-	}
-	r->data[r->len] = '\0';
-	return 0;
-}
-
-/* Undo chunked transfer coding in place; -1 if malformed. */
-static int dechunk(char *b, size_t len, size_t *out_len)
-{
-	size_t in = 0, out = 0;
-	for (;;) {
-		char *end;
-		unsigned long long n = strtoull(b + in, &end, 16);
-		char *crlf = strstr(b + in, "\r\n");
-		if (end == b + in || !crlf)
-			return -1;
-		in = (size_t)(crlf - b) + 2;
-		if (n == 0)
-			break;
-		if (n > len - in)
-			return -1;
-		memmove(b + out, b + in, n);
-		out += n;
-		in += n + 2;
-		if (in > len)
-			return -1;
-	}
-	b[out] = '\0';
-	*out_len = out;
-	return 0;
-}
-
-static int parse_response(struct resp *r, char *err, size_t errsz)
-{
-	char *eoh = strstr(r->data, "\r\n\r\n");
-	if (strncmp(r->data, "HTTP/1.", 7) != 0 || !eoh ||
-	    sscanf(r->data + 8, " %3d", &r->code) != 1) {
-		snprintf(err, errsz, "not an HTTP response");
-		return -1;
-	}
-	char *body = eoh + 4;
-	r->body_len = r->len - (size_t)(body - r->data);
-	*eoh = '\0';
-	int chunked = 0;
-	for (char *h = strstr(r->data, "\r\n"); h; h = strstr(h + 2, "\r\n")) {
-		if (strncasecmp(h + 2, "Transfer-Encoding:", 18) == 0 && strstr(h + 20, "chunked"))
-			chunked = 1;
-		if (strncasecmp(h + 2, "Content-Length:", 15) == 0 &&
-		    strtoull(h + 17, NULL, 10) < r->body_len)
-			r->body_len = strtoull(h + 17, NULL, 10);
-	}
-	if (chunked && dechunk(body, r->body_len, &r->body_len) != 0) {
-		snprintf(err, errsz, "bad chunked encoding");
-		return -1;
-	}
-	body[r->body_len] = '\0';
-	r->body = body;
-	return 0;
+	char err[400];
+	int rc = fb_http_request(host, (uint16_t)port, "GET", "/status", NULL, NULL, 0, STATUS_TIMEOUT_MS,
+				 MAX_RESPONSE, r, err, sizeof(err));
+	if (rc == 0)
+		return 0;
+	fprintf(stderr, "fabricbus status: %sfabricbusd at %s\n", rc > FB_EAGAIN ? "cannot reach " : "", err);
+	return 1;
 }
 
 /* ---- printing ---------------------------------------------------------------- */
@@ -410,67 +230,46 @@ int fb_cli_status(int argc, char **argv)
 		case 'H': addr = optarg; break;
 		case 'j': raw = 1; break;
 		case 'h': help(); return 0;
-		case ':': return usage_err("%s needs a value", argv[optind - 1]);
-		default: return usage_err("unknown option '%s'", argv[optind - 1]);
+		case ':': return fb_usage_error("fabricbus status", "%s needs a value", argv[optind - 1]);
+		default: return fb_usage_error("fabricbus status", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return usage_err("unexpected argument '%s'", argv[optind]);
-	char host[256], hosthdr[300], req[512], err[256] = "";
+		return fb_usage_error("fabricbus status", "unexpected argument '%s'", argv[optind]);
+	char host[256], hosthdr[300];
 	int port;
 	if (fb_cli_parse_addr(addr, host, sizeof(host), &port) < 0)
 		return 2;
 	snprintf(hosthdr, sizeof(hosthdr), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 
-	int fd = dial(host, port);
-	if (fd < 0) {
-		fprintf(stderr, "fabricbus status: cannot reach fabricbusd at %s: %s\n", hosthdr,
-			strerror(errno));
+	struct fb_http_resp r;
+	if (fetch_status(host, port, &r))
 		return 1;
-	}
-	int n = snprintf(req, sizeof(req),
-			 "GET /status HTTP/1.1\r\nHost: %s\r\nAccept: application/json\r\n"
-			 "User-Agent: fabricbus/%s\r\nConnection: close\r\n\r\n",
-			 hosthdr, FB_VERSION);
-	struct resp r = { 0 };
-	int rc = send_all(fd, req, (size_t)n);
-	if (rc < 0)
-		snprintf(err, sizeof(err), "sending request: %s", strerror(errno));
-	else
-		rc = read_response(fd, &r, err, sizeof(err));
-	close(fd);
-	if (rc == 0)
-		rc = parse_response(&r, err, sizeof(err));
-	if (rc < 0) {
-		fprintf(stderr, "fabricbus status: fabricbusd at %s: %s\n", hosthdr,
-			err[0] ? err : "out of memory");
-		free(r.data);
-		return 1;
-	}
-	if (r.code != 200) {
+	const char *body = (const char *)r.body.data;
+	if (r.status != 200) {
 		fprintf(stderr, "fabricbus status: fabricbusd at %s answered HTTP %d: %.200s\n",
-			hosthdr, r.code, r.body);
-		free(r.data);
+			hosthdr, r.status, body);
+		fb_http_resp_free(&r);
 		return 1;
 	}
 	json_error_t je;
-	json_t *root = json_loadb(r.body, r.body_len, 0, &je);
+	json_t *root = json_loadb(body, r.body.len, 0, &je);
 	if (!json_is_object(root)) {
 		fprintf(stderr, "fabricbus status: fabricbusd at %s: reply is not a JSON object "
 			"(%s)\n", hosthdr, root ? "wrong type" : je.text);
 		json_decref(root);
-		free(r.data);
+		fb_http_resp_free(&r);
 		return 1;
 	}
 	if (raw) {
-		fwrite(r.body, 1, r.body_len, stdout);
-		if (r.body_len && r.body[r.body_len - 1] != '\n')
+		fwrite(body, 1, r.body.len, stdout);
+		if (r.body.len && body[r.body.len - 1] != '\n')
 			putchar('\n');
 	} else {
 		print_summary(root, hosthdr);
 	}
 	json_decref(root);
-	free(r.data);
+	fb_http_resp_free(&r);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "fabricbus status: writing stdout: %s\n", strerror(errno));
 		return 1;

@@ -10,8 +10,9 @@
  * is written straight from lws's rx buffer with fwrite_unlocked into a 1 MiB
  * stdout buffer, flushed once per service pass, so a pass that read 256 KiB
  * of frames costs one write(2). Per message we only memchr for '\n', memmem
- * for the missed-notice MessageId and scan the envelope's "Id"; jansson runs
- * only for notices and with --validate.
+ * for the missed-notice MessageId and scan the envelope's "Id"
+ * (fb_event_scan_id, which fb_ws_client uses too, allocation-free); jansson
+ * runs only for notices and with --validate.
  *
  * Nothing lost, nothing duplicated: with --reconnect, every reconnect asks
  * for since=<last EventId printed> (or the notice's ResumeSince), and an Id
@@ -21,6 +22,8 @@
  */
 #include "cli.h"
 #include "cli_tail.h"
+#include "fb_event_scan.h"
+#include "fb_ws_client.h"
 
 #include <libwebsockets.h>
 #include <jansson.h>
@@ -57,7 +60,7 @@ struct tail {
 	int attempt_live;      /* a connection is being made or is open */
 	int established;
 	int resume_pending;    /* closed by us after a missed notice */
-	char close_why[128];
+	char close_why[160];
 	int64_t next_connect_us, backoff_us;
 	uint64_t events, notices, dups;
 	uint64_t connects, reconnects; /* established; re-established */
@@ -107,39 +110,6 @@ static void tail_finish(struct tail *t, int status)
 }
 
 /* ---- message handling ------------------------------------------------- */
-
-/* The envelope's "Id":"<digits>". The first "Id" key is the envelope's:
- * records use EventId/MemberId, and quotes inside strings are escaped so
- * `"Id"` cannot match there. Tolerates whitespace around ':'. */
-static int tail_scan_id(const char *p, size_t len, uint64_t *id)
-{
-	const char *k = memmem(p, len, "\"Id\"", 4);
-	struct fb_rd r;
-	uint64_t v = 0;
-	int n = 0;
-	uint8_t c;
-
-	if (!k)
-		return 0;
-	fb_rd_init(&r, k + 4, len - (size_t)(k + 4 - p));
-	while ((c = fb_rd_u8(&r)) == ' ' || c == '\t' || c == '\n' || c == '\r')
-		;
-	if (c != ':')
-		return 0;
-	while ((c = fb_rd_u8(&r)) == ' ' || c == '\t' || c == '\n' || c == '\r')
-		;
-	if (c == '"')
-		c = fb_rd_u8(&r);
-	for (; c >= '0' && c <= '9' && !r.err; c = fb_rd_u8(&r), n++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return 0;
-		v = v * 10 + (uint64_t)(c - '0');
-	}
-	if (!n)
-		return 0;
-	*id = v;
-	return 1;
-}
 
 /* One line, whatever the server sent: JSON whitespace newlines become spaces
  * (a raw newline inside a JSON string would already be invalid JSON). */
@@ -256,7 +226,7 @@ static int tail_message(struct tail *t, const char *p, size_t len)
 		if (!ok)
 			return -1;
 	}
-	have_id = tail_scan_id(p, len, &id);
+	have_id = fb_event_scan_id(p, len, &id);
 	if (have_id && t->have_last && id <= t->last_id) {
 		if (!t->dups++)
 			tail_note(t, "%s: dropping EventId %" PRIu64 ", already printed up to %" PRIu64,
@@ -361,24 +331,9 @@ static int tail_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 		break;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
 		return tail_rx(t, wsi, in, len);
-	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: {
-		/* Payload: optional big-endian close code, then optional reason text. */
-		struct fb_rd r;
-		const char *txt;
-		unsigned code;
-		size_t n;
-
-		fb_rd_init(&r, in, len);
-		code = fb_rd_u16(&r);
-		n = fb_rd_left(&r) > 80 ? 80 : fb_rd_left(&r);
-		txt = n ? (const char *)fb_rd_take(&r, n) : "";
-		if (r.err)
-			snprintf(t->close_why, sizeof(t->close_why), "closed by the broker");
-		else
-			snprintf(t->close_why, sizeof(t->close_why), "closed by the broker, code %u%s%.*s",
-				 code, n ? ": " : "", (int)n, txt);
+	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+		fb_wsc_close_text(in, len, t->close_why, sizeof(t->close_why));
 		break;
-	}
 	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
 		snprintf(t->close_why, sizeof(t->close_why), "%.*s", in ? (int)(len > 120 ? 120 : len) : 0,
 			 in ? (const char *)in : "");

@@ -15,14 +15,16 @@ Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \\
 """
 import json
 import os
+import socket
 import sys
 import time
 import urllib.error
 import urllib.request
+from http.client import HTTPConnection
 
 import chain
 from chain import FabricChain
-from fbtest import run
+from fbtest import Broker, run
 from test_node import Tail, oem, origin, rec
 
 NODE = "node003"
@@ -247,7 +249,103 @@ def fabric_map_topology_survives_broker_restart():
     check_broker_log(ch)
 
 
-ALL = [fabric_map_follows_links_and_jobs, fabric_map_topology_survives_broker_restart]
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(x.split()[1]) // 1024 for x in f if x.startswith("VmRSS:"))
+
+
+def read_response(sock, pause_after=None, pause_s=0.0):
+    """(headers, body) of one HTTP/1.1 response with a Content-Length, read
+    whole from sock (optionally pausing once pause_after body bytes are in)."""
+    data, paused = b"", False
+    while b"\r\n\r\n" not in data:
+        d = sock.recv(65536)
+        assert d, f"closed inside the header: {data[:200]!r}"
+        data += d
+    head, _, body = data.partition(b"\r\n\r\n")
+    clen = int(next(x.split(b":", 1)[1] for x in head.split(b"\r\n")
+                    if x.lower().startswith(b"content-length:")))
+    while len(body) < clen:
+        if pause_after is not None and not paused and len(body) >= pause_after:
+            paused = True
+            time.sleep(pause_s)
+        d = sock.recv(1 << 20)
+        assert d, f"the broker closed after {len(body)} of {clen} body bytes"
+        body += d
+    return head, body
+
+
+def fabric_map_streams_to_slow_and_stalled_readers():
+    """A big map (two 65536-node registrations, ~10 MB) goes whole to a reader
+    that pauses for longer than lws's keep-alive timeout (it used to be cut
+    off after ~5 s), to two requests on one keep-alive connection, and 40
+    readers that take nothing cost the broker a chunk each, not a copy of
+    the map each (they used to cost ~40 x 10 MB)."""
+    br = Broker().start()
+    ok = False
+    socks = []
+    try:
+        for j in (1, 2):
+            nodes = [f"n{j}-" + "x" * 40 + f"-{i:06d}" for i in range(65536)]
+            req = urllib.request.Request(
+                f"http://{br.http_addr}/fabric/jobs", method="POST",
+                data=json.dumps({"JobId": str(j), "User": "u", "Nodes": nodes}).encode(),
+                headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=120) as r:
+                assert r.status == 201, r.status
+        size = 0
+        deadline = time.monotonic() + 30
+        while size < 10_000_000:  # the refresh after both registrations
+            assert time.monotonic() < deadline, f"map still {size} bytes"
+            time.sleep(0.2)
+            with urllib.request.urlopen(f"http://{br.http_addr}/fabric/map", timeout=60) as r:
+                size = len(r.read())
+
+        with socket.create_connection(("127.0.0.1", br.http_port)) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            s.sendall(b"GET /fabric/map HTTP/1.1\r\nHost: x\r\n\r\n")
+            t0 = time.monotonic()
+            _, body = read_response(s, pause_after=1 << 20, pause_s=8.0)
+            m = json.loads(body)
+            assert len(m["Nodes"]) == 2 * 65536, len(m["Nodes"])
+            print(f"  {len(body) / 1e6:.1f} MB map to a reader pausing 8 s: whole, "
+                  f"{time.monotonic() - t0:.1f} s", flush=True)
+
+        c = HTTPConnection("127.0.0.1", br.http_port, timeout=60)
+        for _ in range(2):
+            c.request("GET", "/fabric/map")
+            r = c.getresponse()
+            assert r.status == 200 and len(r.read()) == len(body)
+        c.close()
+
+        before = rss_mb(br.proc.pid)
+        for _ in range(40):
+            s = socket.create_connection(("127.0.0.1", br.http_port))
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(b"GET /fabric/map HTTP/1.1\r\nHost: x\r\n\r\n")
+            socks.append(s)
+        time.sleep(3)
+        grown = rss_mb(br.proc.pid) - before
+        print(f"  40 readers taking nothing: broker RSS +{grown} MB", flush=True)
+        assert grown < 64, f"40 stalled readers cost {grown} MB (a copy of the map each?)"
+        for s in socks:
+            s.close()
+        socks = []
+        assert len(fabric_map(br)["Nodes"]) == 2 * 65536
+        ok = True
+    finally:
+        for s in socks:
+            s.close()
+        rc = br.stop()
+    assert rc == 0, br.log()[-3000:]
+    out = br.log()
+    for bad in ("runtime error:", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer"):
+        assert bad not in out, f"sanitizer report from fabricbusd:\n{out[-3000:]}"
+    assert ok
+
+
+ALL = [fabric_map_follows_links_and_jobs, fabric_map_topology_survives_broker_restart,
+       fabric_map_streams_to_slow_and_stalled_readers]
 
 if __name__ == "__main__":
     names = sys.argv[1:]

@@ -20,11 +20,10 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 
 import fbtest
-from fbtest import BUILD, FABRICBUS, Broker, check_redfish_event, run, track, ws_collect
+from fbtest import BUILD, Broker, check_redfish_event, oem, origin, rec, run, ws_collect
 import ibsim
 from ibsim import IbSim, TOPOLOGIES
 
@@ -45,18 +44,6 @@ LINK_MSGS = (DS_DOWN, DS_UP, ISL_DOWN, ISL_UP, "Fabric.1.0.PortFailed", "Fabric.
              "Fabric.1.0.UpstreamLinkDropped", "Fabric.1.0.UpstreamLinkEstablished")
 
 
-def rec(doc):
-    return doc["Events"][0]
-
-
-def oem(doc):
-    return rec(doc).get("Oem", {}).get("Fabricbus", {})
-
-
-def origin(doc):
-    return rec(doc).get("OriginOfCondition", {}).get("@odata.id", "")
-
-
 def port_path(sw, port):
     return f"/redfish/v1/Fabrics/{FABRIC}/Switches/{sw}/Ports/{port}"
 
@@ -72,30 +59,15 @@ def brief(doc):
             f"kind={o.get('Kind')} class={o.get('LinkClass')} peer={o.get('PeerName')}")
 
 
-class Tail:
-    """`fabricbus tail --since 0 --reconnect` with every line time-stamped on
-    arrival by a reader thread (monotonic clock)."""
+class Tail(fbtest.Tail):
+    """fbtest.Tail with marks: since() and wait_for() look only at the events
+    from a mark on and give (t, doc) pairs, t the monotonic time the line
+    arrived (the latency checks use it); wait_for also fails at once when the
+    tail exits, with what it wrote to err_path."""
 
     def __init__(self, http_addr, err_path):
-        args = [FABRICBUS, "tail", "--http", http_addr, "--since", "0", "--reconnect",
-                "--events-only", "--quiet"]
+        super().__init__(http_addr, err_path)
         self.err_path = err_path  # missed notices and errors; never a full pipe
-        with open(err_path, "ab") as err:
-            self.proc = track(subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err))
-        self.events = []  # (t_monotonic, doc)
-        self.cv = threading.Condition()
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            if not line.strip():
-                continue
-            t = time.monotonic()
-            doc = json.loads(line)
-            with self.cv:
-                self.events.append((t, doc))
-                self.cv.notify_all()
 
     def mark(self):
         with self.cv:
@@ -103,19 +75,19 @@ class Tail:
 
     def since(self, mark=0):
         with self.cv:
-            return list(self.events[mark:])
+            return list(zip(self.stamps[mark:], self.events[mark:]))
 
-    def wait_for(self, pred, timeout, mark=0, what="event"):
+    def wait_for(self, pred, timeout, what="event", mark=0):
         """The first (t, doc) at or after mark that matches pred."""
         deadline = time.monotonic() + timeout
         with self.cv:
             while True:
-                for t, d in self.events[mark:]:
+                for t, d in zip(self.stamps[mark:], self.events[mark:]):
                     if pred(d):
                         return t, d
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    got = "\n  ".join(brief(d) for _, d in self.events[mark:][-40:])
+                    got = "\n  ".join(brief(d) for d in self.events[mark:][-40:])
                     raise AssertionError(f"no {what} within {timeout}s; since the mark:\n  {got}")
                 if self.proc.poll() is not None:
                     with open(self.err_path, errors="replace") as f:
@@ -128,16 +100,11 @@ class Tail:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.cv:
-                last = self.events[-1][0] if self.events else 0.0
+                last = self.stamps[-1] if self.stamps else 0.0
             if time.monotonic() - last >= quiet_s:
                 return
             time.sleep(0.05)
         raise AssertionError(f"the event stream did not settle within {timeout}s")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
 
 
 def is_msg(msg, path):

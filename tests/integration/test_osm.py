@@ -17,10 +17,10 @@ import subprocess
 import sys
 import time
 
-from fbtest import BUILD, Broker, check_redfish_event, run
+from fbtest import BUILD, Broker, check_redfish_event, oem, rec, run
 import ibsim
 from ibsim import IbSim, OPENSM, TOPOLOGIES
-from test_ib import Tail, brief, oem, rec
+from test_ib import Tail, brief
 
 PLUGIN_DIR = os.path.join(BUILD, "agents", "osm")
 TOPO = os.path.join(TOPOLOGIES, "fattree46.net")

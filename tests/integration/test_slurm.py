@@ -12,7 +12,10 @@ going unreachable drains no more than the cap and publishes the cap event; a
 drain decided while slurmctld is down happens when it returns; an adapter
 killed with SIGKILL after it drained still undrains after a restart; dry-run
 changes nothing; a node unknown to slurmctld (from the MapFile) is never
-sent.
+sent. Last, with Source=kafka on a rig of its own (a real Kafka fed by
+fabricbusd's Kafka sink, tests/lib/kafka.py): an unlinked cable drains, and
+an adapter killed with SIGKILL while the cable is relinked resumes from its
+consumer group's committed offsets and undrains.
 
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \
      /usr/bin/python3 tests/integration/test_slurm.py [test_name ...]
@@ -23,10 +26,12 @@ import re
 import subprocess
 import sys
 import time
+import types
 import urllib.request
 
 from fbtest import Tail, check_redfish_event, oem, origin, rec, run
 import chain
+import kafka
 from chain import LEAF1_UPLINKS, FabricChain
 import slurm
 from slurm import SlurmCluster
@@ -364,6 +369,136 @@ def bad_config_is_refused_with_its_name():
     assert r.returncode == 0 and "ReasonPrefix" in r.stdout and "StableFor" in r.stdout, r.stdout
 
 
+KAFKA_TOPICS = ["fabric.events", "fabric.netdev", "fabric.resource", "fabric.other"]
+KAFKA_GROUP = "fabricbus-slurm"  # the default KafkaGroup
+KAFKA_LINE = re.compile(r"kafka: (\S+)\[(\d+)\] offset (\d+) EventId (\d+): ([^\n]*)")
+
+
+def kafka_lines(text):
+    """{(topic, partition, offset): (EventId, what)} of the adapter's debug
+    lines, one per Kafka message it was given."""
+    return {(m.group(1), int(m.group(2)), int(m.group(3))): (int(m.group(4)), m.group(5))
+            for m in KAFKA_LINE.finditer(text)}
+
+
+def wait_kafka_ready(a, broker):
+    """Until the adapter's consumer has its partitions and its agent session
+    (for its own events) is connected."""
+    a.wait_log(f"kafka consumer group {KAFKA_GROUP} on ", timeout=15)
+    deadline = time.monotonic() + 30
+    while not re.search(r"kafka consumer group \S+ on \S+: assigned \w", a.log()):
+        assert time.monotonic() < deadline, f"no partitions assigned:\n{a.log()[-3000:]}"
+        assert a.proc.poll() is None, f"fabricbus-slurm exited:\n{a.log()[-3000:]}"
+        time.sleep(0.05)
+    broker.wait_status(lambda st: any(x["id"].startswith("slurm@") and x["connected"]
+                                      for x in st["broker"]["agents"]), timeout=15)
+
+
+def wait_committed_past(k, topic, part, offset, timeout=10):
+    deadline = time.monotonic() + timeout
+    while True:
+        c = k.committed(KAFKA_GROUP, KAFKA_TOPICS)
+        if c.get((topic, part), -1) > offset:
+            return c
+        assert time.monotonic() < deadline, \
+            f"{topic}[{part}] offset {offset} not committed within {timeout}s: {c}"
+        time.sleep(0.1)
+
+
+def kafka_source_drains_and_resumes_after_kill9():
+    """Source=kafka, on a rig of its own (its fabricbusd has the Kafka sink,
+    configured as test_kafka.py does; the shared rig's has none): an unlinked
+    host cable drains its node with the fabric reason, and the event's offset
+    is committed once it is handled. The adapter is killed with SIGKILL, the
+    cable relinked while it is dead; restarted, it resumes from the group's
+    committed offsets (every message from there on is given to it, the relink
+    among them, and none before) and undrains the node after StableFor. The
+    map's seeding at start clears the link_down too: the offsets, not the
+    undrain, are what show the resume."""
+    missing = kafka.jars_missing()
+    assert missing is None, f"{missing}: run tests/kafka/kafka.sh fetch first (CI does)"
+    t0 = time.monotonic()
+    k = kafka.Kafka().start()
+    ch = cluster = a = None
+    ok = False
+    try:
+        for t in KAFKA_TOPICS:
+            k.create_topic(t, 4)
+        ch = FabricChain(interval_ms=100, KafkaBrokers=k.bootstrap).start()
+        cluster = SlurmCluster(nodes=8).start()
+        r = types.SimpleNamespace(chain=ch, cluster=cluster)
+        print(f"  Kafka, fabric and Slurm up in {time.monotonic() - t0:.1f} s", flush=True)
+        o = dict(BASE, Source="kafka", KafkaBrokers=k.bootstrap)
+        o["kafka.session.timeout.ms"] = "6000"  # the killed member's partitions free sooner
+        a = SlurmAdapter(ch.broker, cluster, **o).start()
+        wait_kafka_ready(a, ch.broker)
+        dt, info = unlink_and_time_drain(r, "node003", timeout=15)
+        print(f"  Unlink leaf1[3] -> node003 {info['state']} after {dt * 1000:.0f} ms: "
+              f"{info['reason']!r}", flush=True)
+        cause = int(re.search(r"\(EventId (\d+)\)", info["reason"]).group(1))
+        seen = {eid: key for key, (eid, _) in kafka_lines(a.log()).items()}
+        assert cause in seen, f"EventId {cause} did not come from Kafka:\n{a.log()[-3000:]}"
+        topic, part, off = seen[cause]
+        wait_committed_past(k, topic, part, off)
+
+        a.kill9()
+        committed = k.committed(KAFKA_GROUP, KAFKA_TOPICS)
+        log_before = len(a.log())
+        relink_and_settle(r, "node003")  # while the adapter is dead
+        assert is_ours(cluster.node("node003")), cluster.node("node003")
+        # What Kafka holds from the committed offsets on, once the relink is in it.
+        deadline = time.monotonic() + 10
+        while True:
+            after = [m for m in k.consume_all(KAFKA_TOPICS)
+                     if m.offset >= committed.get((m.topic, m.partition), 0)]
+            ups = [m for m in after if (m.key or "").endswith("/Ports/3") and
+                   json.loads(m.value)["Events"][0]["MessageId"].endswith("LinkEstablished")]
+            if ups:
+                break
+            assert time.monotonic() < deadline, f"no link_up of leaf1[3] in Kafka: {after}"
+            time.sleep(0.2)
+        t1 = time.monotonic()
+        a.start()
+        want = {(m.topic, m.partition, m.offset) for m in after}
+        deadline = time.monotonic() + 30
+        while not want <= set(kafka_lines(a.log()[log_before:])):
+            assert time.monotonic() < deadline, \
+                f"not given {sorted(want - set(kafka_lines(a.log()[log_before:])))} within " \
+                f"30 s of the restart:\n{a.log()[log_before:][-3000:]}"
+            assert a.proc.poll() is None, f"fabricbus-slurm exited:\n{a.log()[-3000:]}"
+            time.sleep(0.1)
+        got = kafka_lines(a.log()[log_before:])
+        early = [x for x in got if x[2] < committed.get((x[0], x[1]), 0)]
+        assert not early, f"given again below the committed offsets {committed}: {early}"
+        up = ups[0]
+        assert got[(up.topic, up.partition, up.offset)][1].startswith("handled (produced"), \
+            got[(up.topic, up.partition, up.offset)]
+        print(f"  restarted: {len(want)} messages from the committed offsets on, the relink "
+              f"(EventId {got[(up.topic, up.partition, up.offset)][0]}) handled "
+              f"{time.monotonic() - t1:.1f} s after the restart; none before them", flush=True)
+        info = cluster.wait_node("node003", not_drained, STABLE_S + 15, "undrain after restart")
+        print(f"  node003 undrained {time.monotonic() - t1:.1f} s after the restart "
+              f"(StableFor {STABLE_S:.0f} s)", flush=True)
+        with open(os.path.join(a.workdir, "state.json")) as f:
+            st = json.load(f)
+        assert st.get("KafkaOffsets"), f"no KafkaOffsets in the state file: {st}"
+        ok = True
+    finally:
+        try:
+            try:
+                if a is not None:
+                    a.stop(check=ok)
+            finally:
+                try:
+                    if cluster is not None:
+                        cluster.stop()
+                finally:
+                    if ch is not None:
+                        ch.stop(check=ok)
+        finally:
+            k.stop()
+
+
 def rig_stops_clean():
     """Last: fabricbusd and every agent exit 0 with no sanitizer report."""
     global RIG
@@ -376,13 +511,13 @@ ALL = [bad_config_is_refused_with_its_name, link_down_drains_and_stable_link_und
        admin_drain_is_kept, running_job_is_named_and_keeps_running,
        cap_holds_when_a_leaf_goes_unreachable, drain_waits_out_a_slurmctld_outage,
        undrain_survives_adapter_kill9, dry_run_changes_nothing, unknown_node_is_never_sent,
-       rig_stops_clean]
+       rig_stops_clean, kafka_source_drains_and_resumes_after_kill9]
 
 
 def main():
     names = sys.argv[1:]
     tests = [t for t in ALL if not names or t.__name__ in names]
-    if tests[-1] is not rig_stops_clean:
+    if rig_stops_clean not in tests:
         tests.append(rig_stops_clean)
     try:
         run(*tests)

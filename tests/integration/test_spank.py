@@ -328,6 +328,40 @@ def broker_unreachable_job_runs():
     r.wait_idle()
 
 
+def plugstack_typo_at_job_end_never_drains_the_node():
+    """slurmd's SPANK epilog (`slurmstepd spank epilog`) reads plugstack.conf
+    afresh and calls slurm_spank_init too. A typo made while a job runs must
+    cost that job's end one log line (and its unregistration), never the
+    node: a failed epilog drains it. (22.05 does not fail the epilog for a
+    required plugin whose init fails; this holds the plugin to that.)"""
+    r = RIG.start()
+    r.plugstack()
+    node = "node005"
+    job = r.cluster.sbatch("-w", node, "-o", "/dev/null", "--wrap", "sleep 2")
+    r.cluster.wait_job(job, "RUNNING", timeout=30)
+    r.wait_map(lambda m: job in jobs_on(m, node), 10, f"job {job} on {node}")
+    r.plugstack("timout=500")  # the typo, while the job runs
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            st = r.cluster.node(node)["state"]
+            if "DRAIN" in st or st == "IDLE" and not r.cluster.job_state(job):
+                break
+            assert time.monotonic() < deadline, f"{node} still {st} 30 s after the job's end"
+            time.sleep(0.1)
+        info = r.cluster.node(node)
+        print(f"  {node} after the job's epilog: {info}", flush=True)
+        assert "DRAIN" not in info["state"], f"the epilog failed and drained {node}: {info}"
+        lines = [x for x in r.cluster.log(f"slurmd-{node}").splitlines()
+                 if "fabricbus" in x and "timout=500" in x]
+        assert lines, "the epilog did not log the bad argument"
+    finally:
+        r.plugstack()
+        if "DRAIN" in r.cluster.node(node)["state"]:
+            r.cluster.scontrol("update", f"NodeName={node}", "State=RESUME")
+    r.wait_idle()
+
+
 def fail_on_down_refuses_job():
     r = RIG.start()
     r.plugstack("fail_on_down=yes")
@@ -374,7 +408,8 @@ def rig_stops_clean():
 
 ALL = [plugin_exports_only_spank_symbols, plugstack_typo_fails_naming_the_argument,
        mapping_reaches_job_environment, job_registered_while_running,
-       broker_unreachable_job_runs, fail_on_down_refuses_job, rig_stops_clean]
+       broker_unreachable_job_runs, plugstack_typo_at_job_end_never_drains_the_node,
+       fail_on_down_refuses_job, rig_stops_clean]
 
 if __name__ == "__main__":
     names = sys.argv[1:]

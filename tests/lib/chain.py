@@ -62,7 +62,10 @@ def inventory_complete(st, want):
 
 
 class FabricChain:
-    def __init__(self, hosts=8, interval_ms=100, ib_host="h40", ib_agent=True, **broker_overrides):
+    def __init__(self, hosts=8, interval_ms=100, ib_host="h40", ib_agent=True, broker_args=None,
+                 **broker_overrides):
+        """broker_args: keyword arguments for fbtest.Broker (workdir, ports)."""
+        self.broker_args = dict(broker_args or {})
         self.hosts = [(f"h{i}", f"node{i:03d}") for i in range(1, hosts + 1)]
         self.interval_ms = interval_ms
         self.ib_host = ib_host
@@ -83,7 +86,7 @@ class FabricChain:
         self.sim = IbSim(TOPO).start()
         self.sim.run_sm_once()
         self.want = {ib_port_guid(self.sim, h): n for h, n in self.hosts}
-        self.broker = Broker(**self.broker_overrides).start()
+        self.broker = Broker(**self.broker_args, **self.broker_overrides).start()
         for h, n in self.hosts:
             self.start_node_agent(h, n)
         self.broker.wait_status(lambda st: inventory_complete(st, self.want), timeout=30)

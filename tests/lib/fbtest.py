@@ -65,11 +65,13 @@ def wait_port(port, timeout=30.0, proc=None):
 class Broker:
     """One fabricbusd with its own journal dir and ports."""
 
-    def __init__(self, workdir=None, **overrides):
+    def __init__(self, workdir=None, agent_port=None, http_port=None, keep=False, **overrides):
+        """keep: the workdir is not removed after a passing run (the demo)."""
         self.workdir = workdir or tempfile.mkdtemp(prefix="fb-test-")
-        _workdirs.append(self.workdir)
-        self.agent_port = free_port()
-        self.http_port = free_port()
+        if not keep:
+            _workdirs.append(self.workdir)
+        self.agent_port = agent_port or free_port()
+        self.http_port = http_port or free_port()
         self.overrides = {
             "AgentListen": f"127.0.0.1:{self.agent_port}",
             "HttpListen": f"127.0.0.1:{self.http_port}",

@@ -8,7 +8,9 @@ test process exits, pass or fail (fbtest.run() and atexit).
 Run under /usr/bin/python3: confluent_kafka is Debian's python3-confluent-kafka.
 """
 import atexit
+import hashlib
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -71,6 +73,25 @@ atexit.register(_cleanup)
 def fetch():
     """Make sure the Kafka jars are cached (a no-op after the first time)."""
     subprocess.run([KAFKA_SH, "fetch"], check=True, timeout=900)
+
+
+def jars_missing():
+    """None when the jars of tests/kafka/pom.xml are cached (kafka.sh's own
+    test: the stamp names this pom), else what is missing. For tests that
+    must not download them inside their timeout."""
+    pom = os.path.join(os.path.dirname(KAFKA_SH), "pom.xml")
+    with open(pom, "rb") as f:
+        data = f.read()
+    version = re.search(rb"<kafka.version>(.*)</kafka.version>", data).group(1).decode()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    jars = os.environ.get("FB_KAFKA_JARS") or os.path.join(cache, "fabricbus-kafka", version)
+    try:
+        with open(os.path.join(jars, ".fetched")) as f:
+            if f.read().strip() == hashlib.sha256(data).hexdigest():
+                return None
+    except OSError:
+        pass
+    return f"the Kafka {version} jars are not in {jars}"
 
 
 class Message:
@@ -203,6 +224,18 @@ class Kafka:
             time.sleep(0.5)
             n = self.count(topics)
         return n
+
+    def committed(self, group, topics):
+        """{(topic, partition): the offset `group` committed} (negative:
+        none), read without joining the group."""
+        from confluent_kafka import Consumer, TopicPartition
+        c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": group,
+                      "enable.auto.commit": False})
+        try:
+            tps = [TopicPartition(t, p) for t in topics for p in self.partitions(t)]
+            return {(tp.topic, tp.partition): tp.offset for tp in c.committed(tps, timeout=30)}
+        finally:
+            c.close()
 
     # --- consumers ----------------------------------------------------------
 

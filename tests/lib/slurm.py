@@ -86,6 +86,19 @@ def _read_pid(path):
         return 0
 
 
+def _wait_pid_file(path, timeout=10.0):
+    """The pid a daemon wrote after it forked into the background: the
+    parent returns before the child has written it, so wait for it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid = _read_pid(path)
+        if pid and _pid_alive(pid):
+            return pid
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no live pid in {path} within {timeout}s")
+        time.sleep(0.02)
+
+
 def _kill_pid(pid, sig=signal.SIGTERM, timeout=10.0):
     if not pid or not _pid_alive(pid):
         return True
@@ -204,7 +217,7 @@ class SlurmCluster:
         subprocess.run([MUNGED, f"--key-file={key}", f"--socket={m}/munge.sock",
                         f"--log-file={m}/munged.log", f"--pid-file={m}/munged.pid",
                         f"--seed-file={m}/munged.seed"], check=True, timeout=30)
-        self.pids["munged"] = _read_pid(f"{m}/munged.pid")
+        self.pids["munged"] = _wait_pid_file(f"{m}/munged.pid")
 
     def start_ctld(self, clean=False, timeout=30.0):
         """Start slurmctld (clean: -c, no saved state) and wait until it answers."""
@@ -215,7 +228,7 @@ class SlurmCluster:
             r = subprocess.run([SCONTROL, "ping"], env=self.env, capture_output=True, text=True,
                                timeout=30)
             if "is UP" in r.stdout:
-                self.pids["slurmctld"] = _read_pid(self.path("run", "slurmctld.pid"))
+                self.pids["slurmctld"] = _wait_pid_file(self.path("run", "slurmctld.pid"))
                 return
             time.sleep(0.1)
         raise RuntimeError(f"slurmctld not up within {timeout}s:\n{self.log()[-3000:]}")
@@ -228,7 +241,7 @@ class SlurmCluster:
     def _start_slurmd(self, n):
         os.makedirs(self.path("spool", n), exist_ok=True)
         subprocess.run([SLURMD, "-f", self.conf, "-N", n], check=True, env=self.env, timeout=30)
-        self.pids[f"slurmd-{n}"] = _read_pid(self.path("run", f"slurmd-{n}.pid"))
+        self.pids[f"slurmd-{n}"] = _wait_pid_file(self.path("run", f"slurmd-{n}.pid"))
 
     def start(self, timeout=60.0):
         missing = available()

@@ -463,6 +463,31 @@ static void parse_refusals_name_the_parameter(void)
 	}
 }
 
+/* The refusal is logged with the peer: jansson's error quotes the bytes it
+ * stopped at, which must not carry an escape sequence or a CR into the log. */
+static void parse_error_quotes_no_control_bytes(void)
+{
+	static const char *bodies[] = {
+		"{\"JobId\":\"a\\\x1b\"}", /* invalid escape near '"a\<ESC>' */
+		"[1,\x01]",                  /* invalid token near '<SOH>' */
+		"{\"JobId\":\"a\\\r\"}",   /* invalid escape near '"a\<CR>' */
+		"{\"\x1b[31m\":1}",         /* control character in a key */
+	};
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		struct fb_job_reg r;
+		char err[256];
+		CHECK_EQ(fb_jobs_parse_register(bodies[i], strlen(bodies[i]), &r, err, sizeof(err)),
+			 FB_EMALFORMED);
+		CHECK(strncmp(err, "body: ", 6) == 0);
+		int clean = 1;
+		for (const char *p = err; *p; p++)
+			clean &= *p >= ' ' && *p <= '~';
+		if (!clean)
+			fprintf(stderr, "  case %zu: control byte in \"%s\"\n", i, err);
+		CHECK(clean);
+	}
+}
+
 static void parse_refuses_more_than_65536_nodes(void)
 {
 	size_t n = FB_JOB_NODES_MAX + 1;
@@ -881,6 +906,7 @@ int main(void)
 	RUN(jobs_node_list_is_ascending_and_keeps_whole_ids_only);
 	RUN(parse_accepts_a_registration);
 	RUN(parse_refusals_name_the_parameter);
+	RUN(parse_error_quotes_no_control_bytes);
 	RUN(parse_refuses_more_than_65536_nodes);
 	RUN(map_json_joins_node_ports_to_their_switch_ports);
 	RUN(map_lists_the_hosts_behind_each_switch);

@@ -505,6 +505,16 @@ static void names_parse_back(void)
 	CHECK_EQ(fb_counter_parse("node_limit"), 30);
 }
 
+static void error_text_has_no_control_bytes(void)
+{
+	char err[64];
+	/* a peer's bytes quoted into a refusal: ESC, BEL, CR/LF, DEL */
+	CHECK_EQ(fb_err_set(err, sizeof(err), FB_EMALFORMED, "bad status line \"%s\"",
+			    "\x1b]2;x\x07\r\nA\x7f\xc3\xa9"), FB_EMALFORMED);
+	CHECK(strcmp(err, "bad status line \"?]2;x???A?\xc3\xa9\"") == 0);
+	CHECK_EQ(fb_err_set(NULL, 0, FB_ETOOBIG, "x"), FB_ETOOBIG);
+}
+
 int main(void)
 {
 	RUN(event_roundtrip_keeps_every_field);
@@ -526,5 +536,6 @@ int main(void)
 	RUN(hello_rejects_bad_agent_id);
 	RUN(utf8_validator_cases);
 	RUN(names_parse_back);
+	RUN(error_text_has_no_control_bytes);
 	return TEST_DONE();
 }

@@ -586,6 +586,58 @@ static void state_file_round_trip(void)
 	fbs_policy_free(p2);
 }
 
+/* Source=kafka keeps, per partition, the newest message handled; a
+ * WebSocket adapter's file does not change (no KafkaOffsets key). */
+static void kafka_offsets_round_trip_and_are_absent_without_kafka(void)
+{
+	struct fbs_state st, st2;
+	struct fbs_policy *p = busy_policy(&st), *p2 = policy(60 * S, 0, 0);
+	char path[128], err[512], *doc = NULL;
+	int exists;
+	CHECK_EQ(fbs_state_dump(&st, p, 1, &doc), 0);
+	CHECK(strstr(doc, "KafkaOffsets") == NULL);
+	free(doc);
+	CHECK(fbs_state_koff(&st, "fabric.events", 2, 0) == NULL);
+	struct fbs_koff *k = fbs_state_koff(&st, "fabric.events", 2, 1);
+	CHECK(k != NULL);
+	CHECK_EQ(k->offset, -1);
+	k->offset = 41;
+	k->event_id = 1240;
+	strcpy(k->broker, "00000000deadbeef");
+	k = fbs_state_koff(&st, "fabric.netdev", 0, 1);
+	k->offset = 7;
+	CHECK(fbs_state_koff(&st, "fabric.events", 2, 1) == &st.koffs[0]);
+	snprintf(path, sizeof(path), "%s/kstate.json", tmpdir);
+	CHECK_EQ(fbs_state_save(path, &st, p, err, sizeof(err)), 0);
+	fbs_state_init(&st2);
+	CHECK_EQ(fbs_state_load(path, &st2, p2, &exists, err, sizeof(err)), 0);
+	CHECK_EQ(st2.n_koffs, 2);
+	k = fbs_state_koff(&st2, "fabric.events", 2, 0);
+	CHECK(k != NULL);
+	CHECK_EQ(k->offset, 41);
+	CHECK_EQ(k->event_id, 1240);
+	CHECK_STR(k->broker, "00000000deadbeef");
+	CHECK_EQ(fbs_state_koff(&st2, "fabric.netdev", 0, 0)->offset, 7);
+	CHECK_EQ(st2.last_event_id, st.last_event_id);
+	fbs_state_free(&st2);
+	fbs_policy_free(p2);
+	/* A damaged entry is refused like any other field. */
+	CHECK_EQ(fbs_state_dump(&st, p, 1, &doc), 0);
+	char *h = strstr(doc, "\"Partition\": 2"), *bad = malloc(strlen(doc) + 8);
+	CHECK(h != NULL && bad != NULL);
+	sprintf(bad, "%.*s\"Partition\": -2%s", (int)(h - doc), doc, h + 14);
+	free(doc);
+	p2 = policy(60 * S, 0, 0);
+	fbs_state_init(&st2);
+	CHECK(fbs_state_parse(bad, strlen(bad), &st2, p2, err, sizeof(err)) == FB_EMALFORMED);
+	CHECK(strstr(err, "KafkaOffsets[0].Partition: expected a non-negative integer") != NULL);
+	free(bad);
+	fbs_state_free(&st2);
+	fbs_policy_free(p2);
+	fbs_state_free(&st);
+	fbs_policy_free(p);
+}
+
 static int load_fails(const char *text, size_t len, const char *needle)
 {
 	char path[128], err[512];
@@ -717,6 +769,49 @@ static void config_defaults_and_errors_name_the_line(void)
 	CHECK(fbs_config_check(&c, err, sizeof(err)) == FB_ECONFIG);
 }
 
+static void kafka_source_keys_are_checked(void)
+{
+	struct fbs_config c;
+	char path[128], err[512], buf[256];
+	const char *t[FBS_KAFKA_TOPICS_MAX];
+	fbs_config_defaults(&c);
+	CHECK_EQ(c.source, FBS_SRC_WEBSOCKET);
+	CHECK_STR(c.kafka_group, "fabricbus-slurm");
+	CHECK_STR(c.kafka_topics, "fabric.events,fabric.netdev,fabric.resource,fabric.other");
+	CHECK_EQ(fbs_kafka_topics_split(c.kafka_topics, buf, sizeof(buf), t, FBS_KAFKA_TOPICS_MAX), 4);
+	CHECK_STR(t[3], "fabric.other");
+	CHECK_EQ(fbs_config_set(&c, "Source=kafka", err, sizeof(err)), 0);
+	CHECK(fbs_config_check(&c, err, sizeof(err)) == FB_ECONFIG);
+	CHECK(strstr(err, "KafkaBrokers") != NULL);
+	CHECK_EQ(fbs_config_set(&c, "KafkaBrokers=k1:9092, k2:9092", err, sizeof(err)), 0);
+	CHECK_EQ(fbs_config_check(&c, err, sizeof(err)), 0);
+	CHECK(fbs_config_set(&c, "KafkaBrokers=k1", err, sizeof(err)) == FB_ECONFIG);
+	CHECK(fbs_config_set(&c, "Source=kafak", err, sizeof(err)) == FB_ECONFIG);
+	CHECK(fbs_config_set(&c, "KafkaGroup=two words", err, sizeof(err)) == FB_ECONFIG);
+	CHECK_EQ(fbs_config_set(&c, "KafkaTopics=fabric.events, ops.fabric", err, sizeof(err)), 0);
+	CHECK_STR(c.kafka_topics, "fabric.events,ops.fabric");
+	CHECK(fbs_config_set(&c, "KafkaTopics=a,a", err, sizeof(err)) == FB_ECONFIG);
+	CHECK(fbs_config_set(&c, "KafkaTopics=bad topic!", err, sizeof(err)) == FB_ECONFIG);
+	CHECK(fbs_config_set(&c, "KafkaTopics=", err, sizeof(err)) == FB_ECONFIG);
+	CHECK_EQ(fbs_config_set(&c, "kafka.session.timeout.ms=6000", err, sizeof(err)), 0);
+	CHECK_EQ(fbs_config_set(&c, "kafka.session.timeout.ms=7000", err, sizeof(err)), 0);
+	CHECK_EQ(c.n_kafka_props, 1); /* -o replaces */
+	CHECK_STR(c.kafka_props[0].value, "7000");
+	CHECK(fbs_config_set(&c, "kafka.no.such.property=1", err, sizeof(err)) == FB_ECONFIG);
+	CHECK(strncmp(err, "-o kafka.no.such.property: ", 27) == 0);
+	CHECK(fbs_config_set(&c, "kafka.enable.auto.commit=true", err, sizeof(err)) == FB_ECONFIG);
+	CHECK(fbs_config_set(&c, "kafka.group.id=x", err, sizeof(err)) == FB_ECONFIG);
+	CHECK(strstr(err, "KafkaGroup") != NULL);
+	snprintf(path, sizeof(path), "%s/kafka.conf", tmpdir);
+	FILE *f = fopen(path, "w");
+	fputs("Source=kafka\nKafkaBrokers=k1:9092\nkafka.fetch.wait.max.ms=100\n"
+	      "kafka.fetch.wait.max.ms=200\n", f);
+	fclose(f);
+	fbs_config_defaults(&c);
+	CHECK(fbs_config_load_file(&c, path, err, sizeof(err)) == FB_ECONFIG);
+	CHECK(strstr(err, ":4: kafka.fetch.wait.max.ms is set twice") != NULL);
+}
+
 static void published_texts_are_exact(void)
 {
 	struct fb_event ev;
@@ -778,9 +873,11 @@ int main(void)
 	RUN(percentage_cap_rounds_up);
 	RUN(batching_groups_by_reason);
 	RUN(state_file_round_trip);
+	RUN(kafka_offsets_round_trip_and_are_absent_without_kafka);
 	RUN(torn_or_garbage_state_file_is_refused);
 	RUN(adapter_refuses_to_start_on_a_torn_state_file);
 	RUN(config_defaults_and_errors_name_the_line);
+	RUN(kafka_source_keys_are_checked);
 	RUN(published_texts_are_exact);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
