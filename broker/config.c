@@ -125,27 +125,6 @@ static int set_string(char *dst, size_t dstsz, const char *v)
 	return 0;
 }
 
-/* A comma list of host:port; empty turns Kafka off. */
-static int set_brokers(char *dst, size_t dstsz, const char *v, char *why, size_t whysz)
-{
-	char buf[1024];
-	if (strlen(v) >= sizeof(buf) || strlen(v) >= dstsz) {
-		snprintf(why, whysz, "longer than %zu bytes", dstsz - 1);
-		return FB_ECONFIG;
-	}
-	strcpy(buf, v);
-	char *save = NULL;
-	for (char *e = strtok_r(buf, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
-		char host[256];
-		int port;
-		if (fb_parse_hostport(e, host, sizeof(host), &port)) {
-			snprintf(why, whysz, "'%.80s': expected host:port[,host:port...]", e);
-			return FB_ECONFIG;
-		}
-	}
-	strcpy(dst, v);
-	return 0;
-}
 
 /* Parse v for key k into c; on failure write what was expected into why. */
 static int apply(struct fb_config *c, const struct key_def *k, const char *v, char *why, size_t whysz)
@@ -196,7 +175,7 @@ static int apply(struct fb_config *c, const struct key_def *k, const char *v, ch
 		return 0;
 	}
 	case V_KBROKERS:
-		return set_brokers(base + k->off, k->size, v, why, whysz);
+		return fb_conf_set_hostport_list(base + k->off, k->size, v, why, whysz);
 	case V_KMAP:
 		return fb_kafka_topic_map_parse(v, (struct fb_kafka_topic_map *)(base + k->off), why,
 						whysz);

@@ -132,6 +132,7 @@ void fb_fabric_map_learn(struct fb_fabric_map *m, const struct fb_event *ev)
 	}
 	if (rc == 0)
 		return;
+	m->dirty = 1; /* a full table may still have taken the switch, if not its port */
 	m->refused++;
 	uint64_t now = fb_now_ns();
 	if (now - m->warned_topo_ns < WARN_EVERY_NS)

@@ -2,6 +2,7 @@
 #include "kafka_topics.h"
 
 #include "fb_err.h"
+#include "fb_text.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -9,15 +10,8 @@
 int fb_kafka_topic_valid(const char *name)
 {
 	size_t n = strlen(name);
-	if (n == 0 || n >= FB_KAFKA_TOPIC_MAX || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return 0;
-	}
-	return 1;
+	return n < FB_KAFKA_TOPIC_MAX && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
+	       fb_text_is_name(name, n);
 }
 
 /* A registry prefix is what comes before the first '.' of a MessageId. */

@@ -1,6 +1,8 @@
 /* fb_conf.c - line reading and value parsing for Key=Value configuration files. */
 #include "fb_conf.h"
 
+#include "fb_addr.h"
+
 #include "fb_err.h"
 
 #include <ctype.h>
@@ -158,4 +160,27 @@ int fb_conf_read_file(const char *path, fb_conf_line_fn fn, void *arg, char *err
 	free(buf);
 	fclose(f);
 	return rc;
+}
+
+int fb_conf_set_hostport_list(char *dst, size_t dstsz, const char *v, char *why, size_t whysz)
+{
+	char buf[1024];
+	if (strlen(v) >= sizeof(buf) || strlen(v) >= dstsz) {
+		snprintf(why, whysz, "longer than %zu bytes", (dstsz < sizeof(buf) ? dstsz : sizeof(buf)) - 1);
+		return FB_ECONFIG;
+	}
+	strcpy(buf, v);
+	char *save = NULL;
+	for (char *e = strtok_r(buf, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+		char host[256];
+		int port;
+		while (*e == ' ')
+			e++;
+		if (fb_addr_parse(e, NULL, host, sizeof(host), &port)) {
+			snprintf(why, whysz, "'%.80s': expected host:port[,host:port...]", e);
+			return FB_ECONFIG;
+		}
+	}
+	strcpy(dst, v);
+	return 0;
 }

@@ -26,6 +26,11 @@ int fb_conf_parse_duration_ms(const char *s, uint64_t *out);
 /* "yes/no/true/false/on/off/1/0" -> 1/0, or FB_ECONFIG. */
 int fb_conf_parse_bool(const char *s, int *out);
 
+/* A "host:port[,host:port...]" list (Kafka bootstrap servers; spaces after
+ * the commas allowed) copied into dst, or FB_ECONFIG with what was expected
+ * in why. An empty list is valid (the caller decides what it means). */
+int fb_conf_set_hostport_list(char *dst, size_t dstsz, const char *v, char *why, size_t whysz);
+
 /* Strip leading and trailing white space in place; returns the start. */
 char *fb_conf_trim(char *s);
 

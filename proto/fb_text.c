@@ -131,3 +131,16 @@ int fb_text_parse_counter(const char *name, uint16_t *id)
 	*id = (uint16_t)n;
 	return 0;
 }
+
+int fb_text_is_name(const char *s, size_t n)
+{
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return 0;
+	}
+	return 1;
+}

@@ -13,6 +13,10 @@
 
 /* n bytes of decimal digits (at least one), no sign, no overflow. */
 int fb_text_parse_u64(const char *s, size_t n, uint64_t *out);
+/* 1 if s[0..n) is non-empty and only [A-Za-z0-9._-]: the safe alphabet of
+ * Slurm node and partition names and Kafka topics (no spaces, commas or
+ * brackets that a hostlist or a shell would read). Else 0. */
+int fb_text_is_name(const char *s, size_t n);
 
 /* A GUID: "0x" (or "0X") and 1 to 16 hex digits of either case. */
 int fb_text_parse_guid(const char *s, size_t n, uint64_t *out);

@@ -170,9 +170,10 @@ static void cap_event(struct fbs_adapter *a, const struct fbs_decision *d, uint6
 		names[i] = d->refused[i];
 	char *hl = fbs_slurm_hostlist(names, d->n_refused);
 	free(names);
-	fb_log_err("cap: %u nodes drained by fabricbus, limit %u (MaxDrainNodes=%" PRIu64
+	fb_log_err("cap: %u node%s drained by fabricbus, limit %u (MaxDrainNodes=%" PRIu64
 		   ", MaxDrainPercent=%" PRIu64 "%%%s%s); not draining %s: check the fabric, then "
-		   "raise the limit or drain by hand", d->cap_count, d->cap_limit,
+		   "raise the limit or drain by hand", d->cap_count, d->cap_count == 1 ? "" : "s",
+		   d->cap_limit,
 		   a->cfg->max_drain_nodes, a->cfg->max_drain_percent,
 		   a->cfg->cap_partition[0] ? " of " : "", a->cfg->cap_partition, hl ? hl : "?");
 	if (d->cap_event) {

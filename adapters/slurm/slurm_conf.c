@@ -5,6 +5,7 @@
 #include "fb_conf.h"
 #include "fb_err.h"
 #include "fb_log.h"
+#include "fb_text.h"
 #include "fb_wire.h"
 #include "slurm_cond.h"
 
@@ -118,44 +119,14 @@ static int printable(const char *s)
 
 static int partition_ok(const char *v)
 {
-	for (const char *s = v; *s; s++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *s))
-			return 0;
-	return 1;
+	return !*v || fb_text_is_name(v, strlen(v));
 }
 
-/* "host:port[,host:port...]", or empty (no Kafka). */
-static int set_brokers(char *dst, size_t dstsz, const char *v, char *why, size_t whysz)
-{
-	char buf[1024];
-	if (strlen(v) >= sizeof(buf) || strlen(v) >= dstsz) {
-		snprintf(why, whysz, "longer than %zu bytes", dstsz - 1);
-		return FB_ECONFIG;
-	}
-	strcpy(buf, v);
-	char *save = NULL;
-	for (char *e = strtok_r(buf, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
-		char host[256];
-		int port;
-		while (*e == ' ')
-			e++;
-		if (fb_addr_parse(e, NULL, host, sizeof(host), &port)) {
-			snprintf(why, whysz, "'%.80s': expected host:port[,host:port...]", e);
-			return FB_ECONFIG;
-		}
-	}
-	strcpy(dst, v);
-	return 0;
-}
 
 static int topic_ok(const char *t, size_t n)
 {
-	if (n == 0 || n > 249 || (n == 1 && t[0] == '.') || (n == 2 && !strncmp(t, "..", 2)))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", t[i]))
-			return 0;
-	return 1;
+	return n <= 249 && !(n == 1 && t[0] == '.') && !(n == 2 && !strncmp(t, "..", 2)) &&
+	       fb_text_is_name(t, n);
 }
 
 size_t fbs_kafka_topics_split(const char *list, char *buf, size_t bufsz, const char **topics,
@@ -323,7 +294,7 @@ static int apply(struct fbs_config *c, const struct key_def *k, const char *v, c
 		*ip = strcasecmp(v, "kafka") == 0 ? FBS_SRC_KAFKA : FBS_SRC_WEBSOCKET;
 		return 0;
 	case V_KBROKERS:
-		return set_brokers(base + k->off, k->size, v, why, whysz);
+		return fb_conf_set_hostport_list(base + k->off, k->size, v, why, whysz);
 	case V_KGROUP:
 		if (!*v || strchr(v, ' ') || !printable(v) || set_str(base + k->off, k->size, v, 0)) {
 			snprintf(why, whysz, "expected 1..%zu printable characters without spaces",

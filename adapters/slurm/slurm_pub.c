@@ -72,8 +72,8 @@ void fbs_pub_cap(struct fb_event *ev, unsigned count, unsigned limit, const char
 	init(ev, FB_SEV_CRITICAL, NULL, cause_id, NULL);
 	(void)fb_event_add_counter(ev, FB_CTR_NODE_COUNT, n_refused);
 	(void)fb_event_add_counter(ev, FB_CTR_NODE_LIMIT, limit);
-	text(ev, dry_run, "cap: %u nodes drained by fabricbus, limit %u; not draining %s", count,
-	     limit, hostlist);
+	text(ev, dry_run, "cap: %u node%s drained by fabricbus, limit %u; not draining %s", count,
+	     count == 1 ? "" : "s", limit, hostlist);
 }
 
 int fbs_jobs_add(char *jobs, uint32_t job_id)

@@ -2,6 +2,7 @@
 #include "slurm_state.h"
 
 #include "fb_err.h"
+#include "fb_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -94,15 +95,7 @@ void fbs_state_remove(struct fbs_state *s, uint64_t id)
 int fbs_node_name_valid(const char *name)
 {
 	size_t n = strlen(name);
-	if (n == 0 || n >= FB_NAME_MAX)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return 0;
-	}
-	return 1;
+	return n < FB_NAME_MAX && fb_text_is_name(name, n);
 }
 
 /* ---- dump --------------------------------------------------------------------- */

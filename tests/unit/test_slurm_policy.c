@@ -833,6 +833,8 @@ static void published_texts_are_exact(void)
 	CHECK_STR(ev.text, "cap: 16 nodes drained by fabricbus, limit 16; not draining node[017-020]");
 	CHECK_EQ(fb_event_counter(&ev, FB_CTR_NODE_COUNT, 0), 4);
 	CHECK_EQ(fb_event_counter(&ev, FB_CTR_NODE_LIMIT, 0), 16);
+	fbs_pub_cap(&ev, 1, 1, "node002", 1, 1234, 0);
+	CHECK_STR(ev.text, "cap: 1 node drained by fabricbus, limit 1; not draining node002");
 	char jobs[FB_JOBS_MAX] = "";
 	int added = 0;
 	while (fbs_jobs_add(jobs, 1234567) == 0)
