@@ -50,10 +50,20 @@ struct fb_fabric_map {
 	void *wake_arg;
 };
 
+struct fb_fabric_snap *fb_fabric_snap_ref(struct fb_fabric_snap *s)
+{
+	atomic_fetch_add(&s->refs, 1);
+	return s;
+}
+
 void fb_fabric_snap_unref(struct fb_fabric_snap *s)
 {
 	if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
 		free(s->json);
+		free((void *)s->nodes);
+		free((void *)s->names);
+		free((void *)s->sw_of);
+		free((void *)s->sws);
 		free(s);
 	}
 }
@@ -274,13 +284,23 @@ struct jnode {
 	size_t n;
 };
 
+struct swkey {
+	uint64_t guid;
+	uint32_t sw;
+};
+
 struct render {
 	struct fb_fabric_map *m;
 	struct mport *mp;
 	size_t n_mp;
 	struct jnode *jn;
 	size_t n_jn, cap_jn;
+	struct swkey *order; /* switches by GUID, as rendered */
+	uint32_t *rank;      /* topology switch index -> its place in order */
 	struct fb_buf out;
+	/* the snapshot's index (struct fb_fabric_snap), built as out is */
+	size_t head_len;
+	struct fb_buf nodes_ix, names, sw_of, sws_ix;
 	int rc;
 	size_t nodes;
 };
@@ -453,6 +473,39 @@ static void put_port(struct render *r, const struct mport *p)
 	put(r, p->eth ? ",\"Technology\":\"Ethernet\"}" : ",\"Technology\":\"IB\"}");
 }
 
+/* Index the node member that starts at out[off]: its name and the
+ * switches its ports hang off (a node has a few ports: a linear check for
+ * repeats is enough). Filled in as the member is written. */
+static struct fb_fabric_frag *index_node(struct render *r, size_t off, const char *name)
+{
+	size_t n = strlen(name);
+	struct fb_fabric_frag f = { .off = off, .name_off = (uint32_t)r->names.len,
+				    .name_len = (uint32_t)n,
+				    .sw_first = (uint32_t)(r->sw_of.len / sizeof(uint32_t)) };
+	if (r->rc || (r->rc = fb_buf_put(&r->names, name, n + 1)) ||
+	    (r->rc = fb_buf_put(&r->nodes_ix, &f, sizeof(f))))
+		return NULL;
+	return (struct fb_fabric_frag *)(r->nodes_ix.data + r->nodes_ix.len) - 1;
+}
+
+static void index_node_switch(struct render *r, struct fb_fabric_frag *f, const struct mport *p)
+{
+	if (!f || !p->tp || r->rc)
+		return;
+	uint32_t rank = r->rank[p->tp->sw];
+	for (uint32_t j = 0; j < f->sw_n; j++)
+		if (((const uint32_t *)r->sw_of.data)[f->sw_first + j] == rank)
+			return;
+	if (!(r->rc = fb_buf_put(&r->sw_of, &rank, sizeof(rank))))
+		f->sw_n++;
+}
+
+static int cmp_u32(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
 /* "Nodes": every node with a port or a job, merged from both sorted lists. */
 static void put_nodes(struct render *r)
 {
@@ -465,6 +518,7 @@ static void put_nodes(struct render *r)
 		else
 			name = r->jn[k].name;
 		put(r, r->nodes++ ? "," : "");
+		struct fb_fabric_frag *f = index_node(r, r->out.len, name);
 		put_str(r, name);
 		put(r, ":{\"Jobs\":[");
 		if (k < r->n_jn && strcmp(r->jn[k].name, name) == 0) {
@@ -478,8 +532,14 @@ static void put_nodes(struct render *r)
 		for (size_t first = i; i < r->n_mp && strcmp(r->mp[i].node, name) == 0; i++) {
 			put(r, i > first ? "," : "");
 			put_port(r, &r->mp[i]);
+			index_node_switch(r, f, &r->mp[i]);
 		}
 		put(r, "]}");
+		if (f && !r->rc)
+			f->len = r->out.len - f->off;
+		if (f && !r->rc && f->sw_n > 1)
+			qsort(r->sw_of.data + f->sw_first * sizeof(uint32_t), f->sw_n, sizeof(uint32_t),
+			      cmp_u32);
 	}
 	put(r, "}");
 }
@@ -495,15 +555,36 @@ static int cmp_host(const void *pa, const void *pb)
 	return a->sw != b->sw ? (a->sw < b->sw ? -1 : 1) : strcmp(a->node, b->node);
 }
 
-struct swkey {
-	uint64_t guid;
-	uint32_t sw;
-};
-
 static int cmp_swkey(const void *pa, const void *pb)
 {
 	const struct swkey *a = pa, *b = pb;
 	return a->guid < b->guid ? -1 : a->guid > b->guid;
+}
+
+/* The switches in GUID order (r->order), and each one's place in it
+ * (r->rank), which the node index needs before the switches are written. */
+static void sort_switches(struct render *r)
+{
+	const struct fb_topology *t = r->m->topo;
+	size_t n_sw = fb_topology_n_switches(t);
+	r->order = calloc(n_sw ? n_sw : 1, sizeof(*r->order));
+	r->rank = calloc(n_sw ? n_sw : 1, sizeof(*r->rank));
+	if (!r->order || !r->rank) {
+		r->rc = r->rc ? r->rc : -ENOMEM;
+		return;
+	}
+	for (uint32_t s = 0; s < n_sw; s++)
+		r->order[s] = (struct swkey){ fb_topology_switch_at(t, s)->guid, s };
+	qsort(r->order, n_sw, sizeof(*r->order), cmp_swkey);
+	for (uint32_t k = 0; k < n_sw; k++)
+		r->rank[r->order[k].sw] = k;
+}
+
+static void index_switch(struct render *r, size_t off)
+{
+	struct fb_fabric_frag f = { .off = off, .len = r->out.len - off };
+	if (!r->rc)
+		r->rc = fb_buf_put(&r->sws_ix, &f, sizeof(f));
 }
 
 /* "Switches": by GUID, each with the nodes cabled to it (sorted, unique). */
@@ -512,9 +593,8 @@ static void put_switches(struct render *r)
 	const struct fb_topology *t = r->m->topo;
 	size_t n_sw = fb_topology_n_switches(t), nh = 0;
 	struct host *h = calloc(r->n_mp ? r->n_mp : 1, sizeof(*h));
-	struct swkey *order = calloc(n_sw ? n_sw : 1, sizeof(*order));
 	size_t *first = calloc(n_sw + 1, sizeof(*first));
-	if (!h || !order || !first) {
+	if (!h || !first || r->rc) {
 		r->rc = r->rc ? r->rc : -ENOMEM;
 		goto out;
 	}
@@ -527,14 +607,12 @@ static void put_switches(struct render *r)
 			i++;
 		first[s] = i;
 	}
-	for (uint32_t s = 0; s < n_sw; s++)
-		order[s] = (struct swkey){ fb_topology_switch_at(t, s)->guid, s };
-	qsort(order, n_sw, sizeof(*order), cmp_swkey);
 	put(r, "\"Switches\":{");
 	for (size_t k = 0; k < n_sw; k++) {
-		uint32_t s = order[k].sw;
+		uint32_t s = r->order[k].sw;
 		const struct fb_topo_switch *sw = fb_topology_switch_at(t, s);
 		put(r, k ? "," : "");
+		size_t off = r->out.len;
 		put_guid(r, sw->guid);
 		put(r, ":{\"Hosts\":[");
 		for (size_t i = first[s]; i < first[s + 1]; i++) {
@@ -546,45 +624,89 @@ static void put_switches(struct render *r)
 		put(r, "],\"Name\":");
 		put_str(r, sw->name);
 		put(r, sw->reachable ? ",\"Reachable\":true}" : ",\"Reachable\":false}");
+		index_switch(r, off);
 	}
 	put(r, "}");
 out:
 	free(h);
-	free(order);
 	free(first);
 }
 
-char *fb_fabric_map_render(struct fb_fabric_map *m, uint64_t last_event_id, size_t *len)
+static void render_free(struct render *r)
+{
+	free(r->mp);
+	free(r->jn);
+	free(r->order);
+	free(r->rank);
+	fb_buf_free(&r->out);
+	fb_buf_free(&r->nodes_ix);
+	fb_buf_free(&r->names);
+	fb_buf_free(&r->sw_of);
+	fb_buf_free(&r->sws_ix);
+}
+
+/* The render's buffers become the snapshot's (32-bit name offsets: the
+ * registry's 4194304 names of at most 63 bytes stay far below 4 GB). */
+static struct fb_fabric_snap *render_to_snap(struct render *r)
+{
+	struct fb_fabric_snap *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	atomic_init(&s->refs, 1);
+	s->len = r->out.len - 1;
+	s->json = (char *)r->out.data;
+	s->head_len = r->head_len;
+	s->nodes = (const struct fb_fabric_frag *)r->nodes_ix.data;
+	s->n_nodes = r->nodes_ix.len / sizeof(*s->nodes);
+	s->names = (const char *)r->names.data;
+	s->sw_of = (const uint32_t *)r->sw_of.data;
+	s->sws = (const struct fb_fabric_frag *)r->sws_ix.data;
+	s->n_sws = r->sws_ix.len / sizeof(*s->sws);
+	r->out = r->nodes_ix = r->names = r->sw_of = r->sws_ix = (struct fb_buf)FB_BUF_INIT;
+	return s;
+}
+
+struct fb_fabric_snap *fb_fabric_map_render_snap(struct fb_fabric_map *m, uint64_t last_event_id)
 {
 	struct render r = { .m = m };
+	struct fb_fabric_snap *s = NULL;
 	json_t *inv = fb_inventory_json(m->inv, SIZE_MAX);
 	r.rc = inv ? collect_ports(&r, inv) : -ENOMEM;
 	if (!r.rc)
 		fb_jobs_foreach_node(m->jobs, add_jnode, &r);
 	if (!r.rc && r.n_jn) /* qsort wants a non-NULL base even for 0 */
 		qsort(r.jn, r.n_jn, sizeof(*r.jn), cmp_jnode);
+	sort_switches(&r);
 	put(&r, "{\"Fabric\":");
 	put_str(&r, m->fabric);
 	put(&r, ",\"LastEventId\":");
 	put_int(&r, (long long)last_event_id);
 	put(&r, ",");
+	r.head_len = r.out.len;
 	put_nodes(&r);
 	put(&r, ",");
 	put_switches(&r);
 	put(&r, "}");
 	if (!r.rc)
 		r.rc = fb_buf_put(&r.out, "", 1); /* the NUL, not counted */
+	if (!r.rc && (s = render_to_snap(&r)))
+		m->last_nodes = r.nodes;
 	json_decref(inv);
-	free(r.mp);
-	free(r.jn);
-	if (r.rc) {
-		fb_buf_free(&r.out);
+	render_free(&r);
+	return s;
+}
+
+char *fb_fabric_map_render(struct fb_fabric_map *m, uint64_t last_event_id, size_t *len)
+{
+	struct fb_fabric_snap *s = fb_fabric_map_render_snap(m, last_event_id);
+	if (!s)
 		return NULL;
-	}
-	m->last_nodes = r.nodes;
+	char *json = s->json;
 	if (len)
-		*len = r.out.len - 1;
-	return (char *)r.out.data;
+		*len = s->len;
+	s->json = NULL;
+	fb_fabric_snap_unref(s);
+	return json;
 }
 
 int fb_fabric_map_refresh(struct fb_fabric_map *m, uint64_t last_event_id)
@@ -592,14 +714,9 @@ int fb_fabric_map_refresh(struct fb_fabric_map *m, uint64_t last_event_id)
 	uint64_t t0 = fb_now_ns();
 	if (!m->dirty || t0 < m->next_render_ns)
 		return 0;
-	struct fb_fabric_snap *s = calloc(1, sizeof(*s));
-	if (s)
-		s->json = fb_fabric_map_render(m, last_event_id, &s->len);
-	if (!s || !s->json) {
-		free(s);
+	struct fb_fabric_snap *s = fb_fabric_map_render_snap(m, last_event_id);
+	if (!s)
 		return -ENOMEM;
-	}
-	atomic_init(&s->refs, 1);
 	pthread_mutex_lock(&m->mu);
 	struct fb_fabric_snap *old = m->snap;
 	m->snap = s;
@@ -616,9 +733,7 @@ int fb_fabric_map_refresh(struct fb_fabric_map *m, uint64_t last_event_id)
 struct fb_fabric_snap *fb_fabric_map_snapshot(struct fb_fabric_map *m)
 {
 	pthread_mutex_lock(&m->mu);
-	struct fb_fabric_snap *s = m->snap;
-	if (s)
-		atomic_fetch_add(&s->refs, 1);
+	struct fb_fabric_snap *s = m->snap ? fb_fabric_snap_ref(m->snap) : NULL;
 	pthread_mutex_unlock(&m->mu);
 	return s;
 }

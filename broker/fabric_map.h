@@ -37,13 +37,31 @@ struct fb_inventory;
  * fb_fabric_map_submit says FB_EFULL (HTTP 503). */
 #define FB_FABRIC_MAP_MAX_OPS 256
 
-/* One rendered map: immutable once published. json is NUL-terminated. */
+/* One node's or switch's member ("name":{...}) of a snapshot's json, so
+ * that GET /fabric/map?nodes= copies members without parsing JSON. */
+struct fb_fabric_frag {
+	size_t off, len;             /* the member's bytes in json */
+	uint32_t name_off, name_len; /* node: its name (raw, NUL-terminated) in names */
+	uint32_t sw_first, sw_n;     /* node: its switches, sw_of[sw_first..+sw_n) */
+};
+
+/* One rendered map: immutable once published. json is NUL-terminated.
+ * The index (all owned by the snapshot) lists the members in json order:
+ * nodes by name in strcmp order, switches by GUID. */
 struct fb_fabric_snap {
 	atomic_uint refs;
 	size_t len;
 	char *json;
+	size_t head_len;             /* json[0..head_len): {"Fabric":..,"LastEventId":N, */
+	const struct fb_fabric_frag *nodes;
+	size_t n_nodes;
+	const char *names;
+	const uint32_t *sw_of;       /* indices into sws, ascending for each node */
+	const struct fb_fabric_frag *sws;
+	size_t n_sws;
 };
-/* Any thread. */
+/* Any thread: another reference (returns s), or drop one. */
+struct fb_fabric_snap *fb_fabric_snap_ref(struct fb_fabric_snap *s);
 void fb_fabric_snap_unref(struct fb_fabric_snap *s);
 
 enum fb_job_op_kind { FB_JOB_OP_REGISTER, FB_JOB_OP_DELETE };
@@ -110,6 +128,9 @@ void fb_fabric_map_apply(struct fb_fabric_map *m, struct fb_job_op *op);
 int fb_fabric_map_refresh(struct fb_fabric_map *m, uint64_t last_event_id);
 /* The map JSON as it would be published now (caller frees), or NULL. */
 char *fb_fabric_map_render(struct fb_fabric_map *m, uint64_t last_event_id, size_t *len);
+/* The same as a snapshot with its index (one reference, the caller's), or
+ * NULL; what fb_fabric_map_refresh publishes. */
+struct fb_fabric_snap *fb_fabric_map_render_snap(struct fb_fabric_map *m, uint64_t last_event_id);
 void fb_fabric_map_get_stats(const struct fb_fabric_map *m, struct fb_fabric_map_stats *st);
 const struct fb_topology *fb_fabric_map_topology(const struct fb_fabric_map *m);
 const struct fb_jobs *fb_fabric_map_jobs(const struct fb_fabric_map *m);

@@ -8,16 +8,25 @@
  * a reply written in one lws_write would leave each client's unsent part
  * (most of a map of several MB) copied in lws, and have lws close a reader
  * that is still taking it once its keep-alive timeout passes.
+ *
+ * A ?nodes= request is answered from the snapshot's index (fabric_map.h):
+ * the requested names are sorted, looked up by binary search, and the
+ * body is a list of pieces of the snapshot (the node and switch members)
+ * between a few bytes of its own, copied out a chunk at a time like the
+ * whole map. The lws thread's work and memory go with the request's size
+ * (a 1000-node job start: a few ms), not the map's (several MB).
  */
 #include "ws_fabric.h"
 
 #include "fabric_map.h"
 #include "fb_err.h"
+#include "fb_hostlist.h"
 #include "fb_log.h"
 #include "jobs.h"
 #include "ws_http.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +49,237 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* ---- the body of GET /fabric/map: pieces of a snapshot ---- */
+
+struct piece {
+	const char *p;
+	size_t n;
+};
+
+struct fb_ws_map_body {
+	struct fb_fabric_snap *snap; /* a reference: most pieces point into it */
+	struct piece *pieces;
+	size_t n_pieces, cap;
+	struct fb_buf own;           /* our bytes ("Missing"..."Nodes":{), whole before used */
+	size_t len, at, at_off;      /* bytes in all; the next piece, bytes of it read */
+};
+
+static int add_piece(struct fb_ws_map_body *b, const char *p, size_t n)
+{
+	if (b->n_pieces == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 16;
+		struct piece *np = realloc(b->pieces, cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		b->pieces = np;
+		b->cap = cap;
+	}
+	b->pieces[b->n_pieces++] = (struct piece){ p, n };
+	b->len += n;
+	return 0;
+}
+
+static struct fb_ws_map_body *body_new(struct fb_fabric_snap *snap)
+{
+	struct fb_ws_map_body *b = calloc(1, sizeof(*b));
+	if (b)
+		b->snap = fb_fabric_snap_ref(snap);
+	return b;
+}
+
+void fb_ws_map_body_free(struct fb_ws_map_body *b)
+{
+	if (!b)
+		return;
+	fb_fabric_snap_unref(b->snap);
+	free(b->pieces);
+	fb_buf_free(&b->own);
+	free(b);
+}
+
+size_t fb_ws_map_body_len(const struct fb_ws_map_body *b) { return b->len; }
+
+size_t fb_ws_map_body_read(struct fb_ws_map_body *b, void *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n && b->at < b->n_pieces) {
+		const struct piece *pc = &b->pieces[b->at];
+		size_t k = pc->n - b->at_off < n - got ? pc->n - b->at_off : n - got;
+		memcpy((char *)buf + got, pc->p + b->at_off, k);
+		got += k;
+		b->at_off += k;
+		if (b->at_off == pc->n) {
+			b->at++;
+			b->at_off = 0;
+		}
+	}
+	return got;
+}
+
+int fb_ws_fabric_whole(struct fb_fabric_snap *snap, struct fb_ws_map_body **out)
+{
+	struct fb_ws_map_body *b = body_new(snap);
+	if (!b || add_piece(b, snap->json, snap->len)) {
+		fb_ws_map_body_free(b);
+		return -ENOMEM;
+	}
+	*out = b;
+	return 0;
+}
+
+/* The requested names: their bytes, then pointers to them, sorted, unique. */
+struct wanted {
+	struct fb_buf bytes, offs;
+	const char **names;
+	size_t n;
+};
+
+static int want_name(void *arg, const char *name, size_t len)
+{
+	struct wanted *w = arg;
+	size_t off = w->bytes.len;
+	return fb_buf_put(&w->bytes, name, len + 1) || fb_buf_put(&w->offs, &off, sizeof(off))
+		       ? -ENOMEM : 0;
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int sort_wanted(struct wanted *w)
+{
+	size_t n = w->offs.len / sizeof(size_t);
+	if (!(w->names = malloc(n * sizeof(*w->names))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		w->names[i] = (const char *)w->bytes.data + ((const size_t *)w->offs.data)[i];
+	qsort(w->names, n, sizeof(*w->names), cmp_strp);
+	w->n = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!w->n || strcmp(w->names[w->n - 1], w->names[i]))
+			w->names[w->n++] = w->names[i];
+	return 0;
+}
+
+static const struct fb_fabric_frag *find_node(const struct fb_fabric_snap *s, const char *name)
+{
+	size_t lo = 0, hi = s->n_nodes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(name, s->names + s->nodes[mid].name_off);
+		if (!c)
+			return &s->nodes[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+static int cmp_u32(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+/* The found nodes' members (ascending: the names are sorted) and their
+ * switches; the others into b->own as "Missing". */
+struct found {
+	const struct fb_fabric_frag **nodes;
+	size_t n;
+	uint32_t *sws;
+	size_t n_sws;
+};
+
+static int look_up(struct fb_ws_map_body *b, const struct wanted *w, struct found *f)
+{
+	const struct fb_fabric_snap *s = b->snap;
+	size_t missing = 0, cap_sws = 0;
+	int rc = fb_buf_puts(&b->own, "\"Missing\":[");
+	if (rc || !(f->nodes = malloc((w->n ? w->n : 1) * sizeof(*f->nodes))))
+		return -ENOMEM;
+	for (size_t i = 0; i < w->n && !rc; i++) {
+		const struct fb_fabric_frag *x = find_node(s, w->names[i]);
+		if (!x) {
+			if (missing++ < FB_WS_MAP_MISSING_MAX)
+				rc = fb_buf_puts(&b->own, missing > 1 ? "," : "") ||
+				     fb_buf_put_json_str(&b->own, w->names[i]);
+			continue;
+		}
+		f->nodes[f->n++] = x;
+		if (!x->sw_n) /* a node known only by its jobs */
+			continue;
+		if (f->n_sws + x->sw_n > cap_sws) {
+			cap_sws = 2 * (f->n_sws + x->sw_n);
+			uint32_t *ns = realloc(f->sws, cap_sws * sizeof(*ns));
+			if (!ns)
+				return -ENOMEM;
+			f->sws = ns;
+		}
+		memcpy(f->sws + f->n_sws, s->sw_of + x->sw_first, x->sw_n * sizeof(*f->sws));
+		f->n_sws += x->sw_n;
+	}
+	if (rc || fb_buf_printf(&b->own, "],\"MissingCount\":%zu,\"Nodes\":{", missing))
+		return -ENOMEM;
+	if (f->n_sws > 1)
+		qsort(f->sws, f->n_sws, sizeof(*f->sws), cmp_u32);
+	return 0;
+}
+
+/* head, our part, the nodes, the switches (each once, in GUID order). */
+static int assemble(struct fb_ws_map_body *b, const struct found *f)
+{
+	const struct fb_fabric_snap *s = b->snap;
+	int rc = add_piece(b, s->json, s->head_len) ||
+		 add_piece(b, (const char *)b->own.data, b->own.len);
+	for (size_t i = 0; i < f->n && !rc; i++)
+		rc = (i && add_piece(b, ",", 1)) ||
+		     add_piece(b, s->json + f->nodes[i]->off, f->nodes[i]->len);
+	rc = rc || add_piece(b, "},\"Switches\":{", 14);
+	for (size_t i = 0, k = 0; i < f->n_sws && !rc; i++) {
+		if (i && f->sws[i] == f->sws[i - 1])
+			continue;
+		const struct fb_fabric_frag *x = &s->sws[f->sws[i]];
+		rc = (k++ && add_piece(b, ",", 1)) || add_piece(b, s->json + x->off, x->len);
+	}
+	return rc || add_piece(b, "}}", 2) ? -ENOMEM : 0;
+}
+
+int fb_ws_fabric_select(struct fb_fabric_snap *snap, const char *expr, size_t len,
+			struct fb_ws_map_body **out, char *why, size_t whysz)
+{
+	struct wanted w = { FB_BUF_INIT, FB_BUF_INIT, NULL, 0 };
+	struct found f = { 0 };
+	char reason[200];
+	struct fb_ws_map_body *b = body_new(snap);
+	int rc = b ? fb_hostlist_expand(expr, len, FB_WS_MAP_NODES_MAX, want_name, &w, NULL, reason,
+					sizeof(reason))
+		   : -ENOMEM;
+	if (rc && rc != -ENOMEM)
+		snprintf(why, whysz, "nodes: %s", reason);
+	if (!rc)
+		rc = sort_wanted(&w);
+	if (!rc)
+		rc = look_up(b, &w, &f);
+	if (!rc)
+		rc = assemble(b, &f);
+	fb_buf_free(&w.bytes);
+	fb_buf_free(&w.offs);
+	free(w.names);
+	free(f.nodes);
+	free(f.sws);
+	if (rc) {
+		fb_ws_map_body_free(b);
+		return rc;
+	}
+	*out = b;
+	return 0;
+}
+
+/* ---- HTTP ---- */
+
 /* End the transaction after a reply (keep-alive), or close on error. */
 static int finish(struct lws *wsi, int rc)
 {
@@ -60,8 +300,73 @@ void fb_ws_fabric_release(struct fb_ws_fabric *f, struct fb_ws_fabric_req *r)
 	}
 	fb_buf_free(&r->body);
 	fb_job_op_free(r->done);
-	fb_fabric_snap_unref(r->snap);
+	fb_ws_map_body_free(r->map);
 	memset(r, 0, sizeof(*r));
+}
+
+/* 400 naming the parameter: why is "<Parameter>: <detail>". */
+static int refuse_param(struct lws *wsi, const char *why)
+{
+	char param[16];
+	snprintf(param, sizeof(param), "%.*s", (int)strcspn(why, ":"), why);
+	return fb_ws_http_error(wsi, 400, "bad request", param, why);
+}
+
+/* The value of ?nodes= (malloc'd; NULL when absent) or a refusal in why.
+ * lws has already percent-decoded it. Any other argument is refused, so
+ * that a typo ("node=") is not silently answered with the whole map. */
+static int map_query(struct lws *wsi, char **val, size_t *len, char *why, size_t whysz)
+{
+	*val = NULL;
+	for (int i = 0; i < 64; i++) {
+		int n = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i);
+		char *arg = n > 0 ? malloc((size_t)n + 1) : NULL;
+		if (n <= 0 || (arg && lws_hdr_copy_fragment(wsi, arg, n + 1, WSI_TOKEN_HTTP_URI_ARGS,
+							    i) < 0)) {
+			free(arg);
+			return 0;
+		}
+		if (!arg)
+			return -ENOMEM;
+		size_t key = strcspn(arg, "=");
+		int is_nodes = key == 5 && strncmp(arg, "nodes", 5) == 0;
+		if (!is_nodes || *val) {
+			for (size_t k = 0; k < key; k++) /* quoted back: printable only */
+				arg[k] = arg[k] > 0x20 && arg[k] < 0x7f && arg[k] != ':' ? arg[k] : '?';
+			snprintf(why, whysz, "%.*s: %s", (int)(key < 40 ? key : 40), arg,
+				 is_nodes ? "given twice" : "unknown parameter (GET /fabric/map takes "
+							   "nodes=<Slurm hostlist>)");
+			free(arg);
+			return FB_EMALFORMED;
+		}
+		*len = arg[key] ? (size_t)n - key - 1 : 0;
+		memmove(arg, arg + key + (arg[key] ? 1 : 0), *len + 1);
+		*val = arg;
+	}
+	snprintf(why, whysz, "query: more than 64 arguments");
+	return FB_ETOOBIG;
+}
+
+/* The body GET /fabric/map answers with: the whole snapshot, or the part
+ * ?nodes= asks for. 0, or what the lws callback returns after refusing. */
+static int map_body(struct lws *wsi, struct fb_fabric_snap *snap, struct fb_ws_map_body **body)
+{
+	char why[300], *nodes = NULL;
+	size_t len = 0;
+	int rc = map_query(wsi, &nodes, &len, why, sizeof(why));
+	if (!rc)
+		rc = nodes ? fb_ws_fabric_select(snap, nodes, len, body, why, sizeof(why))
+			   : fb_ws_fabric_whole(snap, body);
+	free(nodes);
+	if (rc == -ENOMEM)
+		return finish(wsi, fb_ws_http_error(wsi, 503, "out of memory", NULL, NULL));
+	if (rc) {
+		char peer[64];
+		fb_ws_peer_name(wsi, peer, sizeof(peer));
+		fb_log_debug("http %s: GET " MAP_PATH " refused: %s", peer, why);
+		return finish(wsi, refuse_param(wsi, why));
+	}
+	return 0;
 }
 
 /* GET /fabric/map: the headers now, the body from fb_ws_fabric_writeable. */
@@ -69,21 +374,26 @@ static int start_map(struct fb_ws_fabric *f, struct lws *wsi, struct fb_ws_fabri
 {
 	uint8_t hdr[LWS_PRE + 512];
 	uint8_t *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof(hdr) - 1;
+	struct fb_ws_map_body *body = NULL;
 	fb_ws_fabric_release(f, r);
 	struct fb_fabric_snap *snap = fb_fabric_map_snapshot(f->map);
 	if (!snap)
 		return finish(wsi, fb_ws_http_error(wsi, 503, "fabric map not built yet", NULL,
 						    "retry in a moment"));
-	if (lws_add_http_common_headers(wsi, 200, "application/json", snap->len, &p, end) ||
+	int rc = map_body(wsi, snap, &body);
+	fb_fabric_snap_unref(snap); /* the body holds its own reference */
+	if (!body)
+		return rc;
+	if (lws_add_http_common_headers(wsi, 200, "application/json", fb_ws_map_body_len(body), &p,
+					end) ||
 	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
 					 (const uint8_t *)"no-store", 8, &p, end) ||
 	    lws_finalize_write_http_header(wsi, start, &p, end)) {
-		fb_fabric_snap_unref(snap);
+		fb_ws_map_body_free(body);
 		return -1;
 	}
 	r->state = FB_WSF_MAP;
-	r->snap = snap;
-	r->off = 0;
+	r->map = body;
 	r->deadline_ms = now_ms() + MAP_SEND_MAX_MS;
 	lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, MAP_STALL_S);
 	lws_callback_on_writable(wsi);
@@ -98,26 +408,23 @@ static int start_map(struct fb_ws_fabric *f, struct lws *wsi, struct fb_ws_fabri
 static int write_map(struct lws *wsi, struct fb_ws_fabric_req *r)
 {
 	uint8_t buf[LWS_PRE + MAP_CHUNK];
-	const struct fb_fabric_snap *snap = r->snap;
+	struct fb_ws_map_body *b = r->map;
 	if (now_ms() > r->deadline_ms) {
 		char peer[64];
 		fb_ws_peer_name(wsi, peer, sizeof(peer));
 		fb_log_warn("http %s: GET " MAP_PATH " not taken within %d s (%zu of %zu bytes); closing",
-			    peer, MAP_SEND_MAX_MS / 1000, r->off, snap->len);
+			    peer, MAP_SEND_MAX_MS / 1000, r->sent, fb_ws_map_body_len(b));
 		return -1;
 	}
 	for (int i = 0; i < MAP_WRITES_PER_CALLBACK; i++) {
-		size_t n = snap->len - r->off;
-		if (n > MAP_CHUNK)
-			n = MAP_CHUNK;
-		int last = r->off + n == snap->len;
-		memcpy(buf + LWS_PRE, snap->json + r->off, n);
+		size_t n = fb_ws_map_body_read(b, buf + LWS_PRE, MAP_CHUNK);
+		int last = r->sent + n == fb_ws_map_body_len(b);
 		if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < 0)
 			return -1;
-		r->off += n;
+		r->sent += n;
 		if (last) {
-			fb_fabric_snap_unref(r->snap);
-			r->snap = NULL;
+			fb_ws_map_body_free(r->map);
+			r->map = NULL;
 			r->state = FB_WSF_IDLE;
 			return finish(wsi, 0);
 		}
@@ -127,14 +434,6 @@ static int write_map(struct lws *wsi, struct fb_ws_fabric_req *r)
 	lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, MAP_STALL_S);
 	lws_callback_on_writable(wsi);
 	return 0;
-}
-
-/* 400 naming the parameter: why is "<Parameter>: <detail>". */
-static int refuse_param(struct lws *wsi, const char *why)
-{
-	char param[16];
-	snprintf(param, sizeof(param), "%.*s", (int)strcspn(why, ":"), why);
-	return fb_ws_http_error(wsi, 400, "bad request", param, why);
 }
 
 /* Hand op to the loop; the reply waits for its answer. */

@@ -252,8 +252,10 @@ int main(int argc, char **argv)
 	} else {
 		event_base_dispatch(base);
 	}
-	if (r.a.phase != FBS_P_STOPPING)
-		r.stop_rc = fbs_adapter_stop(&r.a, STOP_WAIT_MS); /* the loop broke on an error */
+	if (r.a.phase != FBS_P_STOPPING) { /* the loop broke on an error, not on a signal */
+		status = 1;
+		r.stop_rc = fbs_adapter_stop(&r.a, STOP_WAIT_MS);
+	}
 	if (r.stop_rc) {
 		fflush(NULL);
 		_exit(status); /* a libslurm call still runs on the other thread: do not free */

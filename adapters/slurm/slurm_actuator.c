@@ -49,12 +49,6 @@ static double ms_since(const struct timespec *t0)
 	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-static int ours(const struct fbs_actuator_cfg *c, const char *reason)
-{
-	size_t n = strlen(c->reason_prefix);
-	return n && strncmp(reason, c->reason_prefix, n) == 0;
-}
-
 /* What to do with each target, from what Slurm holds now. Returns how many
  * go into the update; their names are put in names[]. */
 static size_t sort_targets(const struct fbs_actuator_cfg *c, const struct fbs_batch *b,
@@ -71,11 +65,12 @@ static size_t sort_targets(const struct fbs_actuator_cfg *c, const struct fbs_ba
 		}
 		snprintf(x->reason, sizeof(x->reason), "%s", s->reason);
 		x->drained = s->drained;
-		if (b->action == FBS_A_DRAIN && s->reason[0] && !ours(c, s->reason)) {
+		int ours = fbs_reason_is_ours(c->reason_prefix, s->reason);
+		if (b->action == FBS_A_DRAIN && s->reason[0] && !ours) {
 			x->outcome = FBS_R_SKIPPED;
 			continue;
 		}
-		if (b->action == FBS_A_UNDRAIN && !c->dry_run && !(s->drained && ours(c, s->reason))) {
+		if (b->action == FBS_A_UNDRAIN && !c->dry_run && !(s->drained && ours)) {
 			x->outcome = FBS_R_GONE;
 			continue;
 		}
@@ -85,9 +80,9 @@ static size_t sort_targets(const struct fbs_actuator_cfg *c, const struct fbs_ba
 	return k;
 }
 
-/* After a failed update: did Slurm apply it anyway? */
+/* After a failed update (why in err): did Slurm apply it anyway? */
 static int applied(const struct fbs_actuator_cfg *c, const struct fbs_batch *b,
-		   const char *const *names, size_t k, char *err, size_t errsz)
+		   const char *const *names, size_t k, const char *err)
 {
 	struct fbs_snodes sn;
 	char why[256];
@@ -99,13 +94,12 @@ static int applied(const struct fbs_actuator_cfg *c, const struct fbs_batch *b,
 		if (b->action == FBS_A_DRAIN)
 			all = s && s->drained && strcmp(s->reason, b->reason) == 0;
 		else
-			all = !s || !s->drained || !ours(c, s->reason);
+			all = !s || !s->drained || !fbs_reason_is_ours(c->reason_prefix, s->reason);
 	}
 	fbs_snodes_free(&sn);
 	if (all)
 		fb_log_debug("%s (Slurm applied it all the same, as it does for nodes without "
 			     "slurmd)", err);
-	(void)errsz;
 	return all;
 }
 
@@ -160,7 +154,7 @@ static int run_batch(const struct fbs_actuator_cfg *c, const struct fbs_batch *b
 			clock_gettime(CLOCK_MONOTONIC, &t0);
 			if (!c->dry_run &&
 			    fbs_slurm_update(hl, b->action == FBS_A_DRAIN, b->reason, err, errsz) &&
-			    !applied(c, b, names, k, err, errsz))
+			    !applied(c, b, names, k, err))
 				rc = -1;
 			r->update_ms = ms_since(&t0);
 			free(hl);
@@ -204,17 +198,25 @@ static void deliver(struct fbs_actuator *a, struct res *x)
 	event_active(a->result_ev, EV_READ, 0);
 }
 
-/* Wait for retry_ms or stop. Returns 1 if stopping. */
-static int pause_retry(struct fbs_actuator *a)
+/* CLOCK_REALTIME in ms from now: what pthread_cond_timedwait and
+ * pthread_timedjoin_np wait until. */
+static struct timespec deadline_after(uint64_t ms)
 {
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)(a->cfg.retry_ms / 1000);
-	until.tv_nsec += (long)(a->cfg.retry_ms % 1000) * 1000000L;
+	until.tv_sec += (time_t)(ms / 1000);
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
 	if (until.tv_nsec >= 1000000000L) {
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
+	return until;
+}
+
+/* Wait for retry_ms or stop. Returns 1 if stopping. */
+static int pause_retry(struct fbs_actuator *a)
+{
+	struct timespec until = deadline_after(a->cfg.retry_ms);
 	pthread_mutex_lock(&a->mu);
 	while (!a->stop && pthread_cond_timedwait(&a->cv, &a->mu, &until) != ETIMEDOUT)
 		;
@@ -379,14 +381,7 @@ int fbs_actuator_stop(struct fbs_actuator *a, int wait_ms)
 	a->stop = 1;
 	pthread_cond_broadcast(&a->cv);
 	pthread_mutex_unlock(&a->mu);
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += wait_ms / 1000;
-	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	struct timespec until = deadline_after(wait_ms > 0 ? (uint64_t)wait_ms : 0);
 	if (pthread_timedjoin_np(a->thread, NULL, &until) != 0)
 		return -ETIMEDOUT;
 	event_free(a->result_ev);

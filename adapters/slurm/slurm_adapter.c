@@ -79,11 +79,14 @@ static void handle_event(struct fbs_adapter *a, const struct fb_event *ev, uint6
 	uint64_t now = fbs_now_ms();
 	int rc = fbs_route(ev, &o, a->mapfile, a->have_map ? &a->fabmap : NULL, nodes, ROUTE_MAX,
 			   &n, &how);
-	if (rc == FBS_ROUTE_NEED_MAP && now - a->map_fetched_ms >= 1000 &&
+	/* A clear of a fabric-wide key goes to every node holding it, so the
+	 * nodes routed serve the log line only: no blocking map fetch for it. */
+	int changed = 0, to_all = (o.op == FBS_OP_CLEAR || o.op == FBS_OP_LINK_UP) &&
+				  key_is_global(o.key);
+	if (!to_all && rc == FBS_ROUTE_NEED_MAP && now - a->map_fetched_ms >= 1000 &&
 	    fbs_map_fetch(a, FB_LOG_WARN) == 0)
 		rc = fbs_route(ev, &o, a->mapfile, &a->fabmap, nodes, ROUTE_MAX, &n, &how);
-	int changed = 0, clears = o.op == FBS_OP_CLEAR || o.op == FBS_OP_LINK_UP;
-	if (clears && key_is_global(o.key)) {
+	if (to_all) {
 		changed = fbs_policy_observe_all(a->pol, &o, now); /* wherever it was started */
 	} else if (n == 0) {
 		a->unrouted++;
@@ -92,7 +95,7 @@ static void handle_event(struct fbs_adapter *a, const struct fb_event *ev, uint6
 			    rc == FBS_ROUTE_NEED_MAP ? ", switch not in the broker's /fabric/map"
 						     : " or /fabric/map");
 	}
-	for (size_t i = 0; !(clears && key_is_global(o.key)) && i < n; i++) {
+	for (size_t i = 0; !to_all && i < n; i++) {
 		int r = fbs_policy_observe(a->pol, nodes[i], &o, now);
 		if (r < 0)
 			fb_log_err("EventId %" PRIu64 ": out of memory for node %s", id, nodes[i]);
@@ -239,7 +242,7 @@ static int save(struct fbs_adapter *a)
 	return 0;
 }
 
-static void arm(struct event *ev, uint64_t ms)
+void fbs_arm(struct event *ev, uint64_t ms)
 {
 	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
 	event_add(ev, &tv);
@@ -257,7 +260,7 @@ static void flush(struct fbs_adapter *a)
 		if (save(a) == 0)
 			a->last_save_ms = now;
 		else
-			arm(a->retry_ev, a->cfg->retry_ms);
+			fbs_arm(a->retry_ev, a->cfg->retry_ms);
 	}
 	/* Only now, with the decision on disk, does Slurm hear of it. */
 	for (size_t i = 0; i < a->n_queued; i++) {
@@ -271,7 +274,7 @@ static void flush(struct fbs_adapter *a)
 	if (!a->dirty && a->seen_id != a->st.last_event_id && a->last_save_ms + IDLE_SAVE_MS < due)
 		due = a->last_save_ms + IDLE_SAVE_MS;
 	if (due != UINT64_MAX)
-		arm(a->due_ev, due > now ? due - now : 0);
+		fbs_arm(a->due_ev, due > now ? due - now : 0);
 }
 
 int fbs_adapter_sync(struct fbs_adapter *a)

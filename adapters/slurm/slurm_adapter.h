@@ -87,6 +87,7 @@ uint64_t fbs_now_ms(void);
 /* Internal to the adapter's files. */
 struct fbs_source;
 void fbs_adapter_kick(struct fbs_adapter *a);   /* schedule a flush */
+void fbs_arm(struct event *ev, uint64_t ms);    /* event_add in ms from now */
 /* Now, not after the current callback: decide, save, hand the new actions
  * to Slurm (stopping: save only). 0 when the state file holds the effects
  * of every event handled so far, -1 when the save failed (it is retried). */

@@ -206,9 +206,8 @@ static int link_up(struct fbs_node *n, const char *key, uint64_t now)
 	return changed;
 }
 
-static int apply(struct fbs_policy *p, struct fbs_node *n, const struct fbs_obs *o, uint64_t now)
+static int apply(struct fbs_node *n, const struct fbs_obs *o, uint64_t now)
 {
-	(void)p;
 	int changed = 0;
 	struct fbs_cond *f;
 	switch (o->op) {
@@ -240,7 +239,7 @@ int fbs_policy_observe(struct fbs_policy *p, const char *node, const struct fbs_
 	struct fbs_node *n = creates ? get_or_add(p, node) : find(p, node);
 	if (!n)
 		return creates ? -ENOMEM : 0;
-	int rc = apply(p, n, o, now_ms);
+	int rc = apply(n, o, now_ms);
 	maybe_gc(p, n);
 	return rc;
 }
@@ -252,7 +251,7 @@ int fbs_policy_observe_all(struct fbs_policy *p, const struct fbs_obs *o, uint64
 	int changed = 0;
 	for (size_t i = p->n; i-- > 0;) { /* backwards: gc removes at i */
 		struct fbs_node *n = p->nodes[i];
-		changed |= apply(p, n, o, now_ms);
+		changed |= apply(n, o, now_ms);
 		maybe_gc(p, n);
 	}
 	return changed;
@@ -299,10 +298,15 @@ void fbs_policy_reason(const struct fbs_policy *p, const char *cause, uint64_t e
 	snprintf(out, outsz, "%s %s (EventId %" PRIu64 ")", p->cfg.reason_prefix, cause, event_id);
 }
 
+int fbs_reason_is_ours(const char *prefix, const char *reason)
+{
+	size_t n = strlen(prefix);
+	return reason && n && strncmp(reason, prefix, n) == 0;
+}
+
 int fbs_policy_reason_is_ours(const struct fbs_policy *p, const char *reason)
 {
-	size_t n = strlen(p->cfg.reason_prefix);
-	return reason && n && strncmp(reason, p->cfg.reason_prefix, n) == 0;
+	return fbs_reason_is_ours(p->cfg.reason_prefix, reason);
 }
 
 /* Flap conditions whose window ended with the link up clear now. */
@@ -430,19 +434,15 @@ static int group_drains(struct fbs_policy *p, struct cand *cs, size_t n, struct 
 
 static int decide_drains(struct fbs_policy *p, uint64_t now, struct fbs_decision *d)
 {
-	struct cand *cs = NULL;
+	struct cand *cs = NULL; /* at most one per node, made at the first */
 	size_t nc = 0;
 	for (size_t i = 0; i < p->n; i++) {
 		struct fbs_node *n = p->nodes[i];
 		const struct fbs_cond *c;
 		if (n->hold != FBS_H_NONE || n->suppressed || !(c = due_cond(n, now)))
 			continue;
-		struct cand *ncs = realloc(cs, (nc + 1) * sizeof(*cs));
-		if (!ncs) {
-			free(cs);
+		if (!cs && !(cs = malloc(p->n * sizeof(*cs))))
 			return -ENOMEM;
-		}
-		cs = ncs;
 		cs[nc].n = n;
 		cs[nc++].c = c;
 	}

@@ -161,5 +161,8 @@ void fbs_policy_reason(const struct fbs_policy *p, const char *cause, uint64_t e
 		       char *out, size_t outsz);
 /* 1 if a Slurm reason is ours (starts with ReasonPrefix). */
 int fbs_policy_reason_is_ours(const struct fbs_policy *p, const char *reason);
+/* The same rule for a holder of the prefix alone (the actuator thread, which
+ * has no policy): an empty prefix claims nothing. */
+int fbs_reason_is_ours(const char *prefix, const char *reason);
 
 #endif

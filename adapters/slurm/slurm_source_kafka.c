@@ -41,12 +41,6 @@ struct kafka_source {
 	uint64_t handled, old, redelivered;
 };
 
-static void arm(struct kafka_source *k, uint64_t ms)
-{
-	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
-	event_add(k->poll_ev, &tv);
-}
-
 /* A newer event of the same broker at an offset we think we passed: the
  * topic was deleted and made again (offsets restarted), not a redelivery. */
 static int recreated(const struct fbs_koff *o, const struct fb_kc_msg *m)
@@ -165,7 +159,7 @@ static void remake_later(struct kafka_source *k, int why)
 					 : "hit a fatal error (see above)", k->backoff_ms);
 	fb_kc_close(k->kc);
 	k->kc = NULL;
-	arm(k, k->backoff_ms);
+	fbs_arm(k->poll_ev, k->backoff_ms);
 }
 
 static void on_poll(evutil_socket_t fd, short what, void *arg)
@@ -177,19 +171,20 @@ static void on_poll(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (!k->kc && make(k)) {
 		k->backoff_ms = k->backoff_ms ? k->backoff_ms : k->a->cfg->retry_ms;
-		arm(k, k->backoff_ms);
+		fbs_arm(k->poll_ev, k->backoff_ms);
 		return;
 	}
 	int n = fb_kc_poll(k->kc, 0, on_msg, k);
 	if (n > 0) {
 		k->backoff_ms = 0;
-		arm(k, 0); /* more may be waiting; the loop runs in between */
+		fbs_arm(k->poll_ev, 0); /* more may be waiting; the loop runs in between */
 	} else if (n == 0) {
-		arm(k, POLL_MS);
+		fbs_arm(k->poll_ev, POLL_MS);
 	} else if (n == FB_KC_ECOMMIT || n == FB_KC_EFATAL) {
 		remake_later(k, n);
 	} else {
-		arm(k, k->a->cfg->retry_ms); /* on_msg said not now: that message comes again */
+		/* on_msg said not now: that message comes again */
+		fbs_arm(k->poll_ev, k->a->cfg->retry_ms);
 	}
 }
 
@@ -236,7 +231,7 @@ struct fbs_source *fbs_source_kafka_start(struct fbs_adapter *a)
 		fb_log_info("events: Kafka consumer group %s on %s, topics %s: from the group's "
 			    "committed offsets (the newest where it has none: first start)",
 			    c->kafka_group, c->kafka_brokers, c->kafka_topics);
-	arm(k, 0);
+	fbs_arm(k->poll_ev, 0);
 	return &k->base;
 }
 

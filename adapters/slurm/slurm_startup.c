@@ -161,9 +161,7 @@ static void startup_map(struct fbs_adapter *a, unsigned attempt)
 		if (attempt == 1)
 			fb_log_warn("start-up waits for the broker's /fabric/map; retrying every %" PRIu64
 				    " ms", a->cfg->retry_ms);
-		struct timeval tv = { (time_t)(a->cfg->retry_ms / 1000),
-				      (suseconds_t)(a->cfg->retry_ms % 1000) * 1000 };
-		event_add(a->retry_ev, &tv);
+		fbs_arm(a->retry_ev, a->cfg->retry_ms);
 		return;
 	}
 	if (attempt > 1)

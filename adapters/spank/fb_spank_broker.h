@@ -1,6 +1,8 @@
 /* fb_spank_broker.h - the plugin's three requests to fabricbusd.
  *
- *   GET    /fabric/map          the fabric, for the job's environment
+ *   GET    /fabric/map?nodes=<SLURM_JOB_NODELIST>
+ *                               the job's part of the fabric, for its
+ *                               environment (the whole map as a fallback)
  *   POST   /fabric/jobs         {"JobId":"12","User":"alice","Nodes":[...]}
  *   DELETE /fabric/jobs/<id>    at the end of the job
  *
@@ -19,12 +21,24 @@
 
 #include <stddef.h>
 
-/* GET /fabric/map. Returns 0 with the 200 response in *r (caller frees with
- * fb_http_resp_free), a negative errno or fb_err from fb_http when the broker
- * cannot be reached or its bytes are not HTTP, or FB_EPROTO for another
- * status. *r is empty on failure. */
-int fb_spank_fetch_map(const struct fb_spank_conf *c, struct fb_http_resp *r, char *err,
-		       size_t errsz);
+/* Longest request path sent with ?nodes=: the broker's lws takes at most
+ * 4096 bytes of request line and headers together and drops a request
+ * over that without an answer. A longer (percent-encoded) list gets the
+ * whole map instead. */
+#define FB_SPANK_QUERY_PATH_MAX 3072
+
+/* GET /fabric/map?nodes=<nodelist> (percent-encoded here), so that the
+ * broker sends only the job's nodes and their switches; the whole map when
+ * nodelist is NULL or too long, and once more without the query when the
+ * broker answers the query with 400 (it takes a hostlist Slurm accepts and
+ * it does not, e.g. "a,,b"). A broker older than ?nodes= ignores the query
+ * and sends the whole map, which the caller reads the same way. Returns 0
+ * with the 200 response in *r (caller frees with fb_http_resp_free), a
+ * negative errno or fb_err from fb_http when the broker cannot be reached
+ * or its bytes are not HTTP, or FB_EPROTO for another status. *r is empty
+ * on failure. *filtered (may be NULL) says whether the query was used. */
+int fb_spank_fetch_map(const struct fb_spank_conf *c, const char *nodelist, struct fb_http_resp *r,
+		       int *filtered, char *err, size_t errsz);
 
 /* POST /fabric/jobs: 0 on 200 or 201, else negative with err. Idempotent on
  * the broker's side: the same JobId replaces the earlier registration. */

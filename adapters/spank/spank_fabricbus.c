@@ -6,7 +6,9 @@
  * - slurm_spank_init, every context: parse the plugstack.conf arguments and
  *   fail on a bad one, so that a typo stops srun/sbatch and the step at once.
  * - slurm_spank_init_post_opt, remote (slurmstepd, still root, once per step
- *   and node): all the work. GET /fabric/map, write the map file, spank_setenv
+ *   and node): all the work. GET /fabric/map?nodes=<SLURM_JOB_NODELIST> (the
+ *   job's part only: a 1000-node job start is 1000 such requests at once to
+ *   the broker's single HTTP thread), write the map file, spank_setenv
  *   the FABRICBUS_* variables (the tasks are forked later and inherit them),
  *   POST /fabric/jobs on the step's node 0, and decide whether to refuse.
  *   It does not fail the step itself: a failure here ends the step with only
@@ -342,7 +344,7 @@ static void broker_failed(struct step *s, int rc, const char *why)
 			    "(on_unreachable=continue)", conf.broker, what, why, s->step_id);
 }
 
-static void use_map(struct step *s, const struct fb_http_resp *r)
+static void use_map(struct step *s, const struct fb_http_resp *r, int filtered)
 {
 	struct fb_spank_jobmap m;
 	char err[512];
@@ -365,10 +367,11 @@ static void use_map(struct step *s, const struct fb_http_resp *r)
 	}
 	if (conf.do_register && s->nodeid == 0 && !verdict.refuse)
 		register_job(s);
-	slurm_debug("fabricbus: job %s on %s: %s/%s %s, %zu of %zu nodes in the map", s->step_id,
+	slurm_debug("fabricbus: job %s on %s: %s/%s %s, %zu of %zu nodes in the %s", s->step_id,
 		    s->local, m.local.sw[0] ? m.local.sw : "?",
 		    m.local.sw_port[0] ? m.local.sw_port : "?",
-		    m.local.state[0] ? m.local.state : "unknown", m.n_known, s->n_nodes);
+		    m.local.state[0] ? m.local.state : "unknown", m.n_known, s->n_nodes,
+		    filtered ? "job's part of the map" : "whole map");
 	fb_spank_jobmap_free(&m);
 }
 
@@ -378,7 +381,7 @@ static void step_start(spank_t sp)
 	struct fb_http_resp r;
 	char err[512];
 	char *list = NULL;
-	int rc = get_ids(&s);
+	int filtered = 0, rc = get_ids(&s);
 	if (rc != 0) {
 		if (rc < 0)
 			slurm_error("fabricbus: cannot read the step's ids from slurmstepd");
@@ -395,11 +398,11 @@ static void step_start(spank_t sp)
 		slurm_error("fabricbus: job %s: %s", s.step_id, err);
 		goto out;
 	}
-	if ((rc = fb_spank_fetch_map(&conf, &r, err, sizeof(err))) < 0) {
+	if ((rc = fb_spank_fetch_map(&conf, list, &r, &filtered, err, sizeof(err))) < 0) {
 		broker_failed(&s, rc, err);
 		goto out;
 	}
-	use_map(&s, &r);
+	use_map(&s, &r, filtered);
 	fb_http_resp_free(&r);
 out:
 	free(list);

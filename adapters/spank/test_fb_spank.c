@@ -435,7 +435,7 @@ static void broker_errors_quote_no_control_bytes(void)
 		fb_spank_conf_defaults(&c);
 		c.port = port;
 		snprintf(c.broker, sizeof(c.broker), "127.0.0.1:%u", (unsigned)port);
-		int rc = fb_spank_fetch_map(&c, &r, err, sizeof(err));
+		int rc = fb_spank_fetch_map(&c, NULL, &r, NULL, err, sizeof(err));
 		CHECK_EQ(waitpid(pid, NULL, 0), pid);
 		CHECK(rc < 0);
 		CHECK(strstr(err, c.broker) != NULL);
@@ -443,6 +443,102 @@ static void broker_errors_quote_no_control_bytes(void)
 			fprintf(stderr, "  reply %zu: control byte in '%s'\n", i, err);
 		CHECK(printable(err));
 	}
+}
+
+/* A peer that answers n connections in turn with replies[i] and writes
+ * each request's first line to the pipe fd out. Returns its pid, or -1. */
+static pid_t fake_broker(const char *const *replies, int n, uint16_t *port, int out)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 4) ||
+	    getsockname(ls, (struct sockaddr *)&a, &al)) {
+		if (ls >= 0)
+			close(ls);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < n; i++) {
+			char buf[8192];
+			int c = accept(ls, NULL, NULL);
+			ssize_t got = c >= 0 ? read(c, buf, sizeof(buf) - 1) : -1;
+			if (got <= 0)
+				_exit(1);
+			buf[got] = '\0';
+			size_t line = strcspn(buf, "\r");
+			buf[line] = '\n';
+			if (write(out, buf, line + 1) < 0 || write(c, replies[i], strlen(replies[i])) < 0)
+				_exit(1);
+			close(c);
+		}
+		_exit(0);
+	}
+	close(ls);
+	return pid;
+}
+
+/* The job's nodes are asked for, percent-encoded as lws decodes them; a
+ * broker that refuses the query (400) is asked for the whole map, once; a
+ * list too long for the broker's request line gets the whole map at once. */
+static void fetch_asks_for_the_job_nodes_and_falls_back_on_400(void)
+{
+	static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n{\"Nodes\":{}}";
+	static const char bad[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 2\r\n\r\n{}";
+	const char *const cases[][2] = { { ok, NULL }, { bad, ok } };
+	const char *const want[] = {
+		"GET /fabric/map?nodes=node%5B001-003%5D,a%2Bb HTTP/1.1\n",
+		"GET /fabric/map?nodes=node%5B001-003%5D,a%2Bb HTTP/1.1\nGET /fabric/map HTTP/1.1\n",
+	};
+	for (int i = 0; i < 2; i++) {
+		struct fb_spank_conf c;
+		struct fb_http_resp r;
+		char err[512] = "", lines[512] = "";
+		int fds[2], filtered = -1;
+		uint16_t port = 0;
+		CHECK_EQ(pipe(fds), 0);
+		pid_t pid = fake_broker(cases[i], i + 1, &port, fds[1]);
+		CHECK(pid > 0);
+		close(fds[1]);
+		fb_spank_conf_defaults(&c);
+		c.port = port;
+		int rc = fb_spank_fetch_map(&c, "node[001-003],a+b", &r, &filtered, err, sizeof(err));
+		CHECK_EQ(waitpid(pid, NULL, 0), pid);
+		ssize_t n = read(fds[0], lines, sizeof(lines) - 1);
+		close(fds[0]);
+		CHECK(n > 0);
+		CHECK_EQ(rc, 0);
+		CHECK_EQ(r.status, 200);
+		fb_http_resp_free(&r);
+		CHECK_STR(lines, want[i]);
+		CHECK_EQ(filtered, i == 0);
+	}
+	char *longlist = malloc(FB_SPANK_QUERY_PATH_MAX);
+	CHECK(longlist);
+	memset(longlist, 'n', FB_SPANK_QUERY_PATH_MAX - 1);
+	longlist[FB_SPANK_QUERY_PATH_MAX - 1] = '\0';
+	const char *const one[] = { ok };
+	struct fb_spank_conf c;
+	struct fb_http_resp r;
+	char err[512] = "", lines[512] = "";
+	int fds[2], filtered = -1;
+	uint16_t port = 0;
+	CHECK_EQ(pipe(fds), 0);
+	pid_t pid = fake_broker(one, 1, &port, fds[1]);
+	close(fds[1]);
+	fb_spank_conf_defaults(&c);
+	c.port = port;
+	int rc = fb_spank_fetch_map(&c, longlist, &r, &filtered, err, sizeof(err));
+	free(longlist);
+	CHECK_EQ(waitpid(pid, NULL, 0), pid);
+	CHECK(read(fds[0], lines, sizeof(lines) - 1) > 0);
+	close(fds[0]);
+	CHECK_EQ(rc, 0);
+	fb_http_resp_free(&r);
+	CHECK_STR(lines, "GET /fabric/map HTTP/1.1\n");
+	CHECK_EQ(filtered, 0);
 }
 
 int main(void)
@@ -460,5 +556,6 @@ int main(void)
 	RUN(file_replaces_a_planted_symlink_without_following_it);
 	RUN(file_failure_names_the_path_and_leaves_nothing);
 	RUN(broker_errors_quote_no_control_bytes);
+	RUN(fetch_asks_for_the_job_nodes_and_falls_back_on_400);
 	return TEST_DONE();
 }

@@ -15,10 +15,14 @@ Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \\
 """
 import json
 import os
+import shutil
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from http.client import HTTPConnection
 
@@ -105,6 +109,66 @@ def check_map_shape(m, want_guids):
     return leaf_guid
 
 
+def filtered_map(broker, expr):
+    """(status, body) of GET /fabric/map?nodes=<expr>, percent-encoded."""
+    return http(broker, "GET", "/fabric/map?nodes=" + urllib.parse.quote(expr, safe=","))
+
+
+def check_filtered_down(br, full):
+    """?nodes=node003 right after the unlink: only node003, down, and leaf1
+    only, each exactly as the whole map has it."""
+    status, m = filtered_map(br, NODE)
+    assert status == 200, (status, m)
+    p = ib_port(m, NODE)
+    assert list(m["Nodes"]) == [NODE] and p["LinkState"] == "down", json.dumps(m)[:2000]
+    assert list(m["Switches"]) == [p["SwitchGUID"]], list(m["Switches"])
+    assert m["Switches"][p["SwitchGUID"]]["Name"] == "leaf1", m["Switches"]
+    assert m["Missing"] == [] and m["MissingCount"] == 0, m
+    assert m["Fabric"] == full["Fabric"], (m["Fabric"], full["Fabric"])
+    status, m2 = filtered_map(br, "node[003-004],ghost[1-2]")
+    assert status == 200 and sorted(m2["Nodes"]) == [NODE, "node004"], (status, m2)
+    assert m2["Missing"] == ["ghost1", "ghost2"] and m2["MissingCount"] == 2, m2
+    print(f"  ?nodes={NODE}: {len(json.dumps(m))} bytes, whole map {len(json.dumps(full))}",
+          flush=True)
+
+
+def check_filter_refusals(br):
+    for expr, why in (("n[3-1]", "reversed range"), ("n[1-2", "never closed"),
+                      ("a,,b", "empty name"), ("n[1-70000]", "more than 65536")):
+        status, doc = filtered_map(br, expr)
+        assert status == 400 and doc["parameter"] == "nodes" and why in doc["detail"], \
+            f"?nodes={expr}: want 400 naming nodes ({why}), got {status} {doc}"
+        print(f"  ?nodes={expr}: {status} {doc['detail']}", flush=True)
+    status, doc = http(br, "GET", "/fabric/map?node=node003")
+    assert status == 400 and doc["parameter"] == "node", (status, doc)
+
+
+# Each expanded by the broker (names absent from the map come back sorted
+# and unique under "Missing") and by Slurm's own hostlist code.
+HOSTLISTS = ["zz[001-003,007],gpu[1-2],login1", "r[1-2]n[01-02]", "a[9-11]", "a[09-11]",
+             "b1,a1,b1", "n[1-2]-[3-4]", "n[001-2]", "n[7]", "node1-[2-3]", "n[0-3]x[1-2]",
+             "n[1,2-3,5]", "n[00-01]", "n[98-100]", "[1-2]"]
+
+
+def check_hostlists_against_scontrol(br):
+    scontrol = shutil.which("scontrol")
+    assert scontrol, "scontrol not found (slurm-client)"
+    with tempfile.TemporaryDirectory(prefix="fb-hl-") as d:
+        conf = os.path.join(d, "slurm.conf")
+        with open(conf, "w") as f:  # enough for `show hostnames`, no controller asked
+            f.write("ClusterName=x\nSlurmctldHost=localhost\nNodeName=n1\n"
+                    "PartitionName=p Nodes=n1\n")
+        env = dict(os.environ, SLURM_CONF=conf)
+        for expr in HOSTLISTS:
+            want = subprocess.run([scontrol, "show", "hostnames", expr], env=env, check=True,
+                                  capture_output=True, text=True).stdout.split()
+            status, m = filtered_map(br, expr)
+            assert status == 200, (expr, status, m)
+            assert m["Missing"] == sorted(set(want)) and m["Nodes"] == {}, \
+                f"{expr}: broker {m['Missing']}, scontrol {want}"
+    print(f"  {len(HOSTLISTS)} hostlists expand as scontrol show hostnames does", flush=True)
+
+
 def expect_refused(broker, body, param, status=400, ctype="application/json"):
     got, doc = http(broker, "POST", "/fabric/jobs", body, ctype)
     assert got == status and doc and doc.get("parameter") == param, \
@@ -146,7 +210,8 @@ def fabric_map_follows_links_and_jobs():
 
         n0 = len(tail.events)
         ch.sim.unlink(sw, swport)
-        wait_map(br, link_state_is(NODE, "down"), f"{NODE} LinkState down")
+        full = wait_map(br, link_state_is(NODE, "down"), f"{NODE} LinkState down")
+        check_filtered_down(br, full)
         d = tail.wait_for(link_event(NODE, DS_DOWN), timeout=10, what=f"{DS_DOWN} for {NODE}")
         print(f"  {DS_DOWN}: Node={oem(d).get('Node')} Jobs={oem(d).get('Jobs')}", flush=True)
         assert oem(d).get("Node") == NODE and oem(d).get("Jobs") == [JOB], json.dumps(oem(d))
@@ -184,6 +249,8 @@ def fabric_map_follows_links_and_jobs():
         assert http(br, "DELETE", "/fabric/jobs/12abc")[0] == 400
         assert http(br, "GET", "/fabric/jobs")[0] == 405
         assert http(br, "GET", "/fabric/nothing")[0] == 404
+        check_filter_refusals(br)
+        check_hostlists_against_scontrol(br)
         m = fabric_map(br)
         assert all(n["Jobs"] == [] for n in m["Nodes"].values()), "a refused job got in"
         st = br.status()["broker"]["fabric_map"]

@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 import time
 
+import fbtest
 from fbtest import BUILD, track
 
 FABRICBUS_SLURM = os.path.join(BUILD, "adapters", "slurm", "fabricbus-slurm")
@@ -21,11 +22,7 @@ class SlurmAdapter:
     def __init__(self, broker, cluster, workdir=None, **overrides):
         self.broker, self.cluster = broker, cluster
         self.workdir = workdir or tempfile.mkdtemp(prefix="fb-slurm-adapter-")
-        try:
-            import fbtest
-            fbtest._workdirs.append(self.workdir)
-        except (ImportError, AttributeError):
-            pass
+        fbtest._workdirs.append(self.workdir)  # removed by fbtest.run() after a clean run
         self.overrides = {
             "Broker": broker.http_addr,
             "BrokerAgent": broker.agent_addr,

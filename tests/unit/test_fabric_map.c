@@ -1,6 +1,7 @@
 /* test_fabric_map.c - the switch-port topology, the job registry, the
  * POST /fabric/jobs parser, the event enrichment with job ids and the
- * GET /fabric/map JSON built from inventory + topology + jobs. */
+ * GET /fabric/map JSON built from inventory + topology + jobs, whole and
+ * filtered (?nodes=, through the snapshot's index). */
 #include "fb_test.h"
 
 #include "fabric_map.h"
@@ -9,6 +10,7 @@
 #include "inventory.h"
 #include "jobs.h"
 #include "topology.h"
+#include "ws_fabric.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -757,6 +759,196 @@ static void map_is_deterministic_and_shows_jobs(void)
 	fb_inventory_free(inv);
 }
 
+/* ---- GET /fabric/map?nodes= (ws_fabric.c over the snapshot's index) ---- */
+
+/* The body's bytes, whole (caller frees), after checking they add up. */
+static char *read_body(struct fb_ws_map_body *b, size_t *len)
+{
+	size_t n = fb_ws_map_body_len(b), got = 0, k;
+	char *out = malloc(n + 1);
+	/* odd-sized reads cross every piece boundary */
+	while (out && (k = fb_ws_map_body_read(b, out + got, got + 7 <= n ? 7 : n - got + 1)) > 0)
+		got += k;
+	if (!out || got != n) {
+		free(out);
+		return NULL;
+	}
+	out[n] = '\0';
+	*len = n;
+	return out;
+}
+
+/* The filtered document for expr, parsed (NULL if refused: why says it). */
+static json_t *select_json(struct fb_fabric_snap *snap, const char *expr, char *raw_head,
+			   size_t head_sz, char *why, size_t whysz)
+{
+	struct fb_ws_map_body *b = NULL;
+	size_t len = 0;
+	if (fb_ws_fabric_select(snap, expr, strlen(expr), &b, why, whysz) != 0)
+		return NULL;
+	char *s = read_body(b, &len);
+	fb_ws_map_body_free(b);
+	if (!s)
+		return NULL;
+	if (raw_head)
+		snprintf(raw_head, head_sz, "%s", s);
+	json_error_t je;
+	json_t *j = json_loadb(s, len, JSON_REJECT_DUPLICATES, &je);
+	free(s);
+	return j;
+}
+
+/* The rig, node002's second port on leaf2, and node010 known only by a job. */
+static void filter_rig(struct fb_inventory *inv, struct fb_fabric_map *m)
+{
+	learn_rig(inv, m);
+	struct fb_event ev = inventory_event(2);
+	ev.subj.port = 2;
+	ev.subj.port_guid = PORT_GUID(2) + 0x100;
+	fb_inventory_learn(inv, &ev);
+	fb_fabric_map_learn(m, &ev);
+	ev = host_event(FB_KIND_TOPOLOGY, LEAF2, "leaf2", 7, 2, 4, 5);
+	ev.subj.peer_guid = PORT_GUID(2) + 0x100;
+	ev.subj.peer_port = 2;
+	fb_fabric_map_learn(m, &ev);
+	const char *nodes[] = { "node010" };
+	struct fb_job_op op = { .kind = FB_JOB_OP_REGISTER };
+	op.reg = reg_of("42", "alice", nodes, 1);
+	snprintf(op.job_id, sizeof(op.job_id), "42");
+	fb_fabric_map_apply(m, &op);
+}
+
+static int same_member(json_t *a, json_t *b, const char *obj, const char *key)
+{
+	json_t *x = json_object_get(json_object_get(a, obj), key);
+	return x && json_equal(x, json_object_get(json_object_get(b, obj), key));
+}
+
+static void map_filtered_keeps_the_asked_nodes_and_their_switches(void)
+{
+	struct fb_inventory *inv = fb_inventory_new();
+	struct fb_fabric_map *m = fb_fabric_map_new(NULL, inv, "IB");
+	CHECK(inv && m);
+	filter_rig(inv, m);
+	struct fb_fabric_snap *snap = fb_fabric_map_render_snap(m, 9);
+	CHECK(snap);
+	json_error_t je;
+	json_t *full = json_loadb(snap->json, snap->len, 0, &je);
+	char head[128], why[256];
+	json_t *j = select_json(snap, "node[002-003],node010,ghost[2-1]", head, sizeof(head), why,
+				sizeof(why));
+	CHECK(!j && strstr(why, "nodes: reversed range 2-1"));
+	j = select_json(snap, "ghost2,node[003,002],node010,ghost1,node003", head, sizeof(head), why,
+			sizeof(why));
+	CHECK(full && j);
+	/* the full map's keys and byte order, with Missing before Nodes */
+	CHECK(strncmp(head, "{\"Fabric\":\"IB\",\"LastEventId\":9,\"Missing\":[\"ghost1\",\"ghost2\"],"
+			    "\"MissingCount\":2,\"Nodes\":{\"node002\":", 88) == 0);
+	CHECK_EQ(json_object_size(j), 6);
+	CHECK_EQ(json_object_size(json_object_get(j, "Nodes")), 3);
+	CHECK(same_member(j, full, "Nodes", "node002"));
+	CHECK(same_member(j, full, "Nodes", "node003"));
+	CHECK(same_member(j, full, "Nodes", "node010")); /* no ports, its job */
+	/* node002 hangs off both leaves; each listed once, whole */
+	CHECK_EQ(json_object_size(json_object_get(j, "Switches")), 2);
+	CHECK(same_member(j, full, "Switches", "0x0008f10400411a08"));
+	CHECK(same_member(j, full, "Switches", "0x0008f10400411b08"));
+	json_decref(j);
+
+	j = select_json(snap, "node001", NULL, 0, why, sizeof(why));
+	CHECK(j);
+	CHECK_EQ(json_object_size(json_object_get(j, "Switches")), 1);
+	CHECK(same_member(j, full, "Switches", "0x0008f10400411a08"));
+	CHECK_EQ(json_array_size(json_object_get(j, "Missing")), 0);
+	json_decref(j);
+	j = select_json(snap, "node010", NULL, 0, why, sizeof(why));
+	CHECK(j);
+	CHECK_EQ(json_object_size(json_object_get(j, "Nodes")), 1);
+	CHECK_EQ(json_object_size(json_object_get(j, "Switches")), 0);
+	json_decref(j);
+	json_decref(full);
+	fb_fabric_snap_unref(snap);
+	fb_fabric_map_free(m);
+	fb_inventory_free(inv);
+}
+
+static void map_filtered_caps_missing_and_survives_an_empty_map(void)
+{
+	struct fb_inventory *inv = fb_inventory_new();
+	struct fb_fabric_map *m = fb_fabric_map_new(NULL, inv, "IB");
+	CHECK(inv && m);
+	struct fb_fabric_snap *snap = fb_fabric_map_render_snap(m, 0);
+	CHECK(snap);
+	char why[256];
+	json_t *j = select_json(snap, "x[1-1500],x7", NULL, 0, why, sizeof(why));
+	CHECK(j);
+	CHECK_EQ(json_array_size(json_object_get(j, "Missing")), FB_WS_MAP_MISSING_MAX);
+	CHECK_STR(json_string_value(json_array_get(json_object_get(j, "Missing"), 0)), "x1");
+	CHECK_EQ(json_integer_value(json_object_get(j, "MissingCount")), 1500);
+	CHECK_EQ(json_object_size(json_object_get(j, "Nodes")), 0);
+	json_decref(j);
+	CHECK(!select_json(snap, "x[1-65537]", NULL, 0, why, sizeof(why)));
+	CHECK(strncmp(why, "nodes: more than 65536 names", 28) == 0);
+	CHECK(!select_json(snap, "", NULL, 0, why, sizeof(why)));
+	CHECK_STR(why, "nodes: empty list");
+	fb_fabric_snap_unref(snap);
+	fb_fabric_map_free(m);
+	fb_inventory_free(inv);
+}
+
+/* A 10000-node map on 250 leaves (40 hosts each): what a 1000-node job
+ * start costs the lws thread, whole map against ?nodes=. Prints, does not
+ * assert timings. */
+static void map_filtered_10000_nodes_costs_what_the_job_asks(void)
+{
+	struct fb_inventory *inv = fb_inventory_new();
+	struct fb_fabric_map *m = fb_fabric_map_new(NULL, inv, "IB");
+	CHECK(inv && m);
+	for (int k = 1; k <= 10000; k++) {
+		struct fb_event ev = inventory_event(k);
+		char leaf[16];
+		fb_inventory_learn(inv, &ev);
+		fb_fabric_map_learn(m, &ev);
+		snprintf(leaf, sizeof(leaf), "leaf%d", k / 40);
+		ev = host_event(FB_KIND_TOPOLOGY, LEAF1 + 0x10000ULL * (uint64_t)(k / 40), leaf,
+				(unsigned)(k % 40 + 1), k, 4, 5);
+		fb_fabric_map_learn(m, &ev);
+	}
+	uint64_t t0 = fb_now_ns();
+	struct fb_fabric_snap *snap = fb_fabric_map_render_snap(m, 1);
+	uint64_t t1 = fb_now_ns();
+	CHECK(snap);
+	CHECK_EQ(snap->n_nodes, 10000);
+	struct fb_ws_map_body *b = NULL;
+	char why[256], *buf = malloc(32 * 1024);
+	CHECK(buf);
+	uint64_t t2 = fb_now_ns();
+	CHECK_EQ(fb_ws_fabric_whole(snap, &b), 0);
+	size_t full = fb_ws_map_body_len(b);
+	while (fb_ws_map_body_read(b, buf, 32 * 1024))
+		;
+	fb_ws_map_body_free(b);
+	uint64_t t3 = fb_now_ns();
+	static const char expr[] = "node[2001-3000]";
+	CHECK_EQ(fb_ws_fabric_select(snap, expr, sizeof(expr) - 1, &b, why, sizeof(why)), 0);
+	size_t part = fb_ws_map_body_len(b);
+	while (fb_ws_map_body_read(b, buf, 32 * 1024))
+		;
+	fb_ws_map_body_free(b);
+	uint64_t t4 = fb_now_ns();
+	printf("map_10000_render: %.1f ms\n", (double)(t1 - t0) / 1e6);
+	printf("map_10000_full_bytes: %zu bytes\n", full);
+	printf("map_10000_full_copy: %.3f ms\n", (double)(t3 - t2) / 1e6);
+	printf("map_10000_filtered_1000_bytes: %zu bytes\n", part);
+	printf("map_10000_filtered_1000_select_and_copy: %.3f ms\n", (double)(t4 - t3) / 1e6);
+	printf("ratio: %.1f (full bytes / filtered bytes)\n", (double)full / (double)part);
+	CHECK(part * 5 < full);
+	free(buf);
+	fb_fabric_snap_unref(snap);
+	fb_fabric_map_free(m);
+	fb_inventory_free(inv);
+}
+
 static void enrich_stamps_node_events_with_their_jobs(void)
 {
 	struct fb_inventory *inv = fb_inventory_new();
@@ -912,6 +1104,9 @@ int main(void)
 	RUN(map_lists_the_hosts_behind_each_switch);
 	RUN(map_omits_switch_fields_it_does_not_know);
 	RUN(map_is_deterministic_and_shows_jobs);
+	RUN(map_filtered_keeps_the_asked_nodes_and_their_switches);
+	RUN(map_filtered_caps_missing_and_survives_an_empty_map);
+	RUN(map_filtered_10000_nodes_costs_what_the_job_asks);
 	RUN(enrich_stamps_node_events_with_their_jobs);
 	RUN(refresh_publishes_only_when_something_changed);
 	RUN(job_channel_carries_operations_to_the_loop_and_back);
