@@ -6,8 +6,8 @@
  * next step start re-registers, so nothing stale survives a restart either.
  *
  * Used by ingest.c to stamp events with the jobs on their node
- * (fb_event.jobs, Oem.Fabricbus.Jobs) and by fabric_map.c for GET
- * /fabric/map.
+ * (fb_event.jobs, Oem.Fabricbus.Jobs) and by fabric_map.c and
+ * fabric_render.c for GET /fabric/map.
  *
  * Threads: fb_jobs_parse_register() is pure and runs on the lws thread; the
  * registry (struct fb_jobs) is owned by the loop thread, no locking.

@@ -8,7 +8,7 @@
  *                              the same document with only those nodes (and
  *                              "Missing"), and only their switches: members
  *                              of the snapshot found through its index
- *                              (fb_ws_fabric_select), so the work is in
+ *                              (ws_fabric_map.h), so the work is in
  *                              proportion to the request, not to the map;
  *   POST /fabric/jobs          read the body (Content-Length, at most
  *                              FB_JOB_BODY_MAX, application/json), parse it
@@ -29,20 +29,14 @@
 #define FB_WS_FABRIC_H
 
 #include "fb_buf.h"
+#include "ws_fabric_map.h"
 
 #include <libwebsockets.h>
 
 #include <stdint.h>
 
 struct fb_fabric_map;
-struct fb_fabric_snap;
 struct fb_job_op;
-struct fb_ws_map_body;
-
-/* Nodes one ?nodes= may name (as many as a job registration). */
-#define FB_WS_MAP_NODES_MAX 65536
-/* Names listed in "Missing" at most ("MissingCount" has them all). */
-#define FB_WS_MAP_MISSING_MAX 1000
 
 enum fb_ws_fabric_state {
 	FB_WSF_IDLE,
@@ -74,20 +68,6 @@ struct fb_ws_fabric {
 	struct fb_ws_fabric_req *waiting; /* requests the loop has not answered */
 	uint64_t next_token;
 };
-
-/* The body of GET /fabric/map (the whole snap) or of ?nodes=expr[0..len)
- * (the nodes of expr that snap has, their switches, the others under
- * "Missing"). Takes a new reference to snap. Returns 0 with *out (free
- * with fb_ws_map_body_free), FB_EMALFORMED / FB_ETOOBIG with why
- * ("nodes: <reason>"), or -ENOMEM. Any thread; no lws call. */
-int fb_ws_fabric_whole(struct fb_fabric_snap *snap, struct fb_ws_map_body **out);
-int fb_ws_fabric_select(struct fb_fabric_snap *snap, const char *expr, size_t len,
-			struct fb_ws_map_body **out, char *why, size_t whysz);
-/* Its length in bytes, and the next up to n bytes into buf (returns how
- * many; 0 at the end). */
-size_t fb_ws_map_body_len(const struct fb_ws_map_body *b);
-size_t fb_ws_map_body_read(struct fb_ws_map_body *b, void *buf, size_t n);
-void fb_ws_map_body_free(struct fb_ws_map_body *b);
 
 /* LWS_CALLBACK_HTTP: 1 if path is not a /fabric/ route (or there is no
  * map), else what the lws callback returns. */

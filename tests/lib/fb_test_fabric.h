@@ -1,0 +1,78 @@
+/* fb_test_fabric.h - event and job-registration builders for the fabric
+ * map's unit tests (test_fabric_map.c, test_fabric_render.c): the rig's
+ * switch GUIDs and the events the agents would send about it. Header-only
+ * (static inline), so each test links only what it uses. */
+#ifndef FB_TEST_FABRIC_H
+#define FB_TEST_FABRIC_H
+
+#include "fb_event.h"
+#include "jobs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LEAF1 0x0008f10400411a08ULL
+#define LEAF2 0x0008f10400411b08ULL
+#define NODE_GUID(k) (0x0002c90200000000ULL + 2 * (k))     /* CA node GUID of node<k> */
+#define PORT_GUID(k) (0x0002c90200000000ULL + 2 * (k) + 1) /* its port 1 */
+
+/* ---- event builders, shaped like agents/ib/ib_poll.c and agents/node ---- */
+
+static inline struct fb_event sw_event(uint8_t kind, uint64_t sw, const char *name, unsigned port)
+{
+	struct fb_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = kind;
+	ev.tech = FB_TECH_IB;
+	snprintf(ev.subj.fabric, sizeof(ev.subj.fabric), "ibsim");
+	snprintf(ev.subj.switch_name, sizeof(ev.subj.switch_name), "%s", name);
+	ev.subj.switch_guid = sw;
+	ev.subj.port = (uint16_t)port;
+	return ev;
+}
+
+/* A switch port event with the host peer node<k> (CA port 1). */
+static inline struct fb_event host_event(uint8_t kind, uint64_t sw, const char *name, unsigned port, int k,
+				  uint8_t port_state, uint8_t phys_state)
+{
+	struct fb_event ev = sw_event(kind, sw, name, port);
+	ev.port_state = port_state;
+	ev.phys_state = phys_state;
+	ev.link_class = FB_LINK_HOST;
+	ev.subj.peer_guid = NODE_GUID(k);
+	ev.subj.peer_port = 1;
+	snprintf(ev.subj.peer_name, sizeof(ev.subj.peer_name), "h%d HCA-1", k);
+	return ev;
+}
+
+static inline struct fb_event inventory_event(int k)
+{
+	struct fb_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = FB_KIND_INVENTORY;
+	ev.tech = FB_TECH_IB;
+	ev.link_class = FB_LINK_NODE;
+	snprintf(ev.subj.node, sizeof(ev.subj.node), "node%03d", k);
+	snprintf(ev.subj.device, sizeof(ev.subj.device), "ibsim0");
+	ev.subj.port = 1;
+	ev.subj.lid = (uint16_t)(k + 2);
+	ev.subj.port_guid = PORT_GUID(k);
+	snprintf(ev.text, sizeof(ev.text), "node_guid=0x%016llx", (unsigned long long)NODE_GUID(k));
+	return ev;
+}
+
+static inline struct fb_job_reg reg_of(const char *id, const char *user, const char *const *nodes, size_t n)
+{
+	struct fb_job_reg r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.job_id, sizeof(r.job_id), "%s", id);
+	snprintf(r.user, sizeof(r.user), "%s", user);
+	r.nodes = calloc(n, sizeof(*r.nodes));
+	for (size_t i = 0; r.nodes && i < n; i++)
+		snprintf(r.nodes[i], sizeof(r.nodes[i]), "%s", nodes[i]);
+	r.n_nodes = r.nodes ? n : 0;
+	return r;
+}
+
+#endif
