@@ -23,7 +23,8 @@ import sys
 import time
 
 import fbtest
-from fbtest import BUILD, Broker, check_redfish_event, oem, origin, rec, run, ws_collect
+from fbtest import (BUILD, Broker, assert_no_sanitizer_report, check_redfish_event, oem, origin, rec,
+                    run, ws_collect)
 import ibsim
 from ibsim import IbSim, TOPOLOGIES
 
@@ -191,8 +192,7 @@ class Rig:
         if check:
             out = self.agent_output()
             assert agent_rc == 0, f"agent exited with {agent_rc}:\n{out[-4000:]}"
-            for bad in ("runtime error:", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer"):
-                assert bad not in out, f"sanitizer report in the agent's output:\n{out[-4000:]}"
+            assert_no_sanitizer_report(out, "the agent", tail=4000)
             assert broker_rc == 0, f"fabricbusd exited with {broker_rc}:\n{self.broker.log()[-3000:]}"
 
     def __enter__(self):

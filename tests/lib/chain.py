@@ -21,7 +21,7 @@ import subprocess
 import time
 
 import ibsim
-from fbtest import BUILD, Broker
+from fbtest import BUILD, Broker, assert_no_sanitizer_report
 from ibsim import IbSim, TOPOLOGIES
 
 NODE_AGENT = os.path.join(BUILD, "agents", "node", "fabricbus-agent-node")
@@ -136,8 +136,7 @@ class FabricChain:
         out = self.read_log(name)
         if check:
             assert rc == 0, f"{name}: exited with {rc}:\n{out[-3000:]}"
-            for bad in ("runtime error:", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer"):
-                assert bad not in out, f"sanitizer report in {name}:\n{out[-3000:]}"
+            assert_no_sanitizer_report(out, name)
 
     def stop_node_agents(self, check=True):
         for node, p in self.agents:

@@ -62,6 +62,29 @@ def wait_port(port, timeout=30.0, proc=None):
     raise RuntimeError(f"port {port} did not open within {timeout}s")
 
 
+SANITIZER_MARKS = ("runtime error:", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer")
+
+
+def assert_no_sanitizer_report(out, who, tail=3000):
+    """UBSan goes on after a report, so a clean exit status is not enough."""
+    for bad in SANITIZER_MARKS:
+        assert bad not in out, f"sanitizer report from {who}:\n{out[-tail:]}"
+
+
+def stop_gracefully(proc, name, timeout=30):
+    """SIGTERM and wait; kill and fail if it does not stop in time. Returns
+    the exit status."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise AssertionError(f"{name} did not stop within {timeout} s of SIGTERM")
+    return proc.returncode
+
+
 class Broker:
     """One fabricbusd with its own journal dir and ports."""
 
@@ -102,15 +125,7 @@ class Broker:
 
     def stop(self):
         """SIGTERM and wait; returns the exit status (sanitizer errors make it non-zero)."""
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise AssertionError("fabricbusd did not stop within 30 s of SIGTERM")
-        return self.proc.returncode if self.proc else 0
+        return stop_gracefully(self.proc, "fabricbusd") if self.proc else 0
 
     def kill9(self):
         self.proc.send_signal(signal.SIGKILL)

@@ -12,10 +12,9 @@ import tempfile
 import time
 
 import fbtest
-from fbtest import BUILD, track
+from fbtest import BUILD, assert_no_sanitizer_report, stop_gracefully, track
 
 FABRICBUS_SLURM = os.path.join(BUILD, "adapters", "slurm", "fabricbus-slurm")
-SANITIZER_MARKS = ("runtime error:", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer")
 
 
 class SlurmAdapter:
@@ -69,19 +68,10 @@ class SlurmAdapter:
     def stop(self, check=True):
         if self.proc is None:
             return 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise AssertionError("fabricbus-slurm did not stop within 30 s of SIGTERM")
-        rc = self.proc.returncode
+        rc = stop_gracefully(self.proc, "fabricbus-slurm")
         self.proc = None
         if check:
             out = self.log()
             assert rc == 0, f"fabricbus-slurm exited with {rc}:\n{out[-3000:]}"
-            for bad in SANITIZER_MARKS:
-                assert bad not in out, f"sanitizer report from fabricbus-slurm:\n{out[-3000:]}"
+            assert_no_sanitizer_report(out, "fabricbus-slurm")
         return rc
