@@ -1,24 +1,39 @@
 #!/bin/sh
-# Install the Debian packages fabricbus builds and tests against.
-# Idempotent: only what is missing is installed. Needs root (or sudo).
-# ibsim-utils/opensm/infiniband-diags: the simulated IB fabric the
-# fabricbus-agent-ib tests run against (tests/lib/ibsim.py); libopensm-dev
-# for an OpenSM event plugin. libumad2sim0 (a dependency of ibsim-utils,
-# named so the shim path is explicit) holds the LD_PRELOAD umad2sim shim.
-# The Kafka tests also need a JRE and maven (tests/kafka/kafka.sh fetches the
-# Kafka jars from Maven Central); those are installed only when `java` or
-# `mvn` is missing, so a machine with its own JDK keeps it.
-# slurmctld/slurmd/slurm-client/munge: the real Slurm cluster on loopback the
-# Slurm adapter and SPANK plugin tests run against (tests/lib/slurm.py);
-# libslurm-dev to build them.
+# Install the Debian packages fabricbus builds, tests and demos against, on a
+# bare Debian 12 machine. Idempotent: only what is missing is installed.
+# Needs root (or sudo). After installing, deploy/check-deps.sh checks one file
+# from each package the build and the tests reach into, and fails naming the
+# package, so a fresh machine fails here and not deep in a link step.
+#
+# Why each group:
+# - clang + libclang-rt-14-dev: the ASan/UBSan and libFuzzer runtimes; clang
+#   only *recommends* compiler-rt, and this script installs without
+#   recommends, so it is named explicitly (without it the first ASan link
+#   fails: cannot find libclang_rt.asan_static-x86_64.a). llvm-14 brings
+#   llvm-symbolizer for readable sanitizer stacks.
+# - ibsim-utils/opensm/infiniband-diags: the simulated IB fabric the
+#   fabricbus-agent-ib tests run against (tests/lib/ibsim.py); libopensm-dev
+#   for the OpenSM event plugin. libumad2sim0 (a dependency of ibsim-utils,
+#   named so the shim path is explicit) holds the LD_PRELOAD umad2sim shim.
+# - Kafka tests need a JRE and maven (tests/kafka/kafka.sh fetches the Kafka
+#   jars from Maven Central); installed only when `java` or `mvn` is missing,
+#   so a machine with its own JDK keeps it.
+# - slurmctld/slurmd/slurm-client/munge: the real Slurm cluster on loopback
+#   the Slurm adapter and SPANK plugin tests run against (tests/lib/slurm.py);
+#   libslurm-dev to build them.
+# - procps (pgrep/ps), iproute2 (ip netns), util-linux (unshare, prlimit):
+#   used by the test helpers; present on most images, named so a minimal one
+#   works too.
 set -eu
-pkgs="build-essential meson ninja-build pkg-config clang
+pkgs="build-essential meson ninja-build pkg-config
+clang libclang-rt-14-dev llvm-14
 libevent-dev libwebsockets-dev libjansson-dev librdkafka-dev libsnmp-dev
 libibumad-dev libibmad-dev libssl-dev
 ibsim-utils libumad2sim0 opensm infiniband-diags libopensm-dev
-python3-websockets python3-jsonschema curl gdb
+python3 python3-websockets python3-jsonschema curl gdb
 kcat python3-confluent-kafka
-slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev"
+slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
+procps iproute2 util-linux"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -27,10 +42,11 @@ command -v java >/dev/null 2>&1 || missing="$missing default-jre-headless"
 command -v mvn >/dev/null 2>&1 || missing="$missing maven"
 if [ -z "$missing" ]; then
 	echo "install-deps: all packages present"
-	exit 0
+else
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	echo "install-deps: installing$missing"
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
-echo "install-deps: installing$missing"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+exec "$(dirname "$0")/check-deps.sh"

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Check that every file the build, the demo and the tests reach into is here,
+# and name the Debian package that brings it when one is not. Called at the end
+# of deploy/install-deps.sh, so a fresh machine fails at once with the package
+# to install rather than deep in a link step or a test's timeout.
+# Usage: deploy/check-deps.sh   (exit 0: all present; 1: the list of misses)
+set -u
+miss=0
+need() { # need PACKAGE PATTERN...: one existing file matching any pattern
+	pkg=$1; shift
+	for pat in "$@"; do
+		for f in $pat; do
+			[ -e "$f" ] && return 0
+		done
+	done
+	echo "check-deps: missing $* (Debian package $pkg)" >&2
+	miss=1
+}
+need libclang-rt-14-dev '/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.asan_static-x86_64.a'
+need libclang-rt-14-dev '/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a'
+need clang /usr/bin/clang
+need llvm-14 /usr/bin/llvm-symbolizer
+need meson /usr/bin/meson
+need ninja-build /usr/bin/ninja
+need libumad2sim0 /usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
+need ibsim-utils /usr/bin/ibsim
+need opensm /usr/sbin/opensm
+need infiniband-diags /usr/sbin/smpquery
+need libopensm-dev '/usr/include/infiniband/opensm/osm_event_plugin.h'
+need slurmctld /usr/sbin/slurmctld
+need slurmd /usr/sbin/slurmd
+need slurm-client /usr/bin/scontrol
+need libslurm-dev /usr/include/slurm/slurm.h
+need munge /usr/sbin/munged
+need kcat /usr/bin/kcat
+need python3-websockets '/usr/lib/python3/dist-packages/websockets/__init__.py'
+need python3-confluent-kafka '/usr/lib/python3/dist-packages/confluent_kafka/__init__.py'
+need python3-jsonschema '/usr/lib/python3/dist-packages/jsonschema/__init__.py'
+need default-jre-headless "$(command -v java 2>/dev/null || echo /usr/bin/java)"
+need maven "$(command -v mvn 2>/dev/null || echo /usr/bin/mvn)"
+need procps /usr/bin/pgrep
+need iproute2 /usr/sbin/ip /usr/bin/ip /bin/ip
+need util-linux /usr/bin/prlimit
+if [ "$miss" -ne 0 ]; then
+	echo "check-deps: run deploy/install-deps.sh as root (or install the packages above)" >&2
+	exit 1
+fi
+echo "check-deps: every build and test dependency is present"
