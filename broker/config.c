@@ -227,8 +227,6 @@ static const struct key_def *find_key(const char *name)
 	return NULL;
 }
 
-static char *trim(char *s) { return fb_conf_trim(s); }
-
 /* kafka.<name>=<value>: kept in order for rd_kafka_conf_set. A file may set
  * a property once; -o replaces it. librdkafka judges the value now, so a
  * typo is reported with its file:line rather than at connect time. */
@@ -265,18 +263,11 @@ static int set_kafka_prop(struct fb_config *c, const char *name, const char *val
 	return 0;
 }
 
-/* Apply one line; origin is "file:line" or "-o". seen (file loads only)
- * records the line each key was set on, to refuse a second setting. */
-static int set_line(struct fb_config *c, char *line, const char *origin, int *seen, int lineno,
-		    char *err, size_t errsz)
+/* Apply one Key=Value; origin is "file:line" or "-o". seen (file loads
+ * only) records the line each key was set on, to refuse a second setting. */
+static int set_kv(struct fb_config *c, const char *key, const char *val, const char *origin,
+		  int *seen, int lineno, char *err, size_t errsz)
 {
-	char *eq = strchr(line, '=');
-	if (!eq) {
-		snprintf(err, errsz, "%s: expected Key=Value, got '%.80s'", origin, line);
-		return FB_ECONFIG;
-	}
-	*eq = '\0';
-	char *key = trim(line), *val = trim(eq + 1);
 	if (strncasecmp(key, "kafka.", 6) == 0)
 		return set_kafka_prop(c, key + 6, val, origin, seen != NULL, err, errsz);
 	const struct key_def *k = find_key(key);
@@ -309,42 +300,28 @@ int fb_config_set(struct fb_config *c, const char *keyval, const char *origin, c
 		return FB_ECONFIG;
 	}
 	strcpy(line, keyval);
-	return set_line(c, line, origin, NULL, 0, err, errsz);
+	char *key, *val;
+	int rc = fb_conf_split(line, &key, &val, origin, err, errsz);
+	return rc ? rc : set_kv(c, key, val, origin, NULL, 0, err, errsz);
+}
+
+struct load_ctx {
+	struct fb_config *c;
+	int *seen;
+};
+
+static int load_line(void *arg, const char *key, const char *val, const char *origin, int lineno,
+		     char *err, size_t errsz)
+{
+	struct load_ctx *x = arg;
+	return set_kv(x->c, key, val, origin, x->seen, lineno, err, errsz);
 }
 
 int fb_config_load_file(struct fb_config *c, const char *path, char *err, size_t errsz)
 {
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errsz, "%s: cannot open: %s", path, strerror(errno));
-		return FB_ECONFIG;
-	}
 	int seen[NKEYS] = { 0 };
-	char line[4200];
-	int lineno = 0, rc = 0;
-	while (!rc && fgets(line, sizeof(line), f)) {
-		lineno++;
-		char origin[4200 + 32];
-		snprintf(origin, sizeof(origin), "%s:%d", path, lineno);
-		if (!strchr(line, '\n') && !feof(f)) {
-			snprintf(err, errsz, "%s: line too long", origin);
-			rc = FB_ECONFIG;
-			break;
-		}
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		char *t = trim(line);
-		if (*t == '\0')
-			continue;
-		rc = set_line(c, t, origin, seen, lineno, err, errsz);
-	}
-	if (!rc && ferror(f)) {
-		snprintf(err, errsz, "%s: read error: %s", path, strerror(errno));
-		rc = FB_ECONFIG;
-	}
-	fclose(f);
-	return rc;
+	struct load_ctx x = { c, seen };
+	return fb_conf_read_file(path, load_line, &x, err, errsz);
 }
 
 int fb_config_check(const struct fb_config *c, char *err, size_t errsz)

@@ -6,6 +6,7 @@
 #include "fb_buf.h"
 #include "fb_crc32c.h"
 #include "fb_err.h"
+#include "fb_file.h"
 #include "fb_log.h"
 #include "fb_wire.h"
 #include "journal_format.h"
@@ -61,21 +62,6 @@ static int segs_push(struct fb_journal *j, uint64_t first, uint64_t bytes)
 	}
 	j->segs[j->nsegs++] = (struct fbj_seg){ first, bytes };
 	j->total_bytes += bytes;
-	return 0;
-}
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
 	return 0;
 }
 
@@ -376,7 +362,7 @@ static int seg_create(struct fb_journal *j, uint64_t first)
 	fbj_put_hdr(hdr, first);
 	/* O_EXCL: a name clash would mean two segments claim the same ids. */
 	int fd = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0640);
-	int rc = fd < 0 ? -errno : write_all(fd, hdr, sizeof(hdr));
+	int rc = fd < 0 ? -errno : fb_write_all(fd, hdr, sizeof(hdr));
 	/* The new name must survive a crash, or its records vanish with it. */
 	if (!rc && fsync(j->dirfd) < 0)
 		rc = -errno;
@@ -438,7 +424,7 @@ static int flush_some(struct fb_journal *j, const uint8_t *p, size_t left, size_
 	size_t n = fit_prefix(j, p, left);
 	if (n == 0)
 		return seg_roll(j, id);
-	int rc = write_all(j->fd, p, n);
+	int rc = fb_write_all(j->fd, p, n);
 	if (rc)
 		return rc;
 	j->dirty = 1;

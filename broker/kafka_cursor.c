@@ -3,17 +3,15 @@
 
 #include "fb_crc32c.h"
 #include "fb_err.h"
+#include "fb_file.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #define CURSOR_NAME "kafka.cursor"
-#define CURSOR_TMP "kafka.cursor.tmp"
 #define CURSOR_MAGIC "fabricbus-kafka-cursor 1"
 
 static int body(char *out, size_t outsz, uint64_t epoch, uint64_t cursor)
@@ -21,48 +19,15 @@ static int body(char *out, size_t outsz, uint64_t epoch, uint64_t cursor)
 	return snprintf(out, outsz, CURSOR_MAGIC " %016" PRIx64 " %" PRIu64, epoch, cursor);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int fb_kafka_cursor_write(const char *dir, uint64_t epoch, uint64_t cursor)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX], line[128];
-	snprintf(tmp, sizeof(tmp), "%s/" CURSOR_TMP, dir);
+	char dst[PATH_MAX], line[128];
 	snprintf(dst, sizeof(dst), "%s/" CURSOR_NAME, dir);
 	int n = body(line, sizeof(line), epoch, cursor);
 	n += snprintf(line + n, sizeof(line) - (size_t)n, " %08" PRIx32 "\n",
 		      fb_crc32c(0, line, (size_t)n));
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	if (fd < 0)
-		return -errno;
-	int rc = write_all(fd, line, (size_t)n);
-	if (!rc && fsync(fd) != 0)
-		rc = -errno;
-	if (close(fd) != 0 && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, dst) != 0)
-		rc = -errno;
-	if (rc) {
-		unlink(tmp);
-		return rc;
-	}
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	rc = fsync(dfd) != 0 ? -errno : 0;
-	close(dfd);
-	return rc;
+	/* kafka.cursor.tmp, fsync, rename, fsync of dir */
+	return fb_file_replace(dst, line, (size_t)n, 0640, NULL);
 }
 
 int fb_kafka_cursor_read(const char *dir, uint64_t epoch, uint64_t *cursor, const char **why)

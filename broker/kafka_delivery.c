@@ -5,6 +5,7 @@
 
 #include "fb_err.h"
 #include "fb_log.h"
+#include "fb_time.h"
 #include "kafka_cursor.h"
 
 #include <errno.h>
@@ -24,12 +25,7 @@ struct fb_kafka_slot {
 	uint32_t failed;
 };
 
-uint64_t fb_kafka_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+uint64_t fb_kafka_now_ms(void) { return (uint64_t)fb_time_ms(); }
 
 static struct fb_kafka_slot *slot(const struct fb_kafka_delivery *d, uint64_t seq)
 {

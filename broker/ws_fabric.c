@@ -18,6 +18,7 @@
 #include "fabric_map.h"
 #include "fb_err.h"
 #include "fb_log.h"
+#include "fb_time.h"
 #include "jobs.h"
 #include "ws_http.h"
 
@@ -37,13 +38,6 @@
 /* ... and one that has not taken it all by then (64 MiB at 0.5 MB/s): a
  * reader holds its snapshot, which a newer one may have replaced */
 #define MAP_SEND_MAX_MS (120 * 1000)
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- HTTP ---- */
 
@@ -161,7 +155,7 @@ static int start_map(struct fb_ws_fabric *f, struct lws *wsi, struct fb_ws_fabri
 	}
 	r->state = FB_WSF_MAP;
 	r->map = body;
-	r->deadline_ms = now_ms() + MAP_SEND_MAX_MS;
+	r->deadline_ms = fb_time_ms() + MAP_SEND_MAX_MS;
 	lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, MAP_STALL_S);
 	lws_callback_on_writable(wsi);
 	return 0;
@@ -176,7 +170,7 @@ static int write_map(struct lws *wsi, struct fb_ws_fabric_req *r)
 {
 	uint8_t buf[LWS_PRE + MAP_CHUNK];
 	struct fb_ws_map_body *b = r->map;
-	if (now_ms() > r->deadline_ms) {
+	if (fb_time_ms() > r->deadline_ms) {
 		char peer[64];
 		fb_ws_peer_name(wsi, peer, sizeof(peer));
 		fb_log_warn("http %s: GET " MAP_PATH " not taken within %d s (%zu of %zu bytes); closing",

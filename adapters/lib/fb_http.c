@@ -5,6 +5,7 @@
 #include "fb_http.h"
 
 #include "fb_err.h"
+#include "fb_time.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -24,13 +25,6 @@
 #define RECV_STEP (64u * 1024)
 #define PATH_MAX_LEN 8192
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* strerror with a lower-case first letter, to sit after "peer: " */
 static const char *errtext(int e, char *buf, size_t n)
 {
@@ -45,7 +39,7 @@ static const char *errtext(int e, char *buf, size_t n)
 static int wait_fd(int fd, short what, int64_t deadline)
 {
 	for (;;) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - fb_time_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		struct pollfd p = { .fd = fd, .events = what };
@@ -207,7 +201,7 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 				  method, path);
 	snprintf(what, sizeof(what), "%s %.60s", method, path);
 
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = fb_time_ms() + timeout_ms;
 	int fd = dial(host, port, peer, deadline, timeout_ms, err, errsz);
 	if (fd < 0)
 		return fd;

@@ -21,6 +21,7 @@
 #include "fb_event_scan.h"
 #include "fb_http.h"
 #include "fb_log.h"
+#include "fb_time.h"
 
 #include <event2/event.h>
 #include <jansson.h>
@@ -102,13 +103,6 @@ struct fb_wsc {
 		st_pauses, st_queued_max;
 	atomic_int st_connected;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- the hand-over ------------------------------------------------------ */
 
@@ -341,7 +335,7 @@ static void lost(struct fb_wsc *c, const char *why)
 	fb_buf_reset(&c->msg);
 	if (atomic_load(&c->stop))
 		return;
-	if (was_open && (c->got_msg || now_ms() - c->est_ms >= WSC_STABLE_MS))
+	if (was_open && (c->got_msg || fb_time_ms() - c->est_ms >= WSC_STABLE_MS))
 		c->backoff_ms = c->min_ms;
 	delay = c->backoff_ms;
 	c->backoff_ms = c->backoff_ms > c->max_ms / 2 ? c->max_ms : 2 * c->backoff_ms;
@@ -426,7 +420,7 @@ static void on_established(struct fb_wsc *c, struct lws *wsi)
 	c->wsi = wsi;
 	c->established = 1;
 	c->got_msg = 0;
-	c->est_ms = now_ms();
+	c->est_ms = fb_time_ms();
 	c->fail_streak = 0;
 	uint64_t n = atomic_fetch_add(&c->st_connects, 1);
 	snprintf(text, sizeof(text), "%s with %s", n ? "reconnected" : "connected",

@@ -108,8 +108,8 @@ static int run_until(struct sink *s, int (*pred)(const struct sink *, size_t), s
 		     int timeout_ms)
 {
 	const struct timeval tick = { 0, 10000 };
-	for (int64_t end = fbt_now_ms() + timeout_ms; !pred(s, arg);) {
-		if (fbt_now_ms() >= end)
+	for (int64_t end = fb_time_ms() + timeout_ms; !pred(s, arg);) {
+		if (fb_time_ms() >= end)
 			return 0;
 		event_base_loopexit(s->base, &tick);
 		event_base_dispatch(s->base);
@@ -146,7 +146,7 @@ static int ids_exactly(const struct sink *s, uint64_t first, uint64_t last)
 static int wait_paused(struct sink *s, int timeout_ms)
 {
 	struct fb_wsc_stats st;
-	for (int64_t end = fbt_now_ms() + timeout_ms; fbt_now_ms() < end; usleep(10000)) {
+	for (int64_t end = fb_time_ms() + timeout_ms; fb_time_ms() < end; usleep(10000)) {
 		fb_wsc_get_stats(s->c, &st);
 		if (st.rx_pauses)
 			return 1;
@@ -600,7 +600,7 @@ static void drain_until_closed(int fd, int ms)
 {
 	char buf[4096];
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	for (int64_t end = fbt_now_ms() + ms; fbt_now_ms() < end;)
+	for (int64_t end = fb_time_ms() + ms; fb_time_ms() < end;)
 		if (poll(&p, 1, 50) == 1 && recv(fd, buf, sizeof(buf), 0) <= 0)
 			break;
 	close(fd);
