@@ -1,4 +1,4 @@
-#include "ws_filter.h"
+#include "filter.h"
 
 #include "fb_err.h"
 #include "fb_event.h"

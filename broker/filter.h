@@ -1,4 +1,6 @@
-/* ws_filter.h - a WebSocket subscriber's query string: parsing and matching.
+/* filter.h - a subscriber's filter (WebSocket query string, Kafka topic
+ * subscription): parsing and matching. The functions keep their fb_ws_filter_
+ * names for now (renaming them touches the WebSocket server).
  *
  * Pure functions, no lws and no allocation, so the parsing rules are unit
  * tested without sockets. The query arrives as lws hands it over: one
@@ -12,8 +14,8 @@
  * Unknown names are ignored (forward compatible); a known name with a bad
  * value is an error that names the parameter, so the client gets a 400.
  */
-#ifndef FB_WS_FILTER_H
-#define FB_WS_FILTER_H
+#ifndef FB_FILTER_H
+#define FB_FILTER_H
 
 #include "fb_buf.h"
 

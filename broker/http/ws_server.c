@@ -18,7 +18,7 @@
 #include "fb_log.h"
 #include "fb_redfish.h"
 #include "ws_fabric.h"
-#include "ws_filter.h"
+#include "filter.h"
 #include "ws_http.h"
 #include "ws_ring.h"
 #include "ws_sub.h"

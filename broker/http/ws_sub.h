@@ -19,7 +19,7 @@
 #define FB_WS_SUB_H
 
 #include "fb_buf.h"
-#include "ws_filter.h"
+#include "filter.h"
 #include "ws_ring.h"
 
 #include <stddef.h>

@@ -10,7 +10,7 @@
  *   KafkaSubscription=<topic>?<filter>
  *       a Redfish EventDestination with Protocol=Kafka and Context=<topic>;
  *       the filter is the WebSocket query (prefix=, severity=, origin=,
- *       '&'-separated; see ws_filter.h). Every matching event is also
+ *       '&'-separated; see filter.h). Every matching event is also
  *       produced to <topic>.
  *
  * Partitions follow Kafka's Java default partitioner for keyed messages,
@@ -21,7 +21,7 @@
 #ifndef FB_KAFKA_TOPICS_H
 #define FB_KAFKA_TOPICS_H
 
-#include "ws_filter.h"
+#include "filter.h"
 
 #include <stddef.h>
 #include <stdint.h>

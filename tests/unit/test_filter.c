@@ -1,11 +1,11 @@
-/* test_ws_filter.c - the WebSocket query string: what parses, what is
+/* test_filter.c - the WebSocket query string: what parses, what is
  * refused (and names the parameter), and what matches. */
 #include "fb_test.h"
 
 #include "fb_buf.h"
 #include "fb_err.h"
 #include "fb_event.h"
-#include "ws_filter.h"
+#include "filter.h"
 
 #include <string.h>
 
