@@ -6,42 +6,44 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int fb_test_failed_now;
 static int fb_test_passed, fb_test_failed;
 
+/* Report a failed check (a printf format and its arguments) and leave the
+ * test function. */
+#define FB_TEST_FAIL_(...)                                                           \
+	do {                                                                         \
+		fprintf(stderr, __VA_ARGS__);                                        \
+		fb_test_failed_now = 1;                                              \
+		return;                                                              \
+	} while (0)
+
 #define CHECK(cond)                                                                  \
 	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "  %s:%d: check failed: %s\n", __FILE__,     \
-				__LINE__, #cond);                                    \
-			fb_test_failed_now = 1;                                      \
-			return;                                                      \
-		}                                                                    \
+		if (!(cond))                                                         \
+			FB_TEST_FAIL_("  %s:%d: check failed: %s\n", __FILE__,      \
+				      __LINE__, #cond);                              \
 	} while (0)
 
 #define CHECK_EQ(a, b)                                                               \
 	do {                                                                         \
 		long long fb_a_ = (long long)(a), fb_b_ = (long long)(b);            \
-		if (fb_a_ != fb_b_) {                                                \
-			fprintf(stderr, "  %s:%d: %s == %s failed: %lld != %lld\n",  \
-				__FILE__, __LINE__, #a, #b, fb_a_, fb_b_);           \
-			fb_test_failed_now = 1;                                      \
-			return;                                                      \
-		}                                                                    \
+		if (fb_a_ != fb_b_)                                                  \
+			FB_TEST_FAIL_("  %s:%d: %s == %s failed: %lld != %lld\n",    \
+				      __FILE__, __LINE__, #a, #b, fb_a_, fb_b_);     \
 	} while (0)
 
 #define CHECK_STR(a, b)                                                              \
 	do {                                                                         \
 		const char *fb_a_ = (a), *fb_b_ = (b);                               \
-		if (!fb_a_ || !fb_b_ || strcmp(fb_a_, fb_b_) != 0) {                 \
-			fprintf(stderr, "  %s:%d: %s == %s failed: \"%s\" != \"%s\"\n", \
-				__FILE__, __LINE__, #a, #b, fb_a_ ? fb_a_ : "(null)", \
-				fb_b_ ? fb_b_ : "(null)");                           \
-			fb_test_failed_now = 1;                                      \
-			return;                                                      \
-		}                                                                    \
+		if (!fb_a_ || !fb_b_ || strcmp(fb_a_, fb_b_) != 0)                   \
+			FB_TEST_FAIL_("  %s:%d: %s == %s failed: \"%s\" != \"%s\"\n", \
+				      __FILE__, __LINE__, #a, #b,                    \
+				      fb_a_ ? fb_a_ : "(null)",                      \
+				      fb_b_ ? fb_b_ : "(null)");                     \
 	} while (0)
 
 #define RUN(fn)                                                                      \
@@ -56,6 +58,22 @@ static int fb_test_passed, fb_test_failed;
 			fprintf(stderr, "ok   %s\n", #fn);                           \
 		}                                                                    \
 	} while (0)
+
+/* A test's own directory: /tmp/<prefix>XXXXXX made with mkdtemp; 0 or -1. */
+static inline int fbt_tmpdir(char *dir, size_t n, const char *prefix)
+{
+	snprintf(dir, n, "/tmp/%sXXXXXX", prefix);
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Remove a directory made by fbt_tmpdir, with everything in it. */
+static inline void fbt_tmpdir_remove(const char *dir)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
 
 #define TEST_DONE()                                                                  \
 	(fprintf(stderr, "%d passed, %d failed\n", fb_test_passed, fb_test_failed),   \

@@ -172,8 +172,7 @@ static void unit_parsers(void)
 
 int main(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fb-config-XXXXXX");
-	if (!mkdtemp(tmpdir))
+	if (fbt_tmpdir(tmpdir, sizeof(tmpdir), "fb-config-"))
 		return 1;
 	RUN(defaults_run_without_a_file);
 	RUN(file_values_are_applied);
@@ -183,9 +182,6 @@ int main(void)
 	RUN(missing_file_is_an_error);
 	RUN(override_and_cross_checks);
 	RUN(unit_parsers);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", tmpdir);
+	fbt_tmpdir_remove(tmpdir);
 	return TEST_DONE();
 }

@@ -284,8 +284,7 @@ static void config_kafka_errors_name_file_line_and_key(void)
 
 int main(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fbkafka.XXXXXX");
-	if (!mkdtemp(tmpdir))
+	if (fbt_tmpdir(tmpdir, sizeof(tmpdir), "fbkafka."))
 		return 1;
 	RUN(default_map_routes_each_registry);
 	RUN(first_matching_route_wins);
@@ -299,9 +298,6 @@ int main(void)
 	RUN(cursor_file_refuses_corruption_and_other_epochs);
 	RUN(config_kafka_keys_apply);
 	RUN(config_kafka_errors_name_file_line_and_key);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	fbt_tmpdir_remove(tmpdir);
 	return TEST_DONE();
 }

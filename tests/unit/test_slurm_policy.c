@@ -855,8 +855,7 @@ static void published_texts_are_exact(void)
 int main(void)
 {
 	fb_log_init("test_slurm_policy", 0, FB_LOG_ERR);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fbs-test-XXXXXX");
-	if (!mkdtemp(tmpdir))
+	if (fbt_tmpdir(tmpdir, sizeof(tmpdir), "fbs-test-"))
 		return 1;
 	RUN(hold_down_is_respected);
 	RUN(hold_down_is_cancelled_by_a_quick_clear);
@@ -881,9 +880,6 @@ int main(void)
 	RUN(config_defaults_and_errors_name_the_line);
 	RUN(kafka_source_keys_are_checked);
 	RUN(published_texts_are_exact);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	fbt_tmpdir_remove(tmpdir);
 	return TEST_DONE();
 }

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static char dir[] = "/tmp/fb_test_util.XXXXXX";
+static char dir[64];
 
 static size_t slurp(const char *path, char *buf, size_t n)
 {
@@ -85,23 +85,14 @@ static void write_all_writes_everything(void)
 	CHECK_EQ(fb_write_all(-1, "x", 1), -EBADF);
 }
 
-static int rm(const char *path)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	return system(cmd);
-}
-
 int main(void)
 {
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (fbt_tmpdir(dir, sizeof(dir), "fb_test_util."))
 		return 1;
-	}
 	RUN(clock_is_monotonic_and_units_agree);
 	RUN(replace_writes_whole_file_and_no_tmp);
 	RUN(replace_names_the_failed_step);
 	RUN(write_all_writes_everything);
-	rm(dir);
+	fbt_tmpdir_remove(dir);
 	return TEST_DONE();
 }
