@@ -55,6 +55,12 @@ int fb_json_get_str(const json_t *v, char *dst, size_t dstsz);
  * FB_JSON_ETWICE or FB_JSON_EVALUE, or FB_JSON_ELONG (over FB_COUNTERS_MAX). */
 int fb_json_get_counters(const json_t *v, struct fb_event *ev, const char **bad);
 
+/* fb_json_get_counters with its refusal written into err after where (the
+ * member's path as the document spells it, e.g. "counters"). 0, or the
+ * error of fb_json_fail. */
+int fb_json_parse_counters(const json_t *v, struct fb_event *ev, const char *where, char *err,
+			   size_t errsz);
+
 /* ["123","124"] -> "123,124" in jobs[FB_JOBS_MAX]: job ids are strings so
  * that no JSON number rounding or sign can creep in, and the joined list
  * obeys fb_event_jobs_check. 0, or FB_JSON_ETYPE (not an array),

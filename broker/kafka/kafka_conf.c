@@ -59,6 +59,14 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
 	fb_log(l, "kafka: librdkafka %s %s: %s", rd_kafka_name(rk), fac, buf);
 }
 
+rd_kafka_t *fb_kafka_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, char *why, size_t whysz)
+{
+	rd_kafka_t *rk = rd_kafka_new(type, conf, why, whysz);
+	if (!rk)
+		rd_kafka_conf_destroy(conf);
+	return rk;
+}
+
 rd_kafka_conf_t *fb_kafka_conf_new(const struct fb_config *cfg, char *why, size_t whysz)
 {
 	rd_kafka_conf_t *c = rd_kafka_conf_new();
@@ -95,9 +103,8 @@ int fb_kafka_check_config(const struct fb_config *cfg, char *why, size_t whysz)
 	 * security.protocol) show up when a client is made from them; making
 	 * one does not connect. */
 	char errstr[512];
-	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, errstr, sizeof(errstr));
+	rd_kafka_t *rk = fb_kafka_new(RD_KAFKA_PRODUCER, c, errstr, sizeof(errstr));
 	if (!rk) {
-		rd_kafka_conf_destroy(c);
 		snprintf(why, whysz, "Kafka configuration: %s", errstr);
 		return FB_ECONFIG;
 	}

@@ -25,6 +25,10 @@ int fb_kafka_check_config(const struct fb_config *cfg, char *why, size_t whysz);
  * NULL with why on failure. */
 rd_kafka_conf_t *fb_kafka_conf_new(const struct fb_config *cfg, char *why, size_t whysz);
 
+/* rd_kafka_new that always takes conf: the client owns it, or it is
+ * destroyed here, with librdkafka's reason in why. Makes no connection. */
+rd_kafka_t *fb_kafka_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, char *why, size_t whysz);
+
 /* Set one property fabricbus requires; FB_ECONFIG with why. */
 int fb_kafka_conf_set(rd_kafka_conf_t *conf, const char *name, const char *value, char *why,
 		      size_t whysz);

@@ -157,13 +157,7 @@ static rd_kafka_t *consumer_new(const struct fb_config *cfg, char *err, size_t e
 		snprintf(err, errsz, "%s", why);
 		return NULL;
 	}
-	char errstr[512];
-	rd_kafka_t *c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-	if (!c) {
-		rd_kafka_conf_destroy(conf);
-		snprintf(err, errsz, "%s", errstr);
-	}
-	return c;
+	return fb_kafka_new(RD_KAFKA_CONSUMER, conf, err, errsz);
 }
 
 int fb_kafka_resume_scan(const struct fb_config *cfg, const char *epoch_hex,

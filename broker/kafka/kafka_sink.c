@@ -151,13 +151,9 @@ static int make_producer(struct fb_kafka *k, char *err, size_t errsz)
 		return FB_ECONFIG;
 	}
 	fb_kafka_delivery_conf(&k->dl, c);
-	char errstr[512];
-	k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, errstr, sizeof(errstr));
-	if (!k->rk) {
-		rd_kafka_conf_destroy(c);
-		snprintf(err, errsz, "%s", errstr);
+	k->rk = fb_kafka_new(RD_KAFKA_PRODUCER, c, err, errsz);
+	if (!k->rk)
 		return FB_ECONFIG;
-	}
 	/* Delivery reports and errors wake our poll() through the same pipe. */
 	rd_kafka_queue_t *q = rd_kafka_queue_get_main(k->rk);
 	rd_kafka_queue_io_event_enable(q, k->wake_w, "k", 1);

@@ -292,8 +292,8 @@ static void wrong_types_are_refused_by_name(void)
 		{ "{\"kind\":\"test\",\"counters\":{\"counter_1\":1}}", "counters: unknown counter 'counter_1'" },
 		{ "{\"kind\":\"test\",\"counters\":{\"counter_0\":1}}", "counters: unknown counter" },
 		{ "{\"kind\":\"test\",\"counters\":{\"counter_65536\":1}}", "counters: unknown counter" },
-		{ "{\"kind\":\"test\",\"counters\":{\"symbol_error\":-1}}", "counters: 'symbol_error' must be" },
-		{ "{\"kind\":\"test\",\"counters\":{\"symbol_error\":\"x\"}}", "counters: 'symbol_error' must be" },
+		{ "{\"kind\":\"test\",\"counters\":{\"symbol_error\":-1}}", "counters.symbol_error: must be" },
+		{ "{\"kind\":\"test\",\"counters\":{\"symbol_error\":\"x\"}}", "counters.symbol_error: must be" },
 		{ "{\"kind\":\"test\",\"counters\":{\"symbol_error\":1,\"SYMBOL_ERROR\":2}}", "given twice" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
