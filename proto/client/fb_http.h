@@ -2,9 +2,9 @@
  * endpoints (GET /status, GET /fabric/map, POST /fabric/jobs, DELETE
  * /fabric/jobs/<id>).
  *
- * Depends on libc and proto/fb_buf.c + proto/fb_err.c only: no libevent, no
- * libwebsockets, no logging. The SPANK plugin compiles it from
- * `fb_http_standalone_sources` (adapters/lib/meson.build) into a module that
+ * Depends on libc and proto/util only: no libevent, no libwebsockets, no
+ * logging. The SPANK plugin links it from fbclient_plain (the uninstrumented
+ * build in proto/client/meson.build) into a module that
  * slurmstepd loads, so it must not raise signals (sends use MSG_NOSIGNAL),
  * leak descriptors into tasks (SOCK_CLOEXEC) or keep global state.
  *

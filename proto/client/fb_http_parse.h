@@ -1,5 +1,5 @@
 /* fb_http_parse.h - the HTTP/1.1 response parser behind fb_http.h, separate
- * and pure (no I/O, no global state, libc and proto/fb_buf only) so that it
+ * and pure (no I/O, no global state, libc and proto/util/fb_buf only) so that it
  * can be fuzzed (tests/fuzz/fuzz_http_response.c).
  */
 #ifndef FB_HTTP_PARSE_H

@@ -31,7 +31,7 @@
  * broker's WsQueueEvents behind it gets a missed notice and resumes from the
  * journal, so a slow owner still loses nothing.
  *
- * Logging goes through fb_log (proto/fb_log.h) and names the URL.
+ * Logging goes through fb_log (proto/util/fb_log.h) and names the URL.
  */
 #ifndef FB_WS_CLIENT_H
 #define FB_WS_CLIENT_H

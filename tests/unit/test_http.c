@@ -2,9 +2,9 @@
  * close-delimited and hostile input, and real requests against a real
  * fabricbusd and against small in-test servers that misbehave on purpose.
  *
- * Built from fb_http_standalone_sources alone (tests/meson.build): if this
- * links, fb_http needs nothing but libc and proto/fb_buf.c, as the SPANK
- * plugin requires. */
+ * Built from fb_http.c, fb_http_parse.c and proto/util alone
+ * (tests/meson.build): if this links, fb_http needs nothing but libc and
+ * proto/util, as the SPANK plugin requires. */
 #include "fb_err.h"
 #include "fb_http.h"
 #include "fb_test.h"
