@@ -88,24 +88,6 @@ static int get_guid(const json_t *v, uint64_t *out)
 
 /* ---- jobs --------------------------------------------------------------- */
 
-static int parse_jobs(const json_t *v, struct fb_event *ev, char *err, size_t errsz)
-{
-	size_t i = 0;
-	switch (fb_json_get_jobs(v, ev->jobs, &i)) {
-	case 0:
-		return 0;
-	case FB_JSON_ETYPE:
-		return fb_json_fail(err, errsz,
-				    "jobs: must be an array of job id strings such as [\"123\",\"124\"]");
-	case FB_JSON_EVALUE:
-		return fb_json_fail(err, errsz,
-				    "jobs: item %zu must be a non-empty string of decimal digits", i);
-	default:
-		return fb_json_fail(err, errsz, "jobs: longer than %d bytes joined with commas",
-				    FB_JOBS_MAX - 1);
-	}
-}
-
 static json_t *jobs_json(const char *jobs)
 {
 	json_t *a = json_array();
@@ -210,7 +192,7 @@ static int parse_field(const struct field *f, const json_t *v, struct fb_event *
 	case F_COUNTERS:
 		return fb_json_parse_counters(v, ev, "counters", err, errsz);
 	case F_JOBS:
-		return parse_jobs(v, ev, err, errsz);
+		return fb_json_parse_jobs(v, ev, "jobs", err, errsz);
 	}
 	return fb_json_fail(err, errsz, "%s: unsupported", f->name);
 }

@@ -138,3 +138,23 @@ int fb_json_parse_counters(const json_t *v, struct fb_event *ev, const char *whe
 		return fb_json_fail(err, errsz, "%s: more than %d counters", where, FB_COUNTERS_MAX);
 	}
 }
+
+int fb_json_parse_jobs(const json_t *v, struct fb_event *ev, const char *where, char *err,
+		       size_t errsz)
+{
+	size_t i = 0;
+	switch (fb_json_get_jobs(v, ev->jobs, &i)) {
+	case 0:
+		return 0;
+	case FB_JSON_ETYPE:
+		return fb_json_fail(err, errsz,
+				    "%s: must be an array of job id strings such as [\"123\",\"124\"]",
+				    where);
+	case FB_JSON_EVALUE:
+		return fb_json_fail(err, errsz, "%s[%zu]: must be a non-empty string of decimal digits",
+				    where, i);
+	default:
+		return fb_json_fail(err, errsz, "%s: longer than %d bytes joined with commas", where,
+				    FB_JOBS_MAX - 1);
+	}
+}

@@ -68,4 +68,9 @@ int fb_json_parse_counters(const json_t *v, struct fb_event *ev, const char *whe
  * string of decimal digits, or FB_JSON_ELONG; jobs is "" after a refusal. */
 int fb_json_get_jobs(const json_t *v, char *jobs, size_t *at);
 
+/* fb_json_get_jobs into ev->jobs, with its refusal written into err after
+ * where (as fb_json_parse_counters). */
+int fb_json_parse_jobs(const json_t *v, struct fb_event *ev, const char *where, char *err,
+		       size_t errsz);
+
 #endif

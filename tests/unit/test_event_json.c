@@ -104,13 +104,13 @@ static void bad_jobs_are_refused(void)
 {
 	static const struct { const char *json, *why; } cases[] = {
 		{ "{\"kind\":\"test\",\"jobs\":\"123,124\"}", "jobs: must be an array" },
-		{ "{\"kind\":\"test\",\"jobs\":[123]}", "jobs: item 0 must be" },
-		{ "{\"kind\":\"test\",\"jobs\":[\"1\",\"\"]}", "jobs: item 1 must be" },
-		{ "{\"kind\":\"test\",\"jobs\":[\"1,2\"]}", "jobs: item 0 must be" },
-		{ "{\"kind\":\"test\",\"jobs\":[\"-1\"]}", "jobs: item 0 must be" },
-		{ "{\"kind\":\"test\",\"jobs\":[\" 1\"]}", "jobs: item 0 must be" },
-		{ "{\"kind\":\"test\",\"jobs\":[\"1\\u00002\"]}", "jobs: item 0 must be" },
-		{ "{\"kind\":\"test\",\"jobs\":[null]}", "jobs: item 0 must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[123]}", "jobs[0]: must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\"1\",\"\"]}", "jobs[1]: must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\"1,2\"]}", "jobs[0]: must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\"-1\"]}", "jobs[0]: must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\" 1\"]}", "jobs[0]: must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\"1\\u00002\"]}", "jobs[0]: must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[null]}", "jobs[0]: must be" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		CHECK(refused(cases[i].json, cases[i].why, NULL));
