@@ -4,6 +4,7 @@
 #ifndef FB_TEST_H
 #define FB_TEST_H
 
+#include <errno.h> /* program_invocation_short_name */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,24 +60,36 @@ static int fb_test_passed, fb_test_failed;
 		}                                                                    \
 	} while (0)
 
-/* A test's own directory: /tmp/<prefix>XXXXXX made with mkdtemp; 0 or -1. */
-static inline int fbt_tmpdir(char *dir, size_t n, const char *prefix)
+static char fb_test_dir_[64];
+
+/* The test program's own directory, /tmp/<program>-XXXXXX, made on first
+ * use; TEST_DONE removes it with everything in it. */
+static inline const char *fbt_dir(void)
 {
-	snprintf(dir, n, "/tmp/%sXXXXXX", prefix);
-	return mkdtemp(dir) ? 0 : -1;
+	if (!fb_test_dir_[0]) {
+		snprintf(fb_test_dir_, sizeof(fb_test_dir_), "/tmp/%.40s-XXXXXX",
+			 program_invocation_short_name);
+		if (!mkdtemp(fb_test_dir_)) {
+			perror(fb_test_dir_);
+			exit(1);
+		}
+	}
+	return fb_test_dir_;
 }
 
-/* Remove a directory made by fbt_tmpdir, with everything in it. */
-static inline void fbt_tmpdir_remove(const char *dir)
+static inline void fbt_dir_remove_(void)
 {
-	char cmd[4200];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	char cmd[128];
+	if (!fb_test_dir_[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fb_test_dir_);
 	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+		fprintf(stderr, "cannot remove %s\n", fb_test_dir_);
 }
 
 #define TEST_DONE()                                                                  \
-	(fprintf(stderr, "%d passed, %d failed\n", fb_test_passed, fb_test_failed),   \
+	(fbt_dir_remove_(),                                                          \
+	 fprintf(stderr, "%d passed, %d failed\n", fb_test_passed, fb_test_failed),   \
 	 fb_test_failed ? 1 : 0)
 
 #endif

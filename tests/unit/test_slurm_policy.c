@@ -22,7 +22,6 @@
 #define LEAF1 0x0008f10400411a08ull
 #define S 1000ull /* ms */
 
-static char tmpdir[64];
 
 static const struct fbs_classify_cfg ccfg = {
 	.drain_on = FBS_DRAIN_ON_DEFAULT | FBS_C_BIT(FBS_C_CONGESTION),
@@ -361,7 +360,7 @@ static void switch_condition_covers_every_host(void)
 static void routing_prefers_the_event_node_then_mapfile_then_the_map(void)
 {
 	char path[128], err[256];
-	snprintf(path, sizeof(path), "%s/map", tmpdir);
+	snprintf(path, sizeof(path), "%s/map", fbt_dir());
 	FILE *f = fopen(path, "w");
 	fputs("# port GUIDs and MACs\n0x0002c903000000aa node010\n"
 	      "AA-BB-CC-DD-EE-FF node011   # a MAC\n", f);
@@ -553,7 +552,7 @@ static void state_file_round_trip(void)
 	struct fbs_policy *p = busy_policy(&st), *p2 = policy(60 * S, 0, 0);
 	char path[128], err[512], *a = NULL, *b = NULL;
 	int exists;
-	snprintf(path, sizeof(path), "%s/state.json", tmpdir);
+	snprintf(path, sizeof(path), "%s/state.json", fbt_dir());
 	CHECK_EQ(fbs_state_save(path, &st, p, err, sizeof(err)), 0);
 	fbs_state_init(&st2);
 	CHECK_EQ(fbs_state_load(path, &st2, p2, &exists, err, sizeof(err)), 0);
@@ -578,7 +577,7 @@ static void state_file_round_trip(void)
 	fbs_policy_free(p);
 	fbs_policy_free(p2);
 	/* no file at all: a first start */
-	snprintf(path, sizeof(path), "%s/none.json", tmpdir);
+	snprintf(path, sizeof(path), "%s/none.json", fbt_dir());
 	p2 = policy(60 * S, 0, 0);
 	fbs_state_init(&st2);
 	CHECK_EQ(fbs_state_load(path, &st2, p2, &exists, err, sizeof(err)), 0);
@@ -607,7 +606,7 @@ static void kafka_offsets_round_trip_and_are_absent_without_kafka(void)
 	k = fbs_state_koff(&st, "fabric.netdev", 0, 1);
 	k->offset = 7;
 	CHECK(fbs_state_koff(&st, "fabric.events", 2, 1) == &st.koffs[0]);
-	snprintf(path, sizeof(path), "%s/kstate.json", tmpdir);
+	snprintf(path, sizeof(path), "%s/kstate.json", fbt_dir());
 	CHECK_EQ(fbs_state_save(path, &st, p, err, sizeof(err)), 0);
 	fbs_state_init(&st2);
 	CHECK_EQ(fbs_state_load(path, &st2, p2, &exists, err, sizeof(err)), 0);
@@ -641,7 +640,7 @@ static void kafka_offsets_round_trip_and_are_absent_without_kafka(void)
 static int load_fails(const char *text, size_t len, const char *needle)
 {
 	char path[128], err[512];
-	snprintf(path, sizeof(path), "%s/bad.json", tmpdir);
+	snprintf(path, sizeof(path), "%s/bad.json", fbt_dir());
 	FILE *f = fopen(path, "w");
 	fwrite(text, 1, len, f);
 	fclose(f);
@@ -693,7 +692,7 @@ static void adapter_refuses_to_start_on_a_torn_state_file(void)
 		return;
 	}
 	char path[128], cmd[1024], out[2048];
-	snprintf(path, sizeof(path), "%s/torn.json", tmpdir);
+	snprintf(path, sizeof(path), "%s/torn.json", fbt_dir());
 	FILE *f = fopen(path, "w");
 	fputs("{\"Version\":1,\"LastEventId\":12,\"Nodes\":[{\"Na", f);
 	fclose(f);
@@ -731,7 +730,7 @@ static void config_defaults_and_errors_name_the_line(void)
 	CHECK_EQ(c.max_drain_percent, 10);
 	CHECK_STR(c.reason_prefix, "fabric:");
 	CHECK_STR(c.state_file, "/var/lib/fabricbus/slurm-adapter.json");
-	snprintf(path, sizeof(path), "%s/slurm.conf", tmpdir);
+	snprintf(path, sizeof(path), "%s/slurm.conf", fbt_dir());
 	FILE *f = fopen(path, "w");
 	fputs("# adapter\nHoldDown = 500ms\nstablefor=1m  # comment\nDrainOn=link_down, congestion\n"
 	      "DryRun=yes\nMaxDrainNodes=0\n", f);
@@ -802,7 +801,7 @@ static void kafka_source_keys_are_checked(void)
 	CHECK(fbs_config_set(&c, "kafka.enable.auto.commit=true", err, sizeof(err)) == FB_ECONFIG);
 	CHECK(fbs_config_set(&c, "kafka.group.id=x", err, sizeof(err)) == FB_ECONFIG);
 	CHECK(strstr(err, "KafkaGroup") != NULL);
-	snprintf(path, sizeof(path), "%s/kafka.conf", tmpdir);
+	snprintf(path, sizeof(path), "%s/kafka.conf", fbt_dir());
 	FILE *f = fopen(path, "w");
 	fputs("Source=kafka\nKafkaBrokers=k1:9092\nkafka.fetch.wait.max.ms=100\n"
 	      "kafka.fetch.wait.max.ms=200\n", f);
@@ -855,8 +854,6 @@ static void published_texts_are_exact(void)
 int main(void)
 {
 	fb_log_init("test_slurm_policy", 0, FB_LOG_ERR);
-	if (fbt_tmpdir(tmpdir, sizeof(tmpdir), "fbs-test-"))
-		return 1;
 	RUN(hold_down_is_respected);
 	RUN(hold_down_is_cancelled_by_a_quick_clear);
 	RUN(hold_down_zero_drains_at_once);
@@ -880,6 +877,5 @@ int main(void)
 	RUN(config_defaults_and_errors_name_the_line);
 	RUN(kafka_source_keys_are_checked);
 	RUN(published_texts_are_exact);
-	fbt_tmpdir_remove(tmpdir);
 	return TEST_DONE();
 }

@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static char dir[64];
 
 static size_t slurp(const char *path, char *buf, size_t n)
 {
@@ -39,7 +38,7 @@ static void replace_writes_whole_file_and_no_tmp(void)
 {
 	char path[256], tmp[300], buf[64];
 	const char *step = "unset";
-	snprintf(path, sizeof(path), "%s/state", dir);
+	snprintf(path, sizeof(path), "%s/state", fbt_dir());
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	CHECK_EQ(fb_file_replace(path, "old content\n", 12, 0640, &step), 0);
 	CHECK(step == NULL);
@@ -56,11 +55,11 @@ static void replace_names_the_failed_step(void)
 {
 	char path[256];
 	const char *step = NULL;
-	snprintf(path, sizeof(path), "%s/no/such/dir/state", dir);
+	snprintf(path, sizeof(path), "%s/no/such/dir/state", fbt_dir());
 	CHECK_EQ(fb_file_replace(path, "x", 1, 0640, &step), -ENOENT);
 	CHECK_STR(step, "create");
 	/* a directory in the way of the rename: the temporary file is removed */
-	snprintf(path, sizeof(path), "%s/adir", dir);
+	snprintf(path, sizeof(path), "%s/adir", fbt_dir());
 	CHECK_EQ(mkdir(path, 0700), 0);
 	char inner[300];
 	snprintf(inner, sizeof(inner), "%s/f", path);
@@ -87,12 +86,9 @@ static void write_all_writes_everything(void)
 
 int main(void)
 {
-	if (fbt_tmpdir(dir, sizeof(dir), "fb_test_util."))
-		return 1;
 	RUN(clock_is_monotonic_and_units_agree);
 	RUN(replace_writes_whole_file_and_no_tmp);
 	RUN(replace_names_the_failed_step);
 	RUN(write_all_writes_everything);
-	fbt_tmpdir_remove(dir);
 	return TEST_DONE();
 }
