@@ -23,8 +23,8 @@ import sys
 import time
 
 import fbtest
-from fbtest import (BUILD, Broker, assert_no_sanitizer_report, check_redfish_event, oem, origin, rec,
-                    run, ws_collect)
+from fbtest import (BUILD, Broker, assert_no_sanitizer_report, check_redfish_event, oem, origin,
+                    read_text, rec, run, ws_collect)
 import ibsim
 from ibsim import IbSim, TOPOLOGIES
 
@@ -169,11 +169,7 @@ class Rig:
             f"agent exited with {self.agent.returncode}:\n{self.agent_output()[-4000:]}"
 
     def agent_output(self):
-        try:
-            with open(self.agent_log, "r", errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
+        return read_text(self.agent_log)
 
     def intervals(self, n):
         time.sleep(n * INTERVAL_MS / 1000)

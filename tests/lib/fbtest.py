@@ -60,6 +60,15 @@ def at_exit(stop):
     return stop
 
 
+def read_text(path):
+    """A log file's text ("" when it is not there yet), bad bytes replaced."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
 def wait_for(get, pred, timeout, what, interval=0.05, show=repr):
     """Call get() every interval until pred(value) holds, and return that
     value; after timeout seconds, fail naming what and show(last value)."""
@@ -162,8 +171,7 @@ class Broker:
         self.proc.wait()
 
     def log(self):
-        with open(self.log_path, "r", errors="replace") as f:
-            return f.read()
+        return read_text(self.log_path)
 
     def status(self):
         out = subprocess.run([FABRICBUS, "status", "--json", "--http", self.http_addr],

@@ -216,11 +216,7 @@ class IbSim:
     # ---- console ---------------------------------------------------------
 
     def output(self):
-        try:
-            with open(self.out_path, "r", errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        return fbtest.read_text(self.out_path)
 
     def console(self, cmd, timeout=5.0):
         """Send one console line and wait until ibsim has handled it (its

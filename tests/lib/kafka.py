@@ -135,8 +135,7 @@ class Kafka:
         return self.proc is not None and self.proc.poll() is None
 
     def log(self):
-        with open(self.log_path, "r", errors="replace") as f:
-            return f.read()
+        return fbtest.read_text(self.log_path)
 
     # --- admin -----------------------------------------------------------
 

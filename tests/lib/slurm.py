@@ -140,11 +140,7 @@ class SlurmCluster:
         return os.path.join(self.workdir, *p)
 
     def log(self, name="slurmctld"):
-        try:
-            with open(self.path("log", f"{name}.log"), errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        return fbtest.read_text(self.path("log", f"{name}.log"))
 
     # ---- start ------------------------------------------------------------
 
