@@ -50,6 +50,8 @@ static const struct key_def keys[] = {
 	{ "HeartbeatInterval", V_DURATION_MS, F(heartbeat_ms), 0, 0, 100, 3600000,
 	  "agent heartbeat period; silent agents are dropped after 3x" },
 	{ "MaxAgents", V_COUNT, F(max_agents), 0, 0, 1, 10000000, "agent connections at once" },
+	{ "MaxHttpConnections", V_COUNT, F(max_http_connections), 0, 0, 1, 10000000,
+	  "HTTP and WebSocket connections at once" },
 	{ "WsRingEvents", V_COUNT, F(ws_ring_events), 0, 0, 1024, 1u << 24,
 	  "serialized events kept in memory for subscribers" },
 	{ "WsQueueEvents", V_COUNT, F(ws_queue_events), 0, 0, 16, 1u << 24,
@@ -89,6 +91,7 @@ void fb_config_defaults(struct fb_config *c)
 	c->max_frame = 1u << 20;
 	c->heartbeat_ms = 5000;
 	c->max_agents = 100000;
+	c->max_http_connections = 8192;
 	c->ws_ring_events = 65536;
 	c->ws_queue_events = 16384;
 	c->ws_max_subscribers = 4096;
@@ -353,8 +356,9 @@ void fb_config_print(const struct fb_config *c, void *file)
 	fprintf(f, "JournalSyncInterval=%" PRIu64 "ms\nJournalSegmentSize=%" PRIu64
 		   "\nJournalRetainSize=%" PRIu64 "\nJournalRetainAge=%" PRIu64 "s\n",
 		c->sync_interval_ms, c->segment_bytes, c->retain_bytes, c->retain_age_s);
-	fprintf(f, "MaxFrameSize=%" PRIu64 "\nHeartbeatInterval=%" PRIu64 "ms\nMaxAgents=%" PRIu64 "\n",
-		c->max_frame, c->heartbeat_ms, c->max_agents);
+	fprintf(f, "MaxFrameSize=%" PRIu64 "\nHeartbeatInterval=%" PRIu64 "ms\nMaxAgents=%" PRIu64
+		   "\nMaxHttpConnections=%" PRIu64 "\n",
+		c->max_frame, c->heartbeat_ms, c->max_agents, c->max_http_connections);
 	fprintf(f, "WsRingEvents=%" PRIu64 "\nWsQueueEvents=%" PRIu64 "\nWsMaxSubscribers=%" PRIu64
 		   "\nWsPingInterval=%" PRIu64 "s\n",
 		c->ws_ring_events, c->ws_queue_events, c->ws_max_subscribers, c->ws_ping_s);

@@ -67,6 +67,8 @@ struct fb_ws {
 	uint64_t q_dropped_events; /* refused because the lws thread fell behind */
 	uint64_t q_dropped_last_id;
 	char *status_json;
+	int *adopt_q;              /* accepted sockets for the lws thread (accept.c) */
+	size_t adopt_n, adopt_cap;
 
 	/* lws thread only */
 	struct fb_batch **q_work; /* taken from q, rendered a chunk at a time */
@@ -83,6 +85,9 @@ struct fb_ws {
 
 	/* read by fb_ws_get_stats from any thread */
 	_Atomic uint32_t st_subscribers;
+	/* HTTP/WebSocket connections handed over and not yet destroyed: the
+	 * loop adds at hand-over, the lws thread subtracts at WSI_DESTROY. */
+	_Atomic int64_t http_open;
 	_Atomic uint64_t st_sent, st_dropped, st_replayed, st_head;
 };
 
@@ -460,6 +465,30 @@ static void drain_queue(struct fb_ws *ws)
 	}
 }
 
+/* Sockets accepted by the loop (accept.c): lws adopts them here, on its own
+ * thread, as HTTP connections of the default vhost. A failed adoption has
+ * closed the socket already. */
+static void adopt_pending(struct fb_ws *ws)
+{
+	pthread_mutex_lock(&ws->mu);
+	int *q = ws->adopt_q;
+	size_t n = ws->adopt_n;
+	ws->adopt_q = NULL;
+	ws->adopt_n = ws->adopt_cap = 0;
+	pthread_mutex_unlock(&ws->mu);
+	struct lws_vhost *vh = lws_get_vhost_by_name(ws->ctx, "default");
+	for (size_t i = 0; i < n; i++) {
+		/* From here the wsi's CREATE/DESTROY callbacks count it. */
+		atomic_fetch_sub_explicit(&ws->http_open, 1, memory_order_relaxed);
+		if (!vh || !lws_adopt_socket_vhost(vh, q[i])) {
+			if (!vh)
+				close(q[i]);
+			fb_log_warn("ws: could not take a new HTTP connection (out of memory?)");
+		}
+	}
+	free(q);
+}
+
 static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct fb_ws *ws = lws_context_user(lws_get_context(wsi));
@@ -467,6 +496,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	struct fb_ws_fabric_req *r = user ? &((struct ws_pss *)user)->req : NULL;
 	switch (reason) {
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		adopt_pending(ws);
 		drain_queue(ws);
 		fb_ws_fabric_take_results(&ws->fabric);
 		return 0;
@@ -498,6 +528,12 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 		return 0;
 	case LWS_CALLBACK_RECEIVE:
 		return 0; /* subscribers have nothing to say; ignore it */
+	case LWS_CALLBACK_WSI_CREATE: /* an adopted connection; balanced by DESTROY */
+		atomic_fetch_add_explicit(&ws->http_open, 1, memory_order_relaxed);
+		return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		atomic_fetch_sub_explicit(&ws->http_open, 1, memory_order_relaxed);
+		return 0;
 	default:
 		return lws_callback_http_dummy(wsi, reason, user, in, len);
 	}
@@ -512,36 +548,6 @@ static void *service_main(void *arg)
 		if (lws_service(ws->ctx, 0) < 0)
 			break;
 	return NULL;
-}
-
-/* lws only says "failed to create context"; a probe bind says why. */
-static void explain_bind_failure(const struct fb_ws *ws)
-{
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)ws->o.port) };
-	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)ws->o.port) };
-	const struct sockaddr *sa = (const struct sockaddr *)&a4;
-	socklen_t sl = sizeof(a4);
-	const char *h = ws->host ? ws->host : "0.0.0.0";
-	if (inet_pton(AF_INET, h, &a4.sin_addr) != 1) {
-		if (inet_pton(AF_INET6, h, &a6.sin6_addr) != 1) {
-			fb_log_err("ws: HttpListen host \"%s\" is not an IP address; "
-				   "give a numeric address such as 127.0.0.1 or 0.0.0.0", h);
-			return;
-		}
-		sa = (const struct sockaddr *)&a6;
-		sl = sizeof(a6);
-	}
-	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int one = 1;
-	if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
-	    bind(fd, sa, sl) != 0)
-		fb_log_err("ws: cannot listen on %s:%d: %s%s", h, ws->o.port, strerror(errno),
-			   errno == EADDRINUSE ? " (another fabricbusd, or change HttpListen)" : "");
-	else
-		fb_log_err("ws: cannot listen on %s:%d (libwebsockets refused; see its message above)",
-			   h, ws->o.port);
-	if (fd >= 0)
-		close(fd);
 }
 
 static const struct lws_protocols protocols[] = {
@@ -567,6 +573,9 @@ static void ws_free(struct fb_ws *ws)
 	fb_ws_ring_free(&ws->ring);
 	fb_buf_free(&ws->out);
 	free(ws->status_json);
+	for (size_t i = 0; i < ws->adopt_n; i++)
+		close(ws->adopt_q[i]);
+	free(ws->adopt_q);
 	free(ws->host);
 	free(ws->journal_dir);
 	free(ws->default_fabric);
@@ -619,11 +628,9 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 	};
 	struct lws_context_creation_info info;
 	memset(&info, 0, sizeof(info));
-	info.port = o->port;
-	/* lws takes an interface name or address; NULL listens on all */
-	if (ws->host && strcmp(ws->host, "0.0.0.0") != 0 && strcmp(ws->host, "::") != 0 &&
-	    ws->host[0] != '\0' && strcmp(ws->host, "*") != 0)
-		info.iface = ws->host;
+	/* The loop accepts (accept.c: descriptor budget, pause at EMFILE) and
+	 * hands sockets over (fb_ws_adopt); lws only serves them. */
+	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
 	info.protocols = protocols;
 	info.gid = -1;
 	info.uid = -1;
@@ -632,9 +639,9 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
 	ws->ctx = lws_create_context(&info);
 	if (!ws->ctx) {
-		explain_bind_failure(ws);
+		fb_log_err("ws: libwebsockets could not create its context (see its message above)");
 		ws_free(ws);
-		return -EADDRINUSE;
+		return -ENOMEM;
 	}
 	ws->fabric.map = o->fabric_map;
 	if (ws->fabric.map)
@@ -648,9 +655,8 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 		ws_free(ws);
 		return -rc;
 	}
-	fb_log_info("ws: listening on %s:%d (ws://%s:%d" WS_PATH ", ring %zu events, queue %zu)",
-		    ws->host ? ws->host : "0.0.0.0", o->port, ws->host ? ws->host : "0.0.0.0", o->port,
-		    ring_events, o->queue_events);
+	fb_log_info("ws: serving ws://%s:%d" WS_PATH " (ring %zu events, queue %zu)",
+		    ws->host ? ws->host : "0.0.0.0", o->port, ring_events, o->queue_events);
 	*out = ws;
 	return 0;
 }
@@ -681,6 +687,32 @@ void fb_ws_publish(struct fb_ws *ws, struct fb_batch *b)
 	}
 	pthread_mutex_unlock(&ws->mu);
 	lws_cancel_service(ws->ctx);
+}
+
+int fb_ws_adopt(struct fb_ws *ws, int fd)
+{
+	pthread_mutex_lock(&ws->mu);
+	if (ws->adopt_n == ws->adopt_cap) {
+		size_t cap = ws->adopt_cap ? 2 * ws->adopt_cap : 16;
+		int *q = realloc(ws->adopt_q, cap * sizeof(*q));
+		if (!q) {
+			pthread_mutex_unlock(&ws->mu);
+			return -ENOMEM;
+		}
+		ws->adopt_q = q;
+		ws->adopt_cap = cap;
+	}
+	ws->adopt_q[ws->adopt_n++] = fd;
+	atomic_fetch_add_explicit(&ws->http_open, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&ws->mu);
+	lws_cancel_service(ws->ctx);
+	return 0;
+}
+
+uint64_t fb_ws_http_open(struct fb_ws *ws)
+{
+	int64_t n = atomic_load_explicit(&ws->http_open, memory_order_relaxed);
+	return n > 0 ? (uint64_t)n : 0;
 }
 
 void fb_ws_set_status(struct fb_ws *ws, const char *json)

@@ -62,6 +62,11 @@ struct fb_ws;
 int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out);
 /* Hand a committed batch to the lws thread (takes a reference; thread-safe). */
 void fb_ws_publish(struct fb_ws *ws, struct fb_batch *b);
+/* Hand a socket the loop accepted to the lws thread, which serves it as an
+ * HTTP/WebSocket connection (thread-safe; takes ownership of fd on 0). */
+int fb_ws_adopt(struct fb_ws *ws, int fd);
+/* Connections handed over and not yet closed (any thread). */
+uint64_t fb_ws_http_open(struct fb_ws *ws);
 /* Replace the broker part of /status (copied; thread-safe). */
 void fb_ws_set_status(struct fb_ws *ws, const char *json);
 void fb_ws_get_stats(struct fb_ws *ws, struct fb_ws_stats *st);

@@ -127,8 +127,11 @@ def stop_gracefully(proc, name, timeout=30):
 class Broker:
     """One fabricbusd with its own journal dir and ports."""
 
-    def __init__(self, workdir=None, agent_port=None, http_port=None, keep=False, **overrides):
-        """keep: the workdir is not removed after a passing run (the demo)."""
+    def __init__(self, workdir=None, agent_port=None, http_port=None, keep=False, wrapper=(),
+                 **overrides):
+        """keep: the workdir is not removed after a passing run (the demo).
+        wrapper: a command line to run fabricbusd under (e.g. prlimit)."""
+        self.wrapper = list(wrapper)
         self.workdir = workdir or tempfile.mkdtemp(prefix="fb-test-")
         if not keep:
             _workdirs.append(self.workdir)
@@ -153,7 +156,7 @@ class Broker:
         return f"127.0.0.1:{self.http_port}"
 
     def start(self):
-        args = [FABRICBUSD]
+        args = self.wrapper + [FABRICBUSD]
         for k, v in self.overrides.items():
             args += ["-o", f"{k}={v}"]
         log = open(self.log_path, "ab")
