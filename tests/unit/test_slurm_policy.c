@@ -128,6 +128,17 @@ static void hold_down_is_cancelled_by_a_quick_clear(void)
 	fbs_policy_free(p);
 }
 
+/* node003's link down (EventId 1) at 0 s, drained at 2 s: where the
+ * undrain tests start. */
+static void drain_node003(struct fbs_policy *p)
+{
+	struct fbs_decision d;
+	feed(p, FB_KIND_LINK_DOWN, 3, "node003", 1, 0);
+	decide(p, 2 * S, &d);
+	settle(p, &d, 2 * S);
+	fbs_decision_free(&d);
+}
+
 static void hold_down_zero_drains_at_once(void)
 {
 	struct fbs_classify_cfg c = ccfg;
@@ -147,10 +158,7 @@ static void undrain_after_stable_window(void)
 {
 	struct fbs_policy *p = policy(60 * S, 0, 0);
 	struct fbs_decision d;
-	feed(p, FB_KIND_LINK_DOWN, 3, "node003", 1, 0);
-	decide(p, 2 * S, &d);
-	settle(p, &d, 2 * S);
-	fbs_decision_free(&d);
+	drain_node003(p);
 	CHECK_EQ(hold(p, "node003"), FBS_H_DRAINED);
 	CHECK_EQ(feed(p, FB_KIND_LINK_UP, 3, "node003", 2, 10 * S), 1);
 	CHECK_EQ(decide(p, 69 * S, &d), 0);
@@ -170,10 +178,7 @@ static void stability_window_resets_on_a_new_condition(void)
 {
 	struct fbs_policy *p = policy(60 * S, 0, 0);
 	struct fbs_decision d;
-	feed(p, FB_KIND_LINK_DOWN, 3, "node003", 1, 0);
-	decide(p, 2 * S, &d);
-	settle(p, &d, 2 * S);
-	fbs_decision_free(&d);
+	drain_node003(p);
 	feed(p, FB_KIND_LINK_UP, 3, "node003", 2, 10 * S);     /* window starts at 10 s */
 	CHECK_EQ(feed(p, FB_KIND_COUNTER_THRESHOLD, 3, "node003", 3, 40 * S), 1);
 	CHECK_EQ(feed(p, FB_KIND_COUNTER_CLEARED, 3, "node003", 4, 50 * S), 1); /* again at 50 s */
