@@ -29,7 +29,10 @@ struct fb_inventory;
 struct fb_fabric_map;
 
 #define FB_BATCH_CAP 4096
-#define FB_PENDING_BATCHES_MAX 64 /* commit inline past this many full batches */
+/* Commit inline past this many full batches: bounds the events one commit
+ * hands to the outputs (16 x 4096 x 968 bytes = 64 MB; see the peak RSS
+ * formula in docs/configuration.md). */
+#define FB_PENDING_BATCHES_MAX 16
 
 struct fb_broker_stats {
 	uint64_t events;        /* accepted and journaled */

@@ -48,7 +48,10 @@
  * drain_chunk() events, ~3 MB). */
 #define WRITES_PER_CALLBACK 64
 #define OVERFLOW_CLOSE_TIMEOUT_S 30
-#define QUEUE_MIN_EVENTS 8192
+/* Committed events waiting for this thread (each a 968-byte record in its
+ * batch) before the agents are held: a few commits' worth keeps this thread
+ * busy; more would only be memory (docs/configuration.md, peak RSS). */
+#define QUEUE_EVENTS 65536
 /* A live subscriber at the lag bound holds rendering (and, through the
  * queue, the agents) only while its socket drains: once the kernel has not
  * taken a byte of its output for this long, it is cut off instead. */
@@ -57,7 +60,7 @@
 /* The loop may overshoot the queue bound by one commit (up to
  * FB_PENDING_BATCHES_MAX x FB_BATCH_CAP events) before it holds the agents;
  * past this the batch is refused and the ring reset (should not happen). */
-#define QUEUE_OVERSHOOT_EVENTS (1u << 19)
+#define QUEUE_OVERSHOOT_EVENTS (1u << 17)
 #define HOLD_LOG_NS (10ull * 1000000000ull)
 
 /* Per-connection data: a subscriber once upgraded, an HTTP request before. */
@@ -733,7 +736,7 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 	ws->journal_dir = dup_or_null(o->journal_dir);
 	ws->default_fabric = strdup(o->default_fabric ? o->default_fabric : FB_REDFISH_DEFAULT_FABRIC);
 	size_t ring_events = o->ring_events ? o->ring_events : o->queue_events;
-	ws->q_max_events = ring_events > QUEUE_MIN_EVENTS ? ring_events : QUEUE_MIN_EVENTS;
+	ws->q_max_events = QUEUE_EVENTS;
 	if ((o->host && !ws->host) || (o->journal_dir && !ws->journal_dir) || !ws->default_fabric ||
 	    fb_ws_ring_init(&ws->ring, ring_events, ws->default_fabric) ||
 	    fb_buf_reserve(&ws->out, LWS_PRE + 2 * WRITE_BUDGET)) {

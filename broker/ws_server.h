@@ -14,9 +14,11 @@
  *   - each event is serialized once, whatever the number of subscribers;
  *   - since=N replays every event with EventId > N from the journal, then
  *     goes live; without since the subscriber starts at the live head;
- *   - a subscriber more than queue_events behind the head gets the
- *     "missed" notice (fb_redfish_render_missed) and is disconnected; it
- *     never slows the broker or other subscribers.
+ *   - rendering waits for a live subscriber queue_events behind the head
+ *     while its socket drains (the queue from the loop then fills and the
+ *     loop holds its agents: backpressure); one whose socket took nothing
+ *     for 2 s gets the "missed" notice (fb_redfish_render_missed) and is
+ *     disconnected, so it holds the others for at most that long.
  * HTTP GET /status returns {"broker": <last fb_ws_set_status JSON>,
  *   "websocket": {subscribers, per-subscriber lag, sent, dropped ...}}.
  * With a fabric map (fabric_map.h, docs/fabric-map.md):

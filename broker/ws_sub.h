@@ -9,9 +9,10 @@
  * States:
  *   catching up  - replaying, or behind the ring's queue bound; no lag limit
  *                  (it reads the journal at its own pace, costing no memory);
- *   live         - within queue_events of the head; if it falls further
- *                  behind it is overflowed: it gets the "missed" notice and
- *                  is closed, and never slows the broker down.
+ *   live         - within queue_events of the head; the server does not
+ *                  render further ahead while its socket drains, and
+ *                  overflows it (the "missed" notice, then a close) once its
+ *                  socket stops draining (ws_server.c).
  *
  * No lws here: the server owns sockets, this owns positions. Lws thread only.
  */
