@@ -23,23 +23,9 @@ fabricbus=$build/broker/cli/fabricbus
 relay=$build/tests/bench/bench_relay
 wssink=$build/tests/bench/bench_ws_sink
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+. "$here/bench_lib.sh"
+trap bench_cleanup EXIT
 
-port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-	for _ in $(seq 300); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "port $1 never opened" >&2; exit 1
-}
-now() { date +%s.%N; }
 
 # Run the publishers against $1 and wait for the reader ($2: pid) to finish;
 # sets RATE (events/s over the whole run, publisher start to last event read).

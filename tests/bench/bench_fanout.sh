@@ -27,24 +27,10 @@ fabricbus=$build/broker/cli/fabricbus
 sink=$build/tests/bench/bench_ws_sink
 ref=$build/tests/bench/bench_fanout_ref
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+. "$here/bench_lib.sh"
+trap bench_cleanup EXIT
 ulimit -n 8192 2>/dev/null || true
 
-port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-	for _ in $(seq 300); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "port $1 never opened" >&2; exit 1
-}
-now() { date +%s.%N; }
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat"; }
 hwm_mib() { awk '/VmHWM/ {printf "%d", $2 / 1024}' "/proc/$1/status"; }
 subscribers() {
@@ -139,5 +125,5 @@ awk -v m="$m" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v jc0="$jc0" -v j
 	r = (c1 - c0) * 1e6 / m; j = (jc1 - jc0) * 1e6 / m
 	printf "catchup_ring: %.3f us/message (%.0f messages/s)\n", r, m / (t1 - t0)
 	printf "catchup_journal: %.3f us/message (%.0f messages/s)\n", j, m / (jt1 - jt0)
-	printf "ratio: catchup journal/ring = %.2f\n", r > 0 ? j / r : 0
+	printf "ratio: catchup journal/ring = %.2f\n", (r > 0) ? (j / r) : 0
 }'
