@@ -41,10 +41,15 @@ int fb_ws_sub_check_lag(struct fb_ws_sub *s, const struct fb_ws_src *src)
 	uint64_t oldest = fb_ws_ring_oldest_id(src->ring);
 	if (lag <= src->queue_events && !(lag && s->next_id < oldest))
 		return 0;
-	s->state = FB_WS_SUB_OVERFLOWED;
-	s->missed = lag;
-	s->resume_since = s->next_id - 1;
+	fb_ws_sub_overflow(s, src->head_id);
 	return 1;
+}
+
+void fb_ws_sub_overflow(struct fb_ws_sub *s, uint64_t head_id)
+{
+	s->state = FB_WS_SUB_OVERFLOWED;
+	s->missed = fb_ws_sub_lag(s, head_id);
+	s->resume_since = s->next_id - 1;
 }
 
 /* Tell the subscriber that [next_id, first_available) is gone and move on. */
