@@ -11,6 +11,7 @@
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_session.h"
+#include "fb_text.h"
 #include "fb_usage.h"
 #include "fb_wire.h"
 #include "snmp_conf.h"
@@ -106,11 +107,8 @@ static void help(void)
 
 static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 {
-	char *end;
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -1;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*end || v < lo || v > hi)
+	uint64_t v;
+	if (fb_text_parse_u64(s, strlen(s), &v) != 0 || v < lo || v > hi)
 		return -1;
 	*out = (unsigned)v;
 	return 0;
