@@ -71,10 +71,13 @@ int main(int argc, char **argv)
 	double t0 = now_s();
 	long sent = 0;
 	for (long i = 0; i < count; i++) {
-		if (rate > 0) { /* pace: never ahead of i / rate */
-			double due = t0 + (double)i / rate;
-			while (now_s() < due)
-				;
+		if (rate > 0) { /* pace: never ahead of i / rate; sleep, do not
+				 * spin, so the receivers get the CPU */
+			double ahead = t0 + (double)i / rate - now_s();
+			if (ahead > 0.0005) {
+				struct timespec ts = { 0, (long)(ahead * 1e9) };
+				nanosleep(&ts, NULL);
+			}
 		}
 		netsnmp_pdu *pdu = link_down(base + i);
 		if (pdu && snmp_sess_send(sessp, pdu))
