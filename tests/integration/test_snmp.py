@@ -14,7 +14,8 @@ veth management link. Every namespace is deleted at the end, pass or fail.
   the GETBULK poller sees the same down and up.
 - snmp_v3_authpriv_accepted_wrong_rejected: snmpd's authPriv v3 traps are
   accepted; a wrong key, user, engine id, or a noAuthNoPriv trap, and a
-  wrong v2c community, are refused, counted, and make no event.
+  wrong v1/v2c community, are refused, counted, and make no event; a v2c
+  INFORM is acknowledged (snmpinform exits 0) and becomes an event.
 - snmp_storm_every_trap_is_an_event: parallel senders (net-snmp's library,
   tests/bench/snmp_flood.c) flood the agent; every trap sent is an event at
   the broker, or is in the agent's documented drop counters.
@@ -180,6 +181,13 @@ def snmp_v3_authpriv_accepted_wrong_rejected():
                 _snmptrap(args, 999, dest)
         _snmptrap(v3 + ["-e", snmp.ENGINE, "-u", user, "-A", a, "-X", x], 998, dest)
         tail.wait_for(lambda d: oem(d).get("IfIndex") == 998, timeout=10, what="good v3 trap")
+        # An INFORM: snmpinform exits 0 only when the agent's Response came back.
+        r = subprocess.run(["snmpinform", "-v", "2c", "-c", "public", "-t", "2", "-r", "1", dest, "",
+                            "1.3.6.1.6.3.1.1.5.4", "1.3.6.1.2.1.2.2.1.1.997", "i", "997"],
+                           env=ENV, capture_output=True, text=True, timeout=20)
+        assert r.returncode == 0, f"INFORM not acknowledged: {r.stderr}"
+        tail.wait_for(lambda d: oem(d).get("IfIndex") == 997 and oem(d).get("Kind") == "link_up",
+                      timeout=10, what="the INFORM's link_up")
         after = agent.stats()
         print(f"  refused: v3_rejected +{after['v3_rejected'] - before['v3_rejected']} "
               f"bad_community +{after['bad_community'] - before['bad_community']} "
@@ -191,7 +199,8 @@ def snmp_v3_authpriv_accepted_wrong_rejected():
             (after["malformed"] - before["malformed"])
         assert refused >= 5, (before, after)
         assert after["v3_rejected"] - before["v3_rejected"] >= 4, (before, after)
-        assert after["packets"] - before["packets"] == 1, (before, after)
+        assert after["packets"] - before["packets"] == 2, (before, after)
+        assert after["informs_acked"] - before["informs_acked"] == 1, (before, after)
         assert not any(oem(d).get("IfIndex") == 999 for d in tail.events), "a refused trap passed"
     finally:
         rc = _finish(agent, broker, tail, sw)
