@@ -304,11 +304,9 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	if (a->stopping)
 		return;
 	a->stopping = 1;
-	/* What the kernel still holds is read first: a stop is not a drop. */
-	if (a->trap) {
-		snmp_trap_resume(a->trap);
-		snmp_trap_stop(a->trap);
-	}
+	/* Traps still in the kernel's buffer at a stop are not read: the
+	 * switches resend state on the next change, and the poller catches up. */
+	snmp_trap_stop(a->trap);
 	snmp_poll_stop(a->poll);
 	fb_log_info("signal %d: waiting up to %d ms for acks", (int)sig, FLUSH_WAIT_MS);
 	if (fb_session_drain(a->s, FLUSH_WAIT_MS, on_drained, a) != 0)

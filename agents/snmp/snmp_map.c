@@ -104,7 +104,7 @@ static void copy_text(char *dst, size_t dstsz, const u_char *s, size_t n)
 static size_t trap_oid(const netsnmp_pdu *pdu, oid *buf, size_t max)
 {
 	if (pdu->command == SNMP_MSG_TRAP) { /* v1: RFC 3584 section 3.1 */
-		if (pdu->trap_type >= 0 && pdu->trap_type <= 5 && pdu->trap_type != 6) {
+		if (pdu->trap_type >= 0 && pdu->trap_type <= 5) {
 			memcpy(buf, snmp_traps, sizeof(snmp_traps));
 			buf[LEN(snmp_traps)] = (oid)pdu->trap_type + 1;
 			return LEN(snmp_traps) + 1;

@@ -65,7 +65,7 @@ void snmp_trap_resume(struct snmp_trap *t);
 /* Datagrams the kernel dropped on the trap socket because its receive
  * buffer was full (/proc/net/udp "drops" of our socket), or 0. */
 uint64_t snmp_trap_kernel_drops(const struct snmp_trap *t);
-/* Stop reading (on shutdown), keeping the stats. */
+/* Stop reading (on shutdown), keeping the stats. NULL ok. */
 void snmp_trap_stop(struct snmp_trap *t);
 void snmp_trap_free(struct snmp_trap *t);
 
