@@ -29,9 +29,7 @@ static const int v3_stats[] = { STAT_USMSTATSUNSUPPORTEDSECLEVELS, STAT_USMSTATS
 				STAT_USMSTATSUNKNOWNUSERNAMES, STAT_USMSTATSUNKNOWNENGINEIDS,
 				STAT_USMSTATSWRONGDIGESTS, STAT_USMSTATSDECRYPTIONERRORS,
 				STAT_SNMPUNKNOWNSECURITYMODELS };
-static const int parse_stats[] = { STAT_SNMPINASNPARSEERRS, STAT_SNMPINBADVERSIONS };
 #define N_V3 (sizeof(v3_stats) / sizeof(v3_stats[0]))
-#define N_PARSE (sizeof(parse_stats) / sizeof(parse_stats[0]))
 
 struct snmp_trap {
 	struct snmp_trap_cfg cfg;
@@ -41,7 +39,10 @@ struct snmp_trap {
 	netsnmp_large_fd_set fds;
 	int fd, paused;
 	struct snmp_trap_stats st;
-	uint32_t v3_base[N_V3], parse_base[N_PARSE];
+	uint32_t v3_base[N_V3];
+	/* Datagrams read, and those net-snmp handed to on_pdu, since the last
+	 * sync_stats(): the difference is what net-snmp refused. */
+	uint64_t reads, handed;
 	struct ratelimit rl[RL__N];
 };
 
@@ -127,6 +128,7 @@ static int on_pdu(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pdu, vo
 	uint64_t sup;
 	if (op != NETSNMP_CALLBACK_OP_RECEIVED_MESSAGE)
 		return 1;
+	t->handed++;
 	sender_addr(pdu, from, sizeof(from));
 	if (pdu->command != SNMP_MSG_TRAP && pdu->command != SNMP_MSG_TRAP2 &&
 	    pdu->command != SNMP_MSG_INFORM) {
@@ -164,20 +166,19 @@ static int on_pdu(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pdu, vo
 	return 1;
 }
 
-/* Move net-snmp's refusal counters into ours, logging what is new. */
+/* What net-snmp refused before on_pdu saw it: its USM counters say how
+ * much of it was v3 refusals; the rest did not decode. */
 static void sync_stats(struct snmp_trap *t)
 {
-	uint64_t v3 = 0, parse = 0, sup;
+	uint64_t v3 = 0, sup;
 	for (size_t i = 0; i < N_V3; i++) {
 		uint32_t now = snmp_get_statistic(v3_stats[i]);
 		v3 += (uint32_t)(now - t->v3_base[i]);
 		t->v3_base[i] = now;
 	}
-	for (size_t i = 0; i < N_PARSE; i++) {
-		uint32_t now = snmp_get_statistic(parse_stats[i]);
-		parse += (uint32_t)(now - t->parse_base[i]);
-		t->parse_base[i] = now;
-	}
+	uint64_t refused = t->reads > t->handed ? t->reads - t->handed : 0;
+	uint64_t parse = refused > v3 ? refused - v3 : 0;
+	t->reads = t->handed = 0;
 	t->st.v3_rejected += v3;
 	t->st.malformed += parse;
 	if (v3 && rl_ok(t, RL_V3, &sup))
@@ -207,6 +208,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		NETSNMP_LARGE_FD_SET(t->fd, &t->fds); /* net-snmp clears it after a read */
 		if (snmp_sess_read2(t->sessp, &t->fds) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
+		t->reads++;
 	}
 	sync_stats(t);
 }
@@ -268,8 +270,6 @@ int snmp_trap_open(struct event_base *base, const struct snmp_trap_cfg *cfg,
 	NETSNMP_LARGE_FD_SET(t->fd, &t->fds);
 	for (size_t i = 0; i < N_V3; i++)
 		t->v3_base[i] = snmp_get_statistic(v3_stats[i]);
-	for (size_t i = 0; i < N_PARSE; i++)
-		t->parse_base[i] = snmp_get_statistic(parse_stats[i]);
 	t->ev = event_new(base, t->fd, EV_READ | EV_PERSIST, on_read, t);
 	if (!t->ev || event_add(t->ev, NULL)) {
 		snmp_trap_free(t);

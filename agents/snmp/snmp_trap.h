@@ -10,8 +10,9 @@
  * datagrams so a storm is taken in batches.
  *
  * What is refused is counted, never fatal, and logged at most once a second
- * per reason with the number suppressed. net-snmp's own USM and parse
- * counters (snmp_get_statistic) give the v3 and malformed counts.
+ * per reason with the number suppressed. A datagram read that net-snmp did
+ * not hand to us was refused by it: its usmStats (snmp_get_statistic) say
+ * how many of those were v3 refusals, the rest count as malformed.
  */
 #ifndef SNMP_TRAP_H
 #define SNMP_TRAP_H

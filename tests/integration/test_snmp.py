@@ -15,7 +15,8 @@ veth management link. Every namespace is deleted at the end, pass or fail.
 - snmp_v3_authpriv_accepted_wrong_rejected: snmpd's authPriv v3 traps are
   accepted; a wrong key, user, engine id, or a noAuthNoPriv trap, and a
   wrong v1/v2c community, are refused, counted, and make no event; a v2c
-  INFORM is acknowledged (snmpinform exits 0) and becomes an event.
+  INFORM is acknowledged (snmpinform exits 0) and becomes an event; 200
+  garbage datagrams are counted as malformed and the agent goes on.
 - snmp_storm_every_trap_is_an_event: parallel senders (net-snmp's library,
   tests/bench/snmp_flood.c) flood the agent; every trap sent is an event at
   the broker, or is in the agent's documented drop counters.
@@ -25,6 +26,8 @@ Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \
 """
 import json
 import os
+import random
+import socket
 import subprocess
 import sys
 import time
@@ -179,6 +182,14 @@ def snmp_v3_authpriv_accepted_wrong_rejected():
                                capture_output=True, timeout=10)
             else:
                 _snmptrap(args, 999, dest)
+        # Garbage and torn packets: counted as malformed, never fatal.
+        rnd = random.Random(12)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for i in range(200):
+                junk = bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 300)))
+                if i % 2:  # a real-looking start: SEQUENCE, version 1 (v2c), then noise
+                    junk = b"\x30\x81\xff\x02\x01\x01" + junk
+                s.sendto(junk, ("127.0.0.1", port))
         _snmptrap(v3 + ["-e", snmp.ENGINE, "-u", user, "-A", a, "-X", x], 998, dest)
         tail.wait_for(lambda d: oem(d).get("IfIndex") == 998, timeout=10, what="good v3 trap")
         # An INFORM: snmpinform exits 0 only when the agent's Response came back.
@@ -195,9 +206,12 @@ def snmp_v3_authpriv_accepted_wrong_rejected():
         assert after["bad_community"] - before["bad_community"] == 2, (before, after)
         # wrong priv key: USM cannot tell it from garbage after the digest
         # passed, so net-snmp counts it as a decryption error or a parse error.
+        # 5 bad v3 packets (net-snmp counts a wrong priv key as undecodable,
+        # the rest in usmStats) and 200 garbage datagrams, each counted.
         refused = (after["v3_rejected"] - before["v3_rejected"]) + \
             (after["malformed"] - before["malformed"])
-        assert refused >= 5, (before, after)
+        assert refused >= 205, (before, after)
+        assert after["malformed"] - before["malformed"] >= 200, (before, after)
         assert after["v3_rejected"] - before["v3_rejected"] >= 4, (before, after)
         assert after["packets"] - before["packets"] == 2, (before, after)
         assert after["informs_acked"] - before["informs_acked"] == 1, (before, after)
