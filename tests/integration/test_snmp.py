@@ -11,7 +11,9 @@ veth management link. Every namespace is deleted at the end, pass or fail.
   DownstreamLinkEstablished; `ip link set swp2 down` (administratively down)
   is a port_state at OK, not a link failure.
 - snmp_poll_sees_link_change_with_traps_off: the same switch without traps;
-  the GETBULK poller sees the same down and up.
+  the GETBULK poller sees the same down and up; snmpd restarted (sysUpTime
+  back) is seen as a restart, makes no counter event, and the next change
+  still names the port.
 - snmp_v3_authpriv_accepted_wrong_rejected: snmpd's authPriv v3 traps are
   accepted; a wrong key, user, engine id, or a noAuthNoPriv trap, and a
   wrong v1/v2c community, are refused, counted, and make no event; a v2c
@@ -132,6 +134,21 @@ def snmp_poll_sees_link_change_with_traps_off():
         tail.wait_for(_port_event("link_up", sw, "swp1"), timeout=15, what="polled swp1 link_up")
         # Only the changed ports: swp2 never went anywhere.
         assert not any(_port_event("link_down", sw, "swp2")(x) for x in tail.events)
+        # The switch's SNMP agent restarts: sysUpTime goes back, counters
+        # start over without a false rate, names are learned again.
+        n = len(tail.events)
+        sw.restart_snmpd()
+        deadline = time.monotonic() + 15
+        while "restarted; counters start over" not in agent.log():
+            assert time.monotonic() < deadline, f"restart not seen: {agent.log()[-2000:]}"
+            time.sleep(0.2)
+        time.sleep(1.0)
+        sw.cable("swp1", up=False)
+        d = tail.wait_for(lambda d: _port_event("link_down", sw, "swp1")(d) and
+                          tail.events.index(d) >= n, timeout=15, what="link_down after restart")
+        assert oem(d).get("Device") == "swp1", json.dumps(oem(d))
+        assert not any(oem(x).get("Kind") == "counter_threshold" for x in tail.events), \
+            "a restart made a counter rate"
         st = agent.stats()
         assert st["packets"] == 0 and st["poll_events"] >= 2, st
     finally:

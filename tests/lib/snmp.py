@@ -133,6 +133,9 @@ class SnmpSwitch:
             ip("link", "add", p, "type", "veth", "peer", "name", p + "h", ns=ns)
             ip("link", "set", p, "up", ns=ns)
             ip("link", "set", p + "h", "up", ns=ns)
+        return self.start_snmpd()
+
+    def start_snmpd(self):
         conf = os.path.join(self.workdir, "snmpd.conf")
         with open(conf, "w") as f:
             f.write(self._conf())
@@ -141,7 +144,7 @@ class SnmpSwitch:
         self.log_path = os.path.join(self.workdir, "snmpd.log")
         env = dict(os.environ, SNMP_PERSISTENT_DIR=persist, MIBS="")
         self.proc = track(subprocess.Popen(
-            ["ip", "netns", "exec", ns, SNMPD, "-f", "-C", "-c", conf, "-Lf", self.log_path],
+            ["ip", "netns", "exec", self.ns, SNMPD, "-f", "-C", "-c", conf, "-Lf", self.log_path],
             env=env, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL))
         deadline = time.monotonic() + 20
@@ -176,7 +179,12 @@ class SnmpSwitch:
         """`ip link set swpN up|down` on the port itself: ifAdminStatus."""
         ip("link", "set", port, "up" if up else "down", ns=self.ns)
 
-    def stop(self):
+    def restart_snmpd(self):
+        """A switch whose SNMP agent restarts: sysUpTime starts over."""
+        self.stop_snmpd()
+        return self.start_snmpd()
+
+    def stop_snmpd(self):
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -184,6 +192,9 @@ class SnmpSwitch:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+    def stop(self):
+        self.stop_snmpd()
         ip("link", "del", f"fbm{self.index}", check=False)
         ip("netns", "del", self.ns, check=False)
 
