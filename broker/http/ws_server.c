@@ -84,6 +84,8 @@ struct fb_ws {
 	size_t q_n, q_cap, q_events, q_max_events;
 	int q_busy;                /* said FB_OUTPUT_BUSY; o.ready owed */
 	uint64_t q_holds;          /* times the agents were held */
+	uint64_t slow_demotions;   /* live subscribers sent to catch-up (lws thread) */
+	uint64_t demote_log_ns;
 	uint64_t q_holds_logged, q_hold_log_ns;
 	uint64_t q_dropped_events; /* refused because the lws thread fell behind */
 	uint64_t q_dropped_last_id;
@@ -172,11 +174,12 @@ static int status_json(struct fb_ws *ws, struct fb_buf *b)
 		if (!rc)
 			rc = fb_buf_printf(b,
 					   ",\"next_id\":%llu,\"lag\":%llu,\"sent\":%llu,\"replayed\":%llu,"
-					   "\"replaying\":%s,\"state\":\"%s\"}",
+					   "\"replaying\":%s,\"slow_switches\":%llu,\"state\":\"%s\"}",
 					   (unsigned long long)s->next_id,
 					   (unsigned long long)fb_ws_sub_lag(s, ws->src.head_id),
 					   (unsigned long long)s->sent, (unsigned long long)s->replayed,
 					   s->reader ? "true" : "false",
+					   (unsigned long long)s->slow_demotions,
 					   s->state == FB_WS_SUB_LIVE	      ? "live"
 					   : s->state == FB_WS_SUB_CATCHUP ? "catching_up"
 									   : "overflowed");
@@ -185,14 +188,15 @@ static int status_json(struct fb_ws *ws, struct fb_buf *b)
 		rc = fb_buf_printf(b,
 				   "],\"sent\":%llu,\"dropped_slow\":%llu,\"replayed\":%llu,"
 				   "\"head_id\":%llu,\"queue_dropped\":%llu,\"agents_held\":%llu,"
-				   "\"ring_resets\":%llu,"
+				   "\"ring_resets\":%llu,\"slow_readers_to_catchup\":%llu,"
 				   "\"ring\":{\"size\":%zu,\"capacity\":%zu,\"bytes\":%llu,"
 				   "\"oldest_id\":%llu}}}\n",
 				   (unsigned long long)atomic_load(&ws->st_sent),
 				   (unsigned long long)atomic_load(&ws->st_dropped),
 				   (unsigned long long)atomic_load(&ws->st_replayed),
 				   (unsigned long long)ws->src.head_id, (unsigned long long)qdrop,
-				   (unsigned long long)holds, (unsigned long long)ws->ring_resets, fb_ws_ring_count(&ws->ring),
+				   (unsigned long long)holds, (unsigned long long)ws->ring_resets,
+				   (unsigned long long)ws->slow_demotions, fb_ws_ring_count(&ws->ring),
 				   ws->ring.cap, (unsigned long long)ws->ring.msg_bytes,
 				   (unsigned long long)fb_ws_ring_oldest_id(&ws->ring));
 	return rc;
@@ -484,15 +488,19 @@ static void take_queue(struct fb_ws *ws)
 	}
 }
 
-/* A live subscriber at the lag bound whose socket has taken nothing for
- * STALL_NS, and still does not accept a byte now, stopped reading. One whose
- * socket is writeable is only waiting for this thread: not its fault. */
-static int sub_stalled(const struct fb_ws_sub *s, uint64_t now)
+/* The kernel takes no more of s's output right now: its reader is slower
+ * than we write (or gone). One whose socket is writeable is only waiting for
+ * this thread: not its fault. */
+static int sub_socket_full(const struct fb_ws_sub *s)
 {
-	if (now - s->drained_ns < STALL_NS)
-		return 0;
 	struct pollfd p = { .fd = lws_get_socket_fd((struct lws *)s->wsi), .events = POLLOUT };
 	return p.fd >= 0 && (poll(&p, 1, 0) == 0 || !(p.revents & POLLOUT));
+}
+
+/* Its socket has taken nothing for STALL_NS and still takes nothing. */
+static int sub_stalled(const struct fb_ws_sub *s, uint64_t now)
+{
+	return now - s->drained_ns >= STALL_NS && sub_socket_full(s);
 }
 
 static void cut_stalled(struct fb_ws *ws, struct fb_ws_sub *s, uint64_t now)
@@ -507,18 +515,47 @@ static void cut_stalled(struct fb_ws *ws, struct fb_ws_sub *s, uint64_t now)
 	overflow(ws, s, why);
 }
 
+/* A live subscriber at the lag bound whose own socket is full reads slower
+ * than the bus runs: it goes on at its own pace from the ring, then the
+ * journal (catch-up), instead of holding rendering and, through the queue,
+ * every agent. It comes back live once within queue_events (ws_sub.c). */
+static void demote_slow_reader(struct fb_ws *ws, struct fb_ws_sub *s, uint64_t now)
+{
+	s->state = FB_WS_SUB_CATCHUP;
+	s->at_bound = 0;
+	s->slow_demotions++;
+	ws->slow_demotions++;
+	if (now - ws->demote_log_ns >= HOLD_LOG_NS) {
+		fb_log_info("ws %s: reads slower than events arrive (its socket is full, %llu events "
+			    "behind): served from the ring and the journal at its own pace so that it "
+			    "holds no one else (%llu such switches since start)",
+			    s->peer, (unsigned long long)fb_ws_sub_lag(s, ws->src.head_id),
+			    (unsigned long long)ws->slow_demotions);
+		ws->demote_log_ns = now;
+	}
+}
+
 /* The highest EventId rendering may reach: no live subscriber whose socket
  * still drains may end up more than queue_events behind (it would be cut
- * off for this thread's slowness). Stalled ones are cut off here. */
+ * off for this thread's slowness). Slow readers are switched to catch-up,
+ * stalled ones (live or catching up) are cut off here. */
 static uint64_t compute_render_limit(struct fb_ws *ws, uint64_t now)
 {
 	uint64_t limit = UINT64_MAX;
 	for (struct fb_ws_sub *s = ws->subs; s; s = s->next) {
+		if (s->state == FB_WS_SUB_CATCHUP) {
+			if (s->next_id <= ws->src.head_id && sub_stalled(s, now))
+				cut_stalled(ws, s, now);
+			continue;
+		}
 		if (s->state != FB_WS_SUB_LIVE)
 			continue;
 		uint64_t l = s->next_id - 1 + ws->o.queue_events;
 		if (l > ws->src.head_id) {
 			s->at_bound = 0;
+		} else if (sub_socket_full(s)) {
+			demote_slow_reader(ws, s, now);
+			continue;
 		} else if (!s->at_bound) {
 			/* the stall clock starts when it starts holding others */
 			s->at_bound = 1;

@@ -58,6 +58,7 @@ struct fb_ws_sub {
 	uint64_t replayed;             /* of which from the journal */
 	uint64_t drained_ns;           /* last time its socket took all we wrote */
 	int at_bound;                  /* live and queue_events behind: holds rendering */
+	uint64_t slow_demotions;       /* times it read too slowly and went to catch-up */
 };
 
 /* Position a new subscriber: since=N -> next_id N+1, else the live head. */

@@ -91,5 +91,44 @@ def healthy_subscribers_get_everything_and_only_the_stalled_one_is_cut():
     assert b.stop() == 0, b.log()[-3000:]
 
 
+def slow_reader_goes_to_catch_up_and_holds_no_one():
+    """A subscriber that keeps reading, but slower than the events come, is
+    switched to catch-up (ring, then journal) at the lag bound instead of
+    holding the bus: a fast sink finishes long before it, and it still gets
+    every event exactly once, in order, with no notice."""
+    n = 200_000
+    b = Broker().start()
+    slow = RawWsClient(b.http_port, "/ws/events")
+    fast = sink(b, n, 1)
+    b.wait_status(lambda st: len(st["websocket"]["subscribers"]) == 2, timeout=60)
+    pubs = [publish_async(b.agent_addr, f"slow{i}", n // 2, timeout=600) for i in range(2)]
+    got, t_fast, t0 = [], None, time.time()
+    for op, payload in slow.frames():
+        assert op == 1, f"opcode {op} after {len(got)} events"
+        d = json.loads(payload)
+        assert not is_missed_notice(d), f"slow reader cut off after {len(got)} events"
+        got.append(int(d["Events"][0]["EventId"]))
+        if len(got) % 1000 == 0:
+            time.sleep(0.05)  # ~20k events/s at most: slower than the burst
+            if t_fast is None and fast.poll() is not None:
+                t_fast = time.time() - t0
+        if len(got) == n:
+            break
+    t_slow = time.time() - t0
+    out, err = fast.communicate(timeout=600)
+    assert fast.returncode == 0, err
+    for p in pubs:
+        assert p.wait(timeout=600) == 0
+    assert got == list(range(1, n + 1)), "slow reader: events missing, repeated or out of order"
+    st = b.status()["websocket"]
+    print(f"  fast sink done at {t_fast}s, slow reader at {t_slow:.1f}s; "
+          f"switches to catch-up: {st['slow_readers_to_catchup']}")
+    assert st["slow_readers_to_catchup"] >= 1 and st["dropped_slow"] == 0, st
+    assert t_fast is not None and t_fast < t_slow / 2, (t_fast, t_slow)
+    assert "reads slower than events arrive" in b.log()
+    assert b.stop() == 0, b.log()[-3000:]
+
+
 if __name__ == "__main__":
-    run(healthy_subscribers_get_everything_and_only_the_stalled_one_is_cut)
+    run(healthy_subscribers_get_everything_and_only_the_stalled_one_is_cut,
+        slow_reader_goes_to_catch_up_and_holds_no_one)
