@@ -4,6 +4,7 @@
 
 #include "fabric_map.h"
 #include "fb_err.h"
+#include "fb_file.h"
 #include "fb_log.h"
 #include "fb_wire.h"
 #include "inventory.h"
@@ -132,12 +133,13 @@ static uint64_t load_epoch(const char *dir)
 		return e;
 	if (getrandom(&e, sizeof(e), 0) != (ssize_t)sizeof(e))
 		e = fb_now_ns();
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "%016" PRIx64 "\n", e) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0)
-		fb_log_warn("cannot write %s: %s (agents will see a new epoch after restart)", path,
-			    strerror(errno));
-	if (f)
-		fclose(f);
+	char text[24];
+	int n = snprintf(text, sizeof(text), "%016" PRIx64 "\n", e);
+	const char *step = "write";
+	int rc = fb_file_replace(path, text, (size_t)n, 0644, &step);
+	if (rc)
+		fb_log_warn("cannot %s %s: %s (agents will see a new epoch after restart)", step, path,
+			    strerror(-rc));
 	return e;
 }
 

@@ -1,7 +1,7 @@
 /* ws_server.c - the libwebsockets context, its service thread, the publish
  * queue from the libevent loop, and the HTTP side (/status, upgrade checks).
  * The ring lives in ws_ring.c, positions and replay in ws_sub.c, query
- * parsing in ws_filter.c, /fabric/map and /fabric/jobs in ws_fabric.c.
+ * parsing in ../filter.c, /fabric/map and /fabric/jobs in ws_fabric.c.
  *
  * Writes: each subscriber gets at most one write per WRITEABLE callback, of
  * whole pre-framed messages concatenated (up to WRITE_BUDGET bytes). lws
@@ -131,10 +131,10 @@ static void lws_emit(int level, const char *line)
 
 /* Parse every "name=value" argument of the request into f. On error *why
  * names the parameter ("since: ..."). */
-static int parse_query(struct lws *wsi, struct fb_ws_filter *f, const char **why)
+static int parse_query(struct lws *wsi, struct fb_filter *f, const char **why)
 {
-	char arg[FB_WS_FILTER_ARG_MAX];
-	fb_ws_filter_init(f);
+	char arg[FB_FILTER_ARG_MAX];
+	fb_filter_init(f);
 	for (int i = 0; i < 64; i++) {
 		int n = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i);
 		if (n <= 0)
@@ -145,7 +145,7 @@ static int parse_query(struct lws *wsi, struct fb_ws_filter *f, const char **why
 		}
 		if (lws_hdr_copy_fragment(wsi, arg, sizeof(arg), WSI_TOKEN_HTTP_URI_ARGS, i) < 0)
 			return 0;
-		int rc = fb_ws_filter_arg(f, arg, why);
+		int rc = fb_filter_arg(f, arg, why);
 		if (rc)
 			return rc;
 	}
@@ -170,7 +170,7 @@ static int status_json(struct fb_ws *ws, struct fb_buf *b)
 		if (!rc)
 			rc = fb_buf_puts(b, ",\"filter\":");
 		if (!rc)
-			rc = fb_ws_filter_json(&s->filter, b);
+			rc = fb_filter_json(&s->filter, b);
 		if (!rc)
 			rc = fb_buf_printf(b,
 					   ",\"next_id\":%llu,\"lag\":%llu,\"sent\":%llu,\"replayed\":%llu,"
@@ -236,7 +236,7 @@ static int on_confirm_upgrade(struct fb_ws *ws, struct lws *wsi)
 		return fb_ws_http_error(wsi, 404, "not found", NULL, "WebSocket endpoint is " WS_PATH) ? -1 : 1;
 	if (ws->n_subs >= ws->o.max_subscribers)
 		return fb_ws_http_error(wsi, 503, "too many subscribers", NULL, "max_subscribers reached") ? -1 : 1;
-	struct fb_ws_filter f;
+	struct fb_filter f;
 	const char *why = NULL;
 	if (parse_query(wsi, &f, &why)) {
 		char param[16];
@@ -254,7 +254,7 @@ static void close_with(struct lws *wsi, int status, const char *reason)
 
 static int on_established(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 {
-	struct fb_ws_filter f;
+	struct fb_filter f;
 	const char *why = "query: invalid";
 	int bad = parse_query(wsi, &f, &why);
 	fb_ws_sub_init(s, &f, ws->src.head_id);

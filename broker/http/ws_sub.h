@@ -48,7 +48,7 @@ struct fb_ws_sub {
 	struct fb_ws_sub *prev, *next; /* the server's list */
 	void *wsi;                     /* struct lws *, opaque here */
 	char peer[64];                 /* "ip:port" for logs and /status */
-	struct fb_ws_filter filter;
+	struct fb_filter filter;
 	uint64_t next_id;
 	enum fb_ws_sub_state state;
 	uint64_t missed;               /* for the overflow notice */
@@ -62,7 +62,7 @@ struct fb_ws_sub {
 };
 
 /* Position a new subscriber: since=N -> next_id N+1, else the live head. */
-void fb_ws_sub_init(struct fb_ws_sub *s, const struct fb_ws_filter *f, uint64_t head_id);
+void fb_ws_sub_init(struct fb_ws_sub *s, const struct fb_filter *f, uint64_t head_id);
 void fb_ws_sub_release(struct fb_ws_sub *s);
 
 static inline uint64_t fb_ws_sub_lag(const struct fb_ws_sub *s, uint64_t head_id)
