@@ -21,6 +21,10 @@
 # - slurmctld/slurmd/slurm-client/munge: the real Slurm cluster on loopback
 #   the Slurm adapter and SPANK plugin tests run against (tests/lib/slurm.py);
 #   libslurm-dev to build them.
+# - libpmix-dev: OpenPMIx 4.2 for fabricbus-pmix, its SPANK delivery plugin and
+#   the example app (adapters/pmix); openmpi-bin + libopenmpi-dev: Open MPI on
+#   the same libpmix, so a site's MPI programs run the same handlers
+#   (docs/pmix.md). Slurm's mpi/pmix plugin comes with slurm-wlm-basic-plugins.
 # - procps (pgrep/ps), iproute2 (ip netns), util-linux (unshare, prlimit):
 #   used by the test helpers; present on most images, named so a minimal one
 #   works too.
@@ -33,6 +37,7 @@ ibsim-utils libumad2sim0 opensm infiniband-diags libopensm-dev
 python3 python3-websockets python3-jsonschema curl gdb
 kcat python3-confluent-kafka
 slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
+libpmix-dev openmpi-bin libopenmpi-dev
 procps iproute2 util-linux"
 missing=""
 for p in $pkgs; do
