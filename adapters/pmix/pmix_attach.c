@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define NOTIFY_TIMEOUT_MS 2000
-
 int fbp_tool_start(const struct fbp_config *cfg, char *err, size_t errsz)
 {
 	pmix_proc_t me;
@@ -34,7 +32,7 @@ int fbp_tool_start(const struct fbp_config *cfg, char *err, size_t errsz)
 int fbp_tool_notify(const struct fbp_config *cfg, const struct fbp_note *n, size_t *nprocs,
 		    char *err, size_t errsz)
 {
-	return fbp_notify(n, cfg->server_nspace, NOTIFY_TIMEOUT_MS, nprocs, err, errsz);
+	return fbp_notify(n, cfg->server_nspace, FBP_NOTIFY_BLOCKING, nprocs, err, errsz);
 }
 
 void fbp_tool_stop(void)

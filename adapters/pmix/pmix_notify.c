@@ -10,12 +10,13 @@
 #include <string.h>
 #include <time.h>
 
-/* The completion callback may come after we stopped waiting: the wait
- * state is then freed by whichever side is last. */
+/* The completion callback may come after we stopped waiting, and runs on
+ * PMIx's progress thread: the waiter and the callback each hold a reference,
+ * and whichever drops the last one frees (with the info PMIx read). */
 struct wait {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int done, abandoned;
+	int done, refs;
 	pmix_status_t status;
 	pmix_info_t *info;
 	size_t ninfo;
@@ -29,17 +30,24 @@ static void wait_free(struct wait *w)
 	free(w);
 }
 
+static void wait_release(struct wait *w)
+{
+	pthread_mutex_lock(&w->mu);
+	int left = --w->refs;
+	pthread_mutex_unlock(&w->mu);
+	if (left == 0)
+		wait_free(w);
+}
+
 static void op_done(pmix_status_t status, void *cbdata)
 {
 	struct wait *w = cbdata;
 	pthread_mutex_lock(&w->mu);
 	w->status = status;
 	w->done = 1;
-	int abandoned = w->abandoned;
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
-	if (abandoned)
-		wait_free(w);
+	wait_release(w);
 }
 
 /* The processes of nspace on the note's nodes, as a PMIx array (NULL: none). */
@@ -93,6 +101,7 @@ int fbp_notify(const struct fbp_note *n, const char *nspace, int timeout_ms, siz
 	}
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
+	w->refs = 2; /* ours, and op_done's */
 	char nodes[FBP_NODES_MAX * 65];
 	fbp_note_nodes_joined(n, nodes, sizeof(nodes));
 	w->ninfo = 9 + (np ? 1 : 0) + (n->range == FBP_RANGE_NODES ? 1 : 0);
@@ -117,10 +126,23 @@ int fbp_notify(const struct fbp_note *n, const char *nspace, int timeout_ms, siz
 		load_procs(&in[k++], PMIX_EVENT_CUSTOM_RANGE, procs, np);
 	free(procs);
 	pmix_data_range_t range = n->range == FBP_RANGE_NODES ? PMIX_RANGE_CUSTOM : PMIX_RANGE_SESSION;
-	pmix_status_t rc = PMIx_Notify_event(n->code, NULL, range, w->info, w->ninfo, op_done, w);
-	if (rc != PMIX_SUCCESS) {
-		snprintf(err, errsz, "PMIx_Notify_event: %s", PMIx_Error_string(rc));
+	if (timeout_ms == FBP_NOTIFY_BLOCKING) {
+		/* A tool's non-blocking notify calls its callback twice in OpenPMIx
+		 * 4.2.2 (once for the local handlers, once on the server's reply),
+		 * so the state the callback reads could never be freed safely. */
+		pmix_status_t brc = PMIx_Notify_event(n->code, NULL, range, w->info, w->ninfo, NULL, NULL);
 		wait_free(w);
+		if (brc == PMIX_SUCCESS || brc == PMIX_OPERATION_SUCCEEDED)
+			return 0;
+		snprintf(err, errsz, "PMIx_Notify_event: %s", PMIx_Error_string(brc));
+		return -EIO;
+	}
+	pmix_status_t rc = PMIx_Notify_event(n->code, NULL, range, w->info, w->ninfo, op_done, w);
+	if (rc != PMIX_SUCCESS) { /* op_done will not be called */
+		wait_free(w);
+		if (rc == PMIX_OPERATION_SUCCEEDED)
+			return 0;
+		snprintf(err, errsz, "PMIx_Notify_event: %s", PMIx_Error_string(rc));
 		return -EIO;
 	}
 	struct timespec until;
@@ -136,14 +158,12 @@ int fbp_notify(const struct fbp_note *n, const char *nspace, int timeout_ms, siz
 		;
 	int done = w->done;
 	pmix_status_t st = w->status;
-	if (!done)
-		w->abandoned = 1; /* op_done frees it */
 	pthread_mutex_unlock(&w->mu);
+	wait_release(w);
 	if (!done) {
 		snprintf(err, errsz, "PMIx_Notify_event: no completion within %d ms", timeout_ms);
 		return -ETIMEDOUT;
 	}
-	wait_free(w);
 	if (st != PMIX_SUCCESS && st != PMIX_OPERATION_SUCCEEDED) {
 		snprintf(err, errsz, "PMIx_Notify_event completed with %s", PMIx_Error_string(st));
 		return -EIO;

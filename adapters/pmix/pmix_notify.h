@@ -11,7 +11,9 @@
  * processes (PMIX_RANGE_CUSTOM + PMIX_EVENT_CUSTOM_RANGE).
  *
  * Blocking: waits up to timeout_ms for the PMIx library's completion
- * callback. Any thread (the PMIx library thread-shifts).
+ * callback (one callback: a server's notify), or, with FBP_NOTIFY_BLOCKING,
+ * makes PMIx's own blocking call (a tool's notify, whose callback OpenPMIx
+ * 4.2.2 runs twice). Any thread (the PMIx library thread-shifts).
  */
 #ifndef FBP_NOTIFY_H
 #define FBP_NOTIFY_H
@@ -19,6 +21,8 @@
 #include "pmix_note.h"
 
 #include <stddef.h>
+
+#define FBP_NOTIFY_BLOCKING (-1)
 
 /* 0, or a negative status with a one-line reason in err. nspace may be
  * NULL or "" (then no affected procs are named, and FBP_RANGE_NODES falls

@@ -24,8 +24,7 @@ import time
 import fbtest
 from chain import FabricChain
 from fbtest import publish, run
-from pmix import (FABRIC_EVENTS, PMIX_SERVER, SPANK_PMIX, Lines, PmixAdapter, Srun, is_event,
-                  is_ready)
+from pmix import FABRIC_EVENTS, SPANK_PMIX, PmixAdapter, PmixServer, Srun, is_event
 from slurm import SlurmCluster
 
 FABRIC_UPDATED = -175  # PMIX_FABRIC_UPDATED in OpenPMIx 4.x (pmix_common.h)
@@ -241,6 +240,58 @@ def bad_settings_are_refused():
         assert p.returncode == 2 and want in p.stderr, (args, p.returncode, p.stderr)
 
 
+def tool_adapter(r, srv, nspace, **kw):
+    a = PmixAdapter(r.broker, NodeName="node001", Delivery="server", ServerUri=srv.uri(),
+                    ServerNamespace=nspace, **kw).start()
+    a.wait_log("events: subscribed")
+    a.wait_log("server: attached")
+    return a
+
+
+def server_every_process_hears_its_node():
+    """A real libpmix server (PMIx_server_init, tool support) hosting 4
+    example apps on node001; fabricbus-pmix attached as a tool
+    (Delivery=server): a link-down for node001 reaches all 4 handlers with
+    the fabricbus keys and all 4 procs as affected; every app exits 0."""
+    r = RIG.start()
+    srv = PmixServer("fbt-all", ["node001"], 4, ["--count", "1", "--timeout", "30"])
+    a = tool_adapter(r, srv, "fbt-all")
+    try:
+        r.publish(link_down("node001", 5))
+        srv.out.wait_count(is_event, 4, 10, "event lines")
+        exits = srv.wait()
+    finally:
+        a.stop()
+    evs = srv.out.events()
+    assert sorted(rank for rank, _, _ in evs) == [0, 1, 2, 3], evs
+    for rank, code, keys in evs:
+        assert code == FABRIC_UPDATED, evs
+        check_keys(keys, "link_down", "node001")
+        assert keys["fabricbus.message_id"] == "Fabric.1.0.DownstreamLinkDropped", keys
+        assert keys.get("pmix.evaffected") == "0,1,2,3", keys
+    assert exits == {0: 0, 1: 0, 2: 0, 3: 0}, (exits, srv.out.text())
+
+
+def server_custom_range_reaches_only_named_ranks():
+    """Range=nodes (PMIX_RANGE_CUSTOM): with ranks 0,1 on node001 and 2,3 on
+    node002, a link-down for node002 reaches ranks 2 and 3 only; 0 and 1 see
+    nothing and time out."""
+    r = RIG.start()
+    srv = PmixServer("fbt-range", ["node001", "node002"], 2, ["--count", "1", "--timeout", "4"])
+    a = tool_adapter(r, srv, "fbt-range", ServerNodes="node[001-002]", Range="nodes")
+    try:
+        r.publish(link_down("node002", 6))
+        exits = srv.wait()
+    finally:
+        a.stop()
+    evs = srv.out.events()
+    assert sorted(rank for rank, _, _ in evs) == [2, 3], srv.out.text()
+    for rank, code, keys in evs:
+        check_keys(keys, "link_down", "node002")
+        assert keys.get("pmix.evaffected") == "2,3", keys
+    assert exits == {0: 3, 1: 3, 2: 0, 3: 0}, (exits, srv.out.text())
+
+
 def rig_stops_clean():
     """fabricbus-pmix, the broker and the agents stop with rc 0 and no
     sanitizer report."""
@@ -250,6 +301,7 @@ def rig_stops_clean():
 ALL = [bad_settings_are_refused, slurm_step_hears_its_node_unlinked,
        app_without_handler_runs_to_the_end, adapter_kill9_step_survives_and_catches_up,
        other_node_or_switch_never_reaches_the_job, site_code_reaches_a_handler_for_it,
+       server_every_process_hears_its_node, server_custom_range_reaches_only_named_ranks,
        rig_stops_clean]
 
 if __name__ == "__main__":
