@@ -24,7 +24,7 @@ import time
 import fbtest
 from chain import FabricChain
 from fbtest import publish, run
-from pmix import FABRIC_EVENTS, SPANK_PMIX, PmixAdapter, PmixServer, Srun, is_event
+from pmix import FABRIC_EVENTS, SPANK_PMIX, PmixAdapter, PmixServer, Srun, is_event, is_ready
 from slurm import SlurmCluster
 
 FABRIC_UPDATED = -175  # PMIX_FABRIC_UPDATED in OpenPMIx 4.x (pmix_common.h)
@@ -37,6 +37,7 @@ class Rig:
 
     def __init__(self):
         self.chain = self.cluster = self.adapter = None
+        self.sruns = []
 
     def start(self):
         if self.cluster is not None:
@@ -75,8 +76,17 @@ class Rig:
         assert r.returncode == 0, f"fabricbus publish: {r.stderr}"
 
     def srun(self, *app_args, n=2):
-        return Srun(self.cluster, ["--mpi=pmix", "-w", "node001", f"-n{n}", FABRIC_EVENTS,
+        # A step a failed test left running holds node001's CPUs: end it.
+        for old in self.sruns:
+            if old.proc.poll() is None:
+                old.proc.kill()
+                old.proc.wait()
+                self.cluster.cancel_all()
+        self.sruns = [s for s in self.sruns if s.proc.poll() is None]
+        s = Srun(self.cluster, ["--mpi=pmix", "-w", "node001", f"-n{n}", FABRIC_EVENTS,
                                    *app_args])
+        self.sruns.append(s)
+        return s
 
     def wait_step(self, s, n=2):
         """Until every rank registered its handler and the adapter found
