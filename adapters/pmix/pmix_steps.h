@@ -31,7 +31,7 @@ struct fbp_step {
 };
 
 struct fbp_steps {
-	char dir[256];          /* <StepDir>/<NodeName> */
+	char dir[280];          /* <StepDir>/<NodeName> */
 	struct fbp_step **v;
 	size_t n;
 };
