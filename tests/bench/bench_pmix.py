@@ -89,6 +89,9 @@ def main():
     print(f"pmix_handler_p99: {pct(pm, 99):.3f} ms")
     print(f"ws_subscriber_median: {statistics.median(ws):.3f} ms")
     print(f"ws_subscriber_p99: {pct(ws, 99):.3f} ms")
+    added = [a - b for a, b in zip(pm, ws)]  # per event: what the PMIx path adds
+    print(f"pmix_added_median: {statistics.median(added):.3f} ms")
+    print(f"pmix_added_p99: {pct(added, 99):.3f} ms")
     print(f"srun_exit: {rc}")
     print(f"ratio: {statistics.median(pm) / statistics.median(ws):.2f} "
           f"(median broker->PMIx handler / median broker->WebSocket subscriber)")
