@@ -238,6 +238,20 @@ def site_code_reaches_a_handler_for_it():
     assert [c for _, c, _ in evs] == [SITE_CODE, SITE_CODE], evs
 
 
+def plugin_exports_only_spank_symbols():
+    """spank_fabricbus_pmix.so shows slurmstepd its identity and callbacks
+    only (a helper named like one of slurmstepd's would otherwise interpose),
+    and needs no sanitizer runtime."""
+    out = subprocess.run(["nm", "-D", "--defined-only", SPANK_PMIX], capture_output=True, text=True,
+                         check=True).stdout
+    names = {line.split()[-1] for line in out.splitlines() if line.strip()}
+    assert names == {"plugin_name", "plugin_type", "plugin_version", "spank_plugin_version",
+                     "slurm_spank_init", "slurm_spank_init_post_opt", "slurm_spank_exit"}, names
+    undef = subprocess.run(["nm", "-D", "--undefined-only", SPANK_PMIX], capture_output=True,
+                           text=True, check=True).stdout
+    assert "__asan" not in undef and "__ubsan" not in undef, undef
+
+
 def bad_settings_are_refused():
     """A Code that is neither PMIX_FABRIC_UPDATED nor a site code, and
     Delivery=server without ServerUri: exit 2 naming the key."""
@@ -308,7 +322,7 @@ def rig_stops_clean():
     RIG.stop(check=True)
 
 
-ALL = [bad_settings_are_refused, slurm_step_hears_its_node_unlinked,
+ALL = [plugin_exports_only_spank_symbols, bad_settings_are_refused, slurm_step_hears_its_node_unlinked,
        app_without_handler_runs_to_the_end, adapter_kill9_step_survives_and_catches_up,
        other_node_or_switch_never_reaches_the_job, site_code_reaches_a_handler_for_it,
        server_every_process_hears_its_node, server_custom_range_reaches_only_named_ranks,
