@@ -50,10 +50,8 @@ def main():
     step_dir = tempfile.mkdtemp(prefix="fb-bench-pmix-")
     broker = Broker().start()
     cluster = SlurmCluster(nodes=1, plugstack=[f"optional {SPANK_PMIX} dir={step_dir}"])
-    os.makedirs(cluster.path("etc"), exist_ok=True)
-    os.makedirs(cluster.path("pmix"), exist_ok=True)
-    with open(cluster.path("etc", "mpi.conf"), "w") as f:
-        f.write(f"PMIxCliTmpDirBase={cluster.path('pmix')}\n")
+    os.makedirs(cluster.path("tmp", "node001"), exist_ok=True)
+    cluster.extra_conf = f"TmpFS={cluster.path('tmp')}/%n"  # see test_pmix.py's Rig
     cluster.start()
     adapter = PmixAdapter(broker.http_addr, NodeName="node001", StepDir=step_dir,
                           LogLevel="warn").start()

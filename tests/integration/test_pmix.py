@@ -49,14 +49,13 @@ class Rig:
         self.chain = FabricChain().start()
         self.cluster = SlurmCluster(nodes=2, plugstack=[
             f"optional {SPANK_PMIX} dir={self.step_dir}"])
-        # Slurm's mpi/pmix makes /tmp/spmix_appdir_<uid>_<job>.<step> and
-        # refuses a step when it exists; job ids restart at 1 with every
-        # test cluster, so each cluster gets its own base (mpi.conf beside
-        # slurm.conf).
-        os.makedirs(self.cluster.path("etc"), exist_ok=True)
-        os.makedirs(self.cluster.path("pmix"), exist_ok=True)
-        with open(self.cluster.path("etc", "mpi.conf"), "w") as f:
-            f.write(f"PMIxCliTmpDirBase={self.cluster.path('pmix')}\n")
+        # Slurm's mpi/pmix makes <TmpFS>/spmix_appdir_<uid>_<job>.<step> and
+        # refuses a step when it exists: job ids restart at 1 with every test
+        # cluster, and the slurmds share one host, so each cluster and node
+        # gets its own (TmpFS expands %n to the node's name).
+        for n in self.cluster.nodes:
+            os.makedirs(self.cluster.path("tmp", n), exist_ok=True)
+        self.cluster.extra_conf = f"TmpFS={self.cluster.path('tmp')}/%n"
         self.cluster.start()
         mpi = self.cluster.run("srun", "--mpi=list").stdout + \
             self.cluster.run("srun", "--mpi=list").stderr
@@ -75,7 +74,7 @@ class Rig:
         r = publish(self.chain.broker.agent_addr, "pmix-test", events=list(events))
         assert r.returncode == 0, f"fabricbus publish: {r.stderr}"
 
-    def srun(self, *app_args, n=2):
+    def srun(self, *app_args, n=2, nodes="node001"):
         # A step a failed test left running holds node001's CPUs: end it.
         for old in self.sruns:
             if old.proc.poll() is None:
@@ -83,7 +82,7 @@ class Rig:
                 old.proc.wait()
                 self.cluster.cancel_all()
         self.sruns = [s for s in self.sruns if s.proc.poll() is None]
-        s = Srun(self.cluster, ["--mpi=pmix", "-w", "node001", f"-n{n}", FABRIC_EVENTS,
+        s = Srun(self.cluster, ["--mpi=pmix", "-w", nodes, f"-n{n}", FABRIC_EVENTS,
                                    *app_args])
         self.sruns.append(s)
         return s
@@ -222,6 +221,28 @@ def other_node_or_switch_never_reaches_the_job():
     assert "deliver: EventId" in log and "UpstreamLinkDropped" in log, log[-2000:]
 
 
+def two_node_step_every_rank_hears():
+    """A step on node001 and node002 (one rank each), one fabricbus-pmix per
+    node: a link-down of node002 reaches both ranks (each through its own
+    node's slurmstepd), naming rank 1 as the affected process."""
+    r = RIG.start()
+    a2 = PmixAdapter(r.broker, NodeName="node002", StepDir=r.step_dir).start()
+    try:
+        a2.wait_log("events: subscribed")
+        s = r.srun("--count", "1", "--timeout", "60", n=2, nodes="node[001-002]")
+        job_step = r.wait_step(s)
+        a2.wait_log(f"steps: job {job_step} on node002")
+        r.publish(link_down("node002", 7))
+        evs = s.wait_events(2)
+        assert s.wait() == 0, s.out.text()
+    finally:
+        a2.stop()
+    assert sorted(rank for rank, _, _ in evs) == [0, 1], evs
+    for rank, code, keys in evs:
+        check_keys(keys, "link_down", "node002")
+        assert keys.get("pmix.evaffected") == "1", keys
+
+
 def site_code_reaches_a_handler_for_it():
     """Code= a site code below PMIX_EXTERNAL_ERR_BASE: a handler registered
     for that code gets it."""
@@ -324,7 +345,8 @@ def rig_stops_clean():
 
 ALL = [plugin_exports_only_spank_symbols, bad_settings_are_refused, slurm_step_hears_its_node_unlinked,
        app_without_handler_runs_to_the_end, adapter_kill9_step_survives_and_catches_up,
-       other_node_or_switch_never_reaches_the_job, site_code_reaches_a_handler_for_it,
+       other_node_or_switch_never_reaches_the_job, two_node_step_every_rank_hears,
+       site_code_reaches_a_handler_for_it,
        server_every_process_hears_its_node, server_custom_range_reaches_only_named_ranks,
        rig_stops_clean]
 
