@@ -105,7 +105,7 @@ static struct fbp_step *open_step(const char *path)
 	}
 	st->fd = fd;
 	snprintf(st->path, sizeof(st->path), "%s", path);
-	char line[8192], err[512];
+	char line[sizeof(st->buf) + 1], err[512];
 	if (read_line(st, line, sizeof(line), err, sizeof(err)) < 0 ||
 	    fbp_hello_decode(line, strlen(line), &st->hello, err, sizeof(err)) < 0) {
 		fb_log_warn("steps: %s: no usable hello: %s", path, err);

@@ -26,7 +26,7 @@ struct fbp_step {
 	uint64_t position;      /* every event up to here is handled for this step */
 	uint64_t told;          /* the Position the step last acked */
 	uint64_t delivered;     /* notes acked with status 0 */
-	char buf[4096];
+	char buf[16384];         /* a hello carries a hostlist of up to 4 KiB */
 	size_t have;
 };
 
