@@ -32,6 +32,12 @@ need slurmd /usr/sbin/slurmd
 need slurm-client /usr/bin/scontrol
 need libslurm-dev /usr/include/slurm/slurm.h
 need munge /usr/sbin/munged
+# fabricbus-pmix (adapters/pmix): libpmix to build it, Slurm's mpi/pmix plugin
+# for the srun --mpi=pmix tests, Open MPI on the same libpmix.
+need libpmix-dev /usr/lib/x86_64-linux-gnu/pmix2/include/pmix.h
+need slurm-wlm-basic-plugins /usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix.so
+need openmpi-bin /usr/bin/mpirun
+need libopenmpi-dev /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h
 need kcat /usr/bin/kcat
 need python3-websockets '/usr/lib/python3/dist-packages/websockets/__init__.py'
 need python3-confluent-kafka '/usr/lib/python3/dist-packages/confluent_kafka/__init__.py'

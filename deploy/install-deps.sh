@@ -26,6 +26,10 @@
 #   namespace; test_snmp sends snmptrap v1/v2c/v3 with good and bad keys) and
 #   the reference receiver of tests/bench/bench_snmp.sh (snmptrapd);
 #   libsnmp-dev builds the agent.
+# - libpmix-dev: OpenPMIx 4.2 for fabricbus-pmix, its SPANK delivery plugin and
+#   the example app (adapters/pmix); openmpi-bin + libopenmpi-dev: Open MPI on
+#   the same libpmix, so a site's MPI programs run the same handlers
+#   (docs/pmix.md). Slurm's mpi/pmix plugin comes with slurm-wlm-basic-plugins.
 # - procps (pgrep/ps), iproute2 (ip netns), util-linux (unshare, prlimit):
 #   used by the test helpers; present on most images, named so a minimal one
 #   works too.
@@ -39,6 +43,7 @@ python3 python3-websockets python3-jsonschema curl gdb
 kcat python3-confluent-kafka
 slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
 snmpd snmp snmptrapd
+libpmix-dev openmpi-bin libopenmpi-dev
 procps iproute2 util-linux"
 missing=""
 for p in $pkgs; do
