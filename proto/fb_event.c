@@ -64,6 +64,7 @@ static const char *const counter_names[FB_CTR__END] = {
 	[FB_CTR_CAUSE_EVENT_ID] = "cause_event_id",
 	[FB_CTR_NODE_COUNT] = "node_count",
 	[FB_CTR_NODE_LIMIT] = "node_limit",
+	[FB_CTR_RESYNC] = "resync",
 };
 
 static const char *name_of(const char *const *names, unsigned n, unsigned v)

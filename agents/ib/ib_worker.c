@@ -6,6 +6,7 @@
 #include "ib_discover.h"
 #include "ib_mad.h"
 #include "ib_poll.h"
+#include "ib_resync.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +25,7 @@ struct ib_worker {
 	pthread_t thread;
 	int started;
 	_Atomic int stop;
+	_Atomic int resync_req;    /* ib_worker_resync() */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cond;       /* room in the ring, or stop */
@@ -46,6 +48,11 @@ static void add_ms(struct timespec *ts, unsigned ms)
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+static int ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
 static double ms_since(const struct timespec *t0)
@@ -160,6 +167,70 @@ static void poll_all(struct ib_poll_ctx *c)
 	fb_log_debug("poll: %d PortInfo answers in %.2f ms", mads, ms_since(&t0));
 }
 
+/* ---- resync against the broker's map (ib_resync.h) ---- */
+
+#define RESYNC_HTTP_MS 1000      /* one GET /fabric/map, on this thread */
+#define RESYNC_GIVE_UP_MS 60000  /* then report without it */
+
+struct resync {
+	int pending, topology;     /* a resync to do; topology events wait for it */
+	int logged;                /* the first failure was logged */
+	struct timespec give_up;
+};
+
+static void resync_want(struct resync *r, int topology)
+{
+	r->pending = 1;
+	r->topology |= topology;
+	r->logged = 0;
+	clock_gettime(CLOCK_MONOTONIC, &r->give_up);
+	add_ms(&r->give_up, RESYNC_GIVE_UP_MS);
+}
+
+static void emit_topology(struct ib_poll_ctx *c)
+{
+	for (size_t i = 0; i < c->topo->n; i++)
+		if (c->topo->sw[i].assigned)
+			ib_poll_topology(c, &c->topo->sw[i]);
+}
+
+/* Diff against the map before the topology events (their PortState would
+ * move the map's LinkState without the link event a consumer acts on). */
+static void resync_try(struct resync *r, struct ib_poll_ctx *c, const struct ib_worker_cfg *cfg)
+{
+	if (!r->pending)
+		return;
+	json_t *map = NULL;
+	char err[320];
+	int rc = cfg->map_host ? ib_resync_fetch(cfg->map_host, cfg->map_port, RESYNC_HTTP_MS, &map,
+						 err, sizeof(err))
+			       : 1;
+	if (rc < 0) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int give_up = !ts_before(&now, &r->give_up);
+		if (!r->logged || give_up)
+			fb_log_warn("resync: %s; %s", err,
+				    give_up ? "giving up: changes made while this agent was away may "
+					      "stay unreported (is fabricbusd's HttpListen at --map?)"
+					    : "retrying at every poll");
+		r->logged = 1;
+		if (!give_up)
+			return;
+	} else if (rc == 0) {
+		size_t n = ib_resync_diff(c, map, cfg->agent_id);
+		fb_log_info("resync: %zu difference%s against the broker's map (LastEventId %" JSON_INTEGER_FORMAT ")",
+			    n, n == 1 ? "" : "s", json_integer_value(json_object_get(map, "LastEventId")));
+		json_decref(map);
+	} else if (cfg->map_host) {
+		fb_log_warn("resync: the broker has no GET /fabric/map (HTTP 404); not resyncing");
+	}
+	r->pending = 0;
+	if (r->topology)
+		emit_topology(c);
+	r->topology = 0;
+}
+
 static void counters_all(struct ib_poll_ctx *c)
 {
 	struct timespec t0;
@@ -257,11 +328,6 @@ static void traps_drain(struct traps *t, struct ib_poll_ctx *c)
 	}
 }
 
-static int ts_before(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 /* Ticks stay on a fixed grid; a round longer than its period starts the next
  * one at once instead of a burst of catch-up rounds. */
 static void advance(struct timespec *next, unsigned ms, const char *what, size_t n)
@@ -303,9 +369,11 @@ static void *run(void *arg)
 	}
 	struct ib_poll_ctx c = { mad, &topo, cfg->fabric, cfg->unreachable_after, push, w,
 				 &w->stop, &cfg->ctr, &cfg->flap };
-	for (size_t i = 0; rc == 0 && i < topo.n; i++)
-		if (topo.sw[i].assigned)
-			ib_poll_topology(&c, &topo.sw[i]);
+	struct resync rs = { 0 };
+	if (rc == 0) {
+		resync_want(&rs, 1);
+		resync_try(&rs, &c, cfg);
+	}
 	int counters = cfg->ctr.interval_ms > 0;
 	if (rc == 0 && counters)
 		counters_all(&c); /* the baseline: the first round then has deltas */
@@ -327,6 +395,9 @@ static void *run(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (!ts_before(&now, &next)) {
 			poll_all(&c);
+			if (atomic_exchange(&w->resync_req, 0))
+				resync_want(&rs, 0);
+			resync_try(&rs, &c, cfg);
 			advance(&next, cfg->interval_ms, "a PortInfo poll", topo.n);
 			if (cfg->traps && ++traps.polls % TRAP_CHECK_POLLS == 0)
 				traps_check(&traps, mad, 0);
@@ -389,6 +460,12 @@ uint64_t ib_worker_dropped(struct ib_worker *w)
 	uint64_t n = w->dropped;
 	pthread_mutex_unlock(&w->mu);
 	return n;
+}
+
+void ib_worker_resync(struct ib_worker *w)
+{
+	if (w)
+		atomic_store(&w->resync_req, 1);
 }
 
 void ib_worker_free(struct ib_worker *w)

@@ -110,7 +110,7 @@ class FabricChain:
         events) is in the broker and a few poll rounds have passed."""
         with open(self._log("agent-ib.log"), "ab") as log:
             self.ib = self.sim.spawn([IB_AGENT, "--broker", self.broker.agent_addr, "--agent-id",
-                                      "ib-sw", "--fabric", FABRIC, "--interval",
+                                      "ib-sw", "--fabric", FABRIC, "--map", self.broker.http_addr, "--interval",
                                       str(self.interval_ms)], self.ib_host,
                                      env_extra=self.sim.sanitizer_env(), stdout=log,
                                      stderr=subprocess.STDOUT)

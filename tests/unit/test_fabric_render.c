@@ -120,6 +120,7 @@ static void map_lists_the_hosts_behind_each_switch(void)
 	ev.subj.peer_port = 2;
 	fb_fabric_map_learn(m, &ev);
 	ev = host_event(FB_KIND_TOPOLOGY, LEAF2, "leaf2", 1, 99, 4, 5);
+	strcpy(ev.agent_id, "ib-a");
 	fb_fabric_map_learn(m, &ev);
 	json_t *j = render(m, 1);
 	CHECK(j);
@@ -141,6 +142,15 @@ static void map_lists_the_hosts_behind_each_switch(void)
 	hosts = json_object_get(l2, "Hosts");
 	CHECK_EQ(json_array_size(hosts), 1);
 	CHECK_STR(json_string_value(json_array_get(hosts, 0)), "node002");
+	/* Every reported switch port, by number, and who reported the switch last:
+	 * what a restarted agent resyncs against. */
+	CHECK_STR(json_string_value(json_object_get(l2, "Agent")), "ib-a");
+	json_t *swp = json_object_get(l2, "Ports");
+	CHECK_EQ(json_array_size(swp), 2);
+	CHECK_EQ(json_integer_value(json_object_get(json_array_get(swp, 0), "Port")), 1);
+	CHECK_EQ(json_integer_value(json_object_get(json_array_get(swp, 1), "Port")), 7);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(swp, 1), "LinkState")), "up");
+	CHECK_EQ(json_array_size(json_object_get(l1, "Ports")), 9); /* 8 hosts, 1 ISL */
 	json_t *ports = json_object_get(json_object_get(json_object_get(j, "Nodes"), "node002"), "Ports");
 	CHECK_EQ(json_array_size(ports), 2);
 	CHECK_EQ(json_integer_value(json_object_get(json_array_get(ports, 1), "Port")), 2);
@@ -157,6 +167,10 @@ static void map_lists_the_hosts_behind_each_switch(void)
 	json_t *p = json_array_get(json_object_get(json_object_get(json_object_get(j, "Nodes"), "node001"),
 						   "Ports"), 0);
 	CHECK_STR(json_string_value(json_object_get(p, "LinkState")), "unknown");
+	/* The switch's own list keeps the last reported state for the resync. */
+	p = json_array_get(json_object_get(json_object_get(json_object_get(j, "Switches"),
+							   "0x0008f10400411a08"), "Ports"), 0);
+	CHECK_STR(json_string_value(json_object_get(p, "LinkState")), "up");
 	json_decref(j);
 	fb_fabric_map_free(m);
 	fb_inventory_free(inv);

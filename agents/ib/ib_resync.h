@@ -1,0 +1,36 @@
+/* ib_resync.h - after a start, make the broker's view of our switches
+ * converge to what we see now (proto/PROTOCOL.md, "Resync").
+ *
+ * The agent owns the diff: it fetches GET /fabric/map from the broker's
+ * HTTP listener and compares, for every switch it polls, the map's
+ * Reachable and each port's LinkState (Switches.*.Ports, the state as last
+ * reported) with its own fresh discovery. Every difference becomes the
+ * event a live change would have given (link_down, link_up,
+ * switch_unreachable, switch_reachable), with the counter `resync` = 1
+ * (Redfish Oem.Fabricbus.Resync: true), and goes through the agent's
+ * session like any other event: sequence number, journal before ack,
+ * dedup. A switch the map says we reported last (Switches.*.Agent) that
+ * discovery no longer finds is reported unreachable.
+ *
+ * Runs on the MAD thread (the HTTP call blocks for at most timeout_ms).
+ */
+#ifndef IB_RESYNC_H
+#define IB_RESYNC_H
+
+#include "ib_poll.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* GET /fabric/map from host:port. 0 with *map (the caller's), 1 when the
+ * broker has no /fabric/map (HTTP 404: nothing to resync against), or -1
+ * with a one-line reason in err. */
+int ib_resync_fetch(const char *host, int port, int timeout_ms, json_t **map, char *err,
+		    size_t errsz);
+
+/* Diff the polled switches of c->topo (their PortInfo as discovery or the
+ * last poll read it) against map, emitting through c->emit. agent_id: ours,
+ * to find the switches we reported last. Returns the events emitted. */
+size_t ib_resync_diff(struct ib_poll_ctx *c, const json_t *map, const char *agent_id);
+
+#endif

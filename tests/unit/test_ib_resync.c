@@ -1,0 +1,157 @@
+/* test_ib_resync.c - the IB agent's resync diff (agents/ib/ib_resync.c):
+ * which differences between its fresh view and the broker's map become
+ * events, and what those events carry. */
+#include "fb_test.h"
+#include "ib_resync.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_EV 16
+
+struct sink {
+	struct fb_event ev[MAX_EV];
+	size_t n;
+};
+
+static void collect(void *arg, const struct fb_event *ev)
+{
+	struct sink *s = arg;
+	if (s->n < MAX_EV)
+		s->ev[s->n++] = *ev;
+}
+
+/* leaf1 (GUID 0x100, 4 ports) as discovery left it: 1 up, 2 down with no
+ * known peer, 3 up, 4 down. */
+static void leaf1(struct ib_topo *t, struct ib_switch *sw, struct ib_port *ports)
+{
+	memset(sw, 0, sizeof(*sw));
+	memset(ports, 0, 5 * sizeof(*ports));
+	sw->guid = 0x100;
+	strcpy(sw->desc, "leaf1");
+	sw->nports = 4;
+	sw->ports = ports;
+	sw->assigned = 1;
+	const uint8_t phys[5] = { 0, IB_PHYS_LINKUP, IB_PHYS_POLLING, IB_PHYS_LINKUP, IB_PHYS_POLLING };
+	for (unsigned p = 1; p <= 4; p++) {
+		ports[p].have_pi = 1;
+		ports[p].pi.phys = phys[p];
+		ports[p].pi.state = phys[p] == IB_PHYS_LINKUP ? 4 : 1;
+	}
+	ports[1].peer = (struct ib_peer){ .guid = 0xa1, .port = 1, .type = IB_NT_CA, .desc = "h1" };
+	t->sw = sw;
+	t->n = 1;
+}
+
+static const char *MAP =
+	"{\"Fabric\":\"IB\",\"LastEventId\":99,"
+	"\"Nodes\":{\"node002\":{\"Jobs\":[],\"Ports\":[{\"Device\":\"ibsim0\",\"LinkState\":\"up\","
+	"\"NodeGUID\":\"0x00000000000000a2\",\"Port\":1,\"SwitchGUID\":\"0x0000000000000100\","
+	"\"SwitchPort\":2}]}},"
+	"\"Switches\":{"
+	"\"0x0000000000000100\":{\"Agent\":\"ib-a\",\"Hosts\":[\"node002\"],\"Name\":\"leaf1\","
+	"\"Ports\":[{\"LinkState\":\"down\",\"Port\":1},{\"LinkState\":\"up\",\"Port\":2},"
+	"{\"LinkState\":\"up\",\"Port\":3},{\"LinkState\":\"unknown\",\"Port\":4},"
+	"{\"LinkState\":\"up\",\"Port\":9}],\"Reachable\":%s},"
+	"\"0x0000000000000200\":{\"Agent\":\"ib-a\",\"Hosts\":[],\"Name\":\"leaf2\",\"Ports\":[],"
+	"\"Reachable\":true},"
+	"\"0x0000000000000300\":{\"Agent\":\"ib-b\",\"Hosts\":[],\"Name\":\"leaf3\",\"Ports\":[],"
+	"\"Reachable\":true}}}";
+
+static json_t *map(const char *leaf1_reachable)
+{
+	char buf[2048];
+	snprintf(buf, sizeof(buf), MAP, leaf1_reachable);
+	return json_loads(buf, 0, NULL);
+}
+
+static void every_difference_is_one_marked_event(void)
+{
+	struct ib_topo t;
+	struct ib_switch sw;
+	struct ib_port ports[5];
+	leaf1(&t, &sw, ports);
+	struct sink s = { .n = 0 };
+	struct ib_poll_ctx c = { .topo = &t, .fabric = "IB", .emit = collect, .emit_arg = &s };
+	json_t *m = map("true");
+	CHECK(m);
+	size_t n = ib_resync_diff(&c, m, "ib-a");
+	json_decref(m);
+	/* port 1 down -> up, port 2 up -> down, leaf2 (ours) gone; port 3 the
+	 * same, port 4 never reported, port 9 beyond the switch, leaf3 another
+	 * agent's: nothing. */
+	CHECK_EQ(n, 3);
+	CHECK_EQ(s.n, 3);
+	for (size_t i = 0; i < s.n; i++)
+		CHECK_EQ(fb_event_counter(&s.ev[i], FB_CTR_RESYNC, 0), 1);
+	CHECK_EQ(s.ev[0].kind, FB_KIND_LINK_UP);
+	CHECK_EQ(s.ev[0].subj.port, 1);
+	CHECK_EQ(s.ev[0].subj.peer_guid, 0xa1);
+	CHECK_EQ(s.ev[0].severity, FB_SEV_OK);
+	CHECK_EQ(s.ev[1].kind, FB_KIND_LINK_DOWN);
+	CHECK_EQ(s.ev[1].subj.port, 2);
+	CHECK_EQ(s.ev[1].severity, FB_SEV_WARNING);
+	/* no peer known to the agent: named from the map, as a live event is */
+	CHECK_STR(s.ev[1].subj.node, "node002");
+	CHECK_EQ(s.ev[1].subj.peer_guid, 0xa2);
+	CHECK_EQ(s.ev[1].subj.peer_port, 1);
+	CHECK_EQ(s.ev[1].link_class, FB_LINK_HOST);
+	CHECK_EQ(s.ev[2].kind, FB_KIND_SWITCH_UNREACHABLE);
+	CHECK_EQ(s.ev[2].subj.switch_guid, 0x200);
+	CHECK_STR(s.ev[2].subj.switch_name, "leaf2");
+	CHECK_EQ(s.ev[2].severity, FB_SEV_CRITICAL);
+}
+
+static void a_switch_the_map_thinks_dead_is_reachable_again(void)
+{
+	struct ib_topo t;
+	struct ib_switch sw;
+	struct ib_port ports[5];
+	leaf1(&t, &sw, ports);
+	struct sink s = { .n = 0 };
+	struct ib_poll_ctx c = { .topo = &t, .fabric = "IB", .emit = collect, .emit_arg = &s };
+	json_t *m = map("false");
+	CHECK(m);
+	/* another agent id: leaf2 is not ours to declare gone */
+	size_t n = ib_resync_diff(&c, m, "ib-c");
+	json_decref(m);
+	CHECK_EQ(n, 3);
+	CHECK_EQ(s.ev[0].kind, FB_KIND_SWITCH_REACHABLE);
+	CHECK_EQ(s.ev[0].subj.switch_guid, 0x100);
+	CHECK_EQ(s.ev[1].kind, FB_KIND_LINK_UP);
+	CHECK_EQ(s.ev[2].kind, FB_KIND_LINK_DOWN);
+
+	/* a switch we cannot reach now that the map shows reachable */
+	s.n = 0;
+	sw.unreachable = 1;
+	CHECK((m = map("true")));
+	n = ib_resync_diff(&c, m, "ib-c");
+	json_decref(m);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(s.ev[0].kind, FB_KIND_SWITCH_UNREACHABLE);
+	CHECK_EQ(s.ev[0].subj.switch_guid, 0x100);
+}
+
+static void an_unassigned_switch_is_left_alone(void)
+{
+	struct ib_topo t;
+	struct ib_switch sw;
+	struct ib_port ports[5];
+	leaf1(&t, &sw, ports);
+	sw.assigned = 0; /* another shard's */
+	struct sink s = { .n = 0 };
+	struct ib_poll_ctx c = { .topo = &t, .fabric = "IB", .emit = collect, .emit_arg = &s };
+	json_t *m = map("false");
+	CHECK(m);
+	CHECK_EQ(ib_resync_diff(&c, m, "ib-c"), 0);
+	json_decref(m);
+}
+
+int main(void)
+{
+	RUN(every_difference_is_one_marked_event);
+	RUN(a_switch_the_map_thinks_dead_is_reachable_again);
+	RUN(an_unassigned_switch_is_left_alone);
+	return TEST_DONE();
+}
