@@ -138,6 +138,8 @@ void fbs_adapter_on_message(void *arg, const char *json, size_t len, uint64_t ev
 				 * Kafka, older than where the adapter began */
 		a->events++;
 		handle_event(a, &ev, event_id);
+		if (fb_event_counter(&ev, FB_CTR_RESYNC, 0))
+			fbs_resync_note(a, event_id);
 	}
 	/* Kafka orders per partition only: an EventId is no resume point there
 	 * (slurm_source.h), so LastEventId stays put. */
@@ -495,13 +497,14 @@ int fbs_adapter_start(struct fbs_adapter *a)
 	a->flush_ev = event_new(a->base, -1, 0, on_flush, a);
 	a->due_ev = event_new(a->base, -1, 0, on_flush, a);
 	a->retry_ev = event_new(a->base, -1, 0, fbs_startup_retry, a);
+	a->resync_ev = event_new(a->base, -1, 0, fbs_resync_cb, a);
 	struct fbs_actuator_cfg ac;
 	memset(&ac, 0, sizeof(ac));
 	snprintf(ac.reason_prefix, sizeof(ac.reason_prefix), "%s", c->reason_prefix);
 	snprintf(ac.cap_partition, sizeof(ac.cap_partition), "%s", c->cap_partition);
 	ac.dry_run = c->dry_run;
 	ac.retry_ms = c->retry_ms;
-	if (!a->flush_ev || !a->due_ev || !a->retry_ev ||
+	if (!a->flush_ev || !a->due_ev || !a->retry_ev || !a->resync_ev ||
 	    (rc = fbs_actuator_start(&ac, a->base, fbs_adapter_on_result, a, &a->act)) ||
 	    (rc = fbs_actuator_submit(a->act, FBS_J_RECONCILE, NULL))) {
 		fb_log_err("cannot start the Slurm thread: %s", fb_strerror(rc ? rc : -ENOMEM));
@@ -542,7 +545,7 @@ void fbs_adapter_free(struct fbs_adapter *a)
 	if (a->act)
 		fbs_actuator_stop(a->act, 0);
 	fb_session_free(a->sess);
-	struct event *evs[] = { a->flush_ev, a->due_ev, a->retry_ev };
+	struct event *evs[] = { a->flush_ev, a->due_ev, a->retry_ev, a->resync_ev };
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (evs[i])
 			event_free(evs[i]);

@@ -21,6 +21,10 @@ What it proves, one test each:
 - both_killed_cable_restored: kill -9 of fabricbus-slurm and of the IB agent
   at once, the cable restored while both are down: after both restart the
   node is undrained.
+- resync_undoes_a_drain_an_old_agent_left: an agent restarted without
+  resync leaves node003 drained after its cable came back; the next resync
+  (another cable cut while the agent was down) makes fabricbus-slurm compare
+  its drains with /fabric/map, and node003 is undrained.
 - cap_counts_only_slurm_nodes: leaf1 unreachable with 8 hosts behind it, 4
   of them Slurm nodes, MaxDrainNodes=6: no cap event, the 4 are drained.
 
@@ -289,6 +293,41 @@ def both_killed_cable_restored():
         a.stop()
 
 
+def resync_undoes_a_drain_an_old_agent_left():
+    """An agent that does not resync (--no-resync: what every agent did
+    before issue 10) is restarted after a cable came back: its topology
+    events move the map to "up" without a link_up, so node003 stays drained.
+    The next resync by any agent makes fabricbus-slurm compare its drains
+    with the map, and node003 is undrained."""
+    r = rig()
+    a = r.adapter().start()
+    try:
+        wait_ready(a, r)
+        r.chain.sim.unlink("leaf1", 3)
+        r.cluster.wait_node("node003", is_ours, 10, "drain of node003")
+        r.kill9_ib_agent()
+        r.chain.sim.relink("leaf1", 3)
+        r.chain.sim.run_sm_once()
+        r.chain.start_ib_agent(extra_args=["--no-resync"])
+        time.sleep(STABLE_S + 1.0)
+        assert is_ours(r.cluster.node("node003")), \
+            f"node003 undrained without a resync? {r.cluster.node('node003')}"
+        r.kill9_ib_agent()
+        r.chain.sim.unlink("leaf1", 4)  # something for the resync to find
+        after = last_event_id(r)
+        t0 = time.monotonic()
+        r.chain.start_ib_agent()
+        wait_event(r, after, "link_down", "leaf1", 4)
+        assert not resync_events(r, after, "link_up", "leaf1", 3), "the map already said up"
+        r.cluster.wait_node("node003", not_drained, STABLE_S + 10, "undrain of node003")
+        print(f"  node003 undrained {time.monotonic() - t0:.1f} s after the resync", flush=True)
+        a.wait_log("after an agent's resync", timeout=5)
+        r.chain.sim.relink("leaf1", 4)
+        r.cluster.wait_node("node004", not_drained, STABLE_S + 10, "undrain of node004")
+    finally:
+        a.stop()
+
+
 def cap_counts_only_slurm_nodes():
     r = rig()
     a = r.adapter(MaxDrainNodes="6").start()
@@ -321,7 +360,7 @@ def rig_stops_clean():
 
 
 ALL = [agent_restart_reports_what_changed_meanwhile, switch_failed_or_recovered_while_agent_down,
-       both_killed_cable_restored, rig_stops_clean]
+       both_killed_cable_restored, resync_undoes_a_drain_an_old_agent_left, rig_stops_clean]
 
 
 def main():

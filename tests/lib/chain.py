@@ -105,13 +105,14 @@ class FabricChain:
                                stderr=subprocess.STDOUT)
         self.agents.append((node, p))
 
-    def start_ib_agent(self, timeout=30.0):
+    def start_ib_agent(self, timeout=30.0, extra_args=()):
         """Start the switch agent and wait until its discovery (topology
         events) is in the broker and a few poll rounds have passed."""
         with open(self._log("agent-ib.log"), "ab") as log:
             self.ib = self.sim.spawn([IB_AGENT, "--broker", self.broker.agent_addr, "--agent-id",
-                                      "ib-sw", "--fabric", FABRIC, "--map", self.broker.http_addr, "--interval",
-                                      str(self.interval_ms)], self.ib_host,
+                                      "ib-sw", "--fabric", FABRIC, "--map", self.broker.http_addr,
+                                      "--interval", str(self.interval_ms)] + list(extra_args),
+                                     self.ib_host,
                                      env_extra=self.sim.sanitizer_env(), stdout=log,
                                      stderr=subprocess.STDOUT)
 
