@@ -215,6 +215,13 @@ static void decide(struct fbs_adapter *a, uint64_t now)
 		b->n = 0;
 		a->dirty = 1;
 	}
+	for (size_t i = 0; i < d.n_not_slurm; i++) {
+		const struct fbs_node *n = fbs_policy_node(a->pol, d.not_slurm[i]);
+		fb_log_warn("not draining %s%s%s: slurmctld knows no such node, so it is neither "
+			    "drained nor counted against the cap (check the node names in the "
+			    "broker's inventory or MapFile)", d.not_slurm[i], n && n->n_conds ? " for " : "",
+			    n && n->n_conds ? n->conds[0].cause : "");
+	}
 	if (d.n_newly_refused) {
 		uint64_t cause = 0;
 		const struct fbs_node *n = fbs_policy_node(a->pol, d.refused[0]);
@@ -391,6 +398,18 @@ static void undrain_result(struct fbs_adapter *a, const struct fbs_node_result *
 	}
 }
 
+void fbs_adapter_slurm_nodes(struct fbs_adapter *a, const struct fbs_snodes *sn)
+{
+	if (!sn->v)
+		return;
+	const char **names = calloc(sn->n ? sn->n : 1, sizeof(*names));
+	for (size_t i = 0; names && i < sn->n; i++)
+		names[i] = sn->v[i].name;
+	if (!names || fbs_policy_set_slurm_nodes(a->pol, names, sn->n))
+		fb_log_err("out of memory keeping the list of Slurm nodes; the old one stays");
+	free(names);
+}
+
 void fbs_adapter_on_result(void *arg, struct fbs_result *r)
 {
 	struct fbs_adapter *a = arg;
@@ -409,6 +428,7 @@ void fbs_adapter_on_result(void *arg, struct fbs_result *r)
 		fb_log_err("CapPartition '%s' is not a Slurm partition: the percentage cap allows "
 			   "no drain", a->cfg->cap_partition);
 	fbs_policy_set_cap_base(a->pol, r->cap_base);
+	fbs_adapter_slurm_nodes(a, &r->nodes);
 	uint64_t now = fbs_now_ms();
 	size_t done = 0;
 	for (size_t i = 0; i < r->n && i < b->n; i++)

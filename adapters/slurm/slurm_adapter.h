@@ -98,6 +98,10 @@ int fbs_adapter_sync(struct fbs_adapter *a);
 void fbs_adapter_on_message(void *arg, const char *json, size_t len, uint64_t event_id);
 void fbs_adapter_on_result(void *arg, struct fbs_result *r);
 void fbs_adapter_publish(struct fbs_adapter *a, const struct fb_event *ev);
+/* The nodes slurmctld knows now, for the policy (only they are drained and
+ * counted against the cap); sn without nodes (a failed read) changes nothing. */
+struct fbs_snodes;
+void fbs_adapter_slurm_nodes(struct fbs_adapter *a, const struct fbs_snodes *sn);
 /* slurm_startup.c */
 void fbs_startup_reconciled(struct fbs_adapter *a, const struct fbs_result *r);
 void fbs_startup_retry(evutil_socket_t fd, short what, void *arg);

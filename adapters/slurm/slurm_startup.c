@@ -253,6 +253,7 @@ void fbs_startup_reconciled(struct fbs_adapter *a, const struct fbs_result *r)
 		fb_log_err("CapPartition '%s' is not a Slurm partition: the percentage cap allows "
 			   "no drain until it exists", a->cfg->cap_partition);
 	fbs_policy_set_cap_base(a->pol, r->cap_base);
+	fbs_adapter_slurm_nodes(a, &r->nodes);
 	reconcile(a, &r->nodes, fbs_now_ms());
 	for (size_t i = 0; i < a->st.n_pending; i++) {
 		const struct fbs_batch *b = &a->st.pending[i];

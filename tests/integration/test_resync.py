@@ -26,7 +26,8 @@ What it proves, one test each:
   (another cable cut while the agent was down) makes fabricbus-slurm compare
   its drains with /fabric/map, and node003 is undrained.
 - cap_counts_only_slurm_nodes: leaf1 unreachable with 8 hosts behind it, 4
-  of them Slurm nodes, MaxDrainNodes=6: no cap event, the 4 are drained.
+  of them Slurm nodes, MaxDrainNodes=6: no cap event, the 4 are drained; with
+  MaxDrainNodes=2 the cap event names only the 2 Slurm nodes it refused.
 
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \
      /usr/bin/python3 tests/integration/test_resync.py [test_name ...]
@@ -350,6 +351,32 @@ def cap_counts_only_slurm_nodes():
             r.cluster.wait_node(n, not_drained, STABLE_S + 15, f"undrain of {n}")
     finally:
         a.stop()
+    # A cap that real nodes do exceed names only them.
+    a = r.adapter(MaxDrainNodes="2").start()
+    try:
+        wait_ready(a, r)
+        after = last_event_id(r)
+        r.chain.sim.error("leaf1", 100)
+        deadline = time.monotonic() + 15
+        while True:
+            caps = [d for d in list(r.tail.events)
+                    if int(rec(d).get("EventId", 0)) > after and oem(d).get("Kind") == "action" and
+                    oem(d).get("Text", "").startswith("cap: ")]
+            if caps:
+                break
+            assert time.monotonic() < deadline, "no cap event with MaxDrainNodes=2"
+            time.sleep(0.05)
+        o = oem(caps[0])
+        print(f"  MaxDrainNodes=2: {o['Text']}", flush=True)
+        assert o["Text"] == "cap: 2 nodes drained by fabricbus, limit 2; not draining node[003-004]", o
+        assert o["Counters"]["node_count"] == 2, o
+        time.sleep(0.5)
+        assert r.cluster.drained() == SLURM_NODES[:2], r.cluster.drained()
+        r.chain.sim.error("leaf1", 0)
+        for n in SLURM_NODES[:2]:
+            r.cluster.wait_node(n, not_drained, STABLE_S + 15, f"undrain of {n}")
+    finally:
+        a.stop()
 
 
 def rig_stops_clean():
@@ -360,7 +387,8 @@ def rig_stops_clean():
 
 
 ALL = [agent_restart_reports_what_changed_meanwhile, switch_failed_or_recovered_while_agent_down,
-       both_killed_cable_restored, resync_undoes_a_drain_an_old_agent_left, rig_stops_clean]
+       both_killed_cable_restored, resync_undoes_a_drain_an_old_agent_left,
+       cap_counts_only_slurm_nodes, rig_stops_clean]
 
 
 def main():
