@@ -192,6 +192,26 @@ int ib_discover(struct ib_mad *m, struct ib_topo *t)
 	return t->n ? 0 : -ENOENT;
 }
 
+int ib_topo_adopt(struct ib_topo *t, struct ib_topo *from, uint64_t guid)
+{
+	struct ib_switch *src = find(from, guid);
+	if (!src || find(t, guid))
+		return -ENOENT;
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 16;
+		struct ib_switch *v = realloc(t->sw, nc * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->sw = v;
+		t->cap = nc;
+	}
+	t->sw[t->n++] = *src;
+	src->ports = NULL; /* t owns them now */
+	t->sw[t->n - 1].assigned = 1;
+	qsort(t->sw, t->n, sizeof(*t->sw), by_guid);
+	return 0;
+}
+
 void ib_topo_free(struct ib_topo *t)
 {
 	for (size_t i = 0; i < t->n; i++)

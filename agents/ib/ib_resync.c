@@ -149,7 +149,38 @@ static size_t diff_switch(struct ib_poll_ctx *c, const json_t *map, const struct
 	return n;
 }
 
-size_t ib_resync_diff(struct ib_poll_ctx *c, const json_t *map, const char *agent_id)
+void ib_gone_free(struct ib_gone *g)
+{
+	free(g->guid);
+	memset(g, 0, sizeof(*g));
+}
+
+void ib_gone_remove(struct ib_gone *g, size_t i)
+{
+	g->guid[i] = g->guid[--g->n];
+}
+
+static void gone_add(struct ib_gone *g, uint64_t guid)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->guid[i] == guid)
+			return;
+	if (g->n == g->cap) {
+		size_t nc = g->cap ? g->cap * 2 : 8;
+		uint64_t *v = realloc(g->guid, nc * sizeof(*v));
+		if (!v) {
+			fb_log_warn("resync: out of memory: switch 0x%016" PRIx64 " will not be looked "
+				    "for again until this agent restarts", guid);
+			return;
+		}
+		g->guid = v;
+		g->cap = nc;
+	}
+	g->guid[g->n++] = guid;
+}
+
+size_t ib_resync_diff(struct ib_poll_ctx *c, const json_t *map, const char *agent_id,
+		      struct ib_gone *gone)
 {
 	const json_t *sws = json_object_get(map, "Switches");
 	size_t n = 0;
@@ -171,12 +202,14 @@ size_t ib_resync_diff(struct ib_poll_ctx *c, const json_t *map, const char *agen
 		if (!owner || strcmp(owner, agent_id) != 0 || json_is_false(json_object_get(m, "Reachable")) ||
 		    fb_text_parse_guid(key, strlen(key), &guid) != 0 || find_switch(c->topo, guid))
 			continue;
-		struct ib_switch gone = { .guid = guid };
-		snprintf(gone.desc, sizeof(gone.desc), "%s",
+		struct ib_switch lost = { .guid = guid };
+		snprintf(lost.desc, sizeof(lost.desc), "%s",
 			 json_string_value(json_object_get(m, "Name")) ? json_string_value(json_object_get(m, "Name")) : "");
-		emit(c, map, &gone, 0, FB_KIND_SWITCH_UNREACHABLE, FB_SEV_CRITICAL,
+		emit(c, map, &lost, 0, FB_KIND_SWITCH_UNREACHABLE, FB_SEV_CRITICAL,
 		     "not found by discovery, found at resync");
 		n++;
+		if (gone)
+			gone_add(gone, guid);
 	}
 	return n;
 }

@@ -10,7 +10,9 @@
  * (Redfish Oem.Fabricbus.Resync: true), and goes through the agent's
  * session like any other event: sequence number, journal before ack,
  * dedup. A switch the map says we reported last (Switches.*.Agent) that
- * discovery no longer finds is reported unreachable.
+ * discovery no longer finds is reported unreachable, and handed back to
+ * the caller, which rediscovers now and then until it answers again
+ * (ib_worker.c).
  *
  * Runs on the MAD thread (the HTTP call blocks for at most timeout_ms).
  */
@@ -28,9 +30,19 @@
 int ib_resync_fetch(const char *host, int port, int timeout_ms, json_t **map, char *err,
 		    size_t errsz);
 
+/* Switches reported unreachable because discovery did not find them. */
+struct ib_gone {
+	uint64_t *guid;
+	size_t n, cap;
+};
+void ib_gone_free(struct ib_gone *g);
+void ib_gone_remove(struct ib_gone *g, size_t i);
+
 /* Diff the polled switches of c->topo (their PortInfo as discovery or the
  * last poll read it) against map, emitting through c->emit. agent_id: ours,
- * to find the switches we reported last. Returns the events emitted. */
-size_t ib_resync_diff(struct ib_poll_ctx *c, const json_t *map, const char *agent_id);
+ * to find the switches we reported last; those not found are added to gone
+ * (may be NULL). Returns the events emitted. */
+size_t ib_resync_diff(struct ib_poll_ctx *c, const json_t *map, const char *agent_id,
+		      struct ib_gone *gone);
 
 #endif

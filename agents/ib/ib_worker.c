@@ -172,10 +172,14 @@ static void poll_all(struct ib_poll_ctx *c)
 #define RESYNC_HTTP_MS 1000      /* one GET /fabric/map, on this thread */
 #define RESYNC_GIVE_UP_MS 60000  /* then report without it */
 
+#define REDISCOVER_POLLS 10     /* look for switches found gone this often */
+
 struct resync {
 	int pending, topology;     /* a resync to do; topology events wait for it */
 	int logged;                /* the first failure was logged */
 	struct timespec give_up;
+	struct ib_gone gone;       /* ours in the map, not found by discovery */
+	unsigned polls;
 };
 
 static void resync_want(struct resync *r, int topology)
@@ -187,11 +191,45 @@ static void resync_want(struct resync *r, int topology)
 	add_ms(&r->give_up, RESYNC_GIVE_UP_MS);
 }
 
-static void emit_topology(struct ib_poll_ctx *c)
+/* all: every assigned switch (at start); else those adopted since. */
+static void emit_topology(struct ib_poll_ctx *c, int all)
 {
-	for (size_t i = 0; i < c->topo->n; i++)
-		if (c->topo->sw[i].assigned)
-			ib_poll_topology(c, &c->topo->sw[i]);
+	for (size_t i = 0; i < c->topo->n; i++) {
+		struct ib_switch *sw = &c->topo->sw[i];
+		if (sw->assigned && (all || sw->announce))
+			ib_poll_topology(c, sw);
+		sw->announce = 0;
+	}
+}
+
+/* A switch that failed while we were away is not in our topology, so no
+ * poll sees it come back: discover again now and then, adopt it when it
+ * answers, and resync (the map still says unreachable: switch_reachable,
+ * and its ports' differences). */
+static void rediscover(struct resync *r, struct ib_poll_ctx *c)
+{
+	if (!r->gone.n || ++r->polls % REDISCOVER_POLLS != 0)
+		return;
+	struct ib_topo found = { 0 };
+	size_t adopted = 0;
+	if (ib_discover(c->mad, &found) == 0) {
+		for (size_t i = r->gone.n; i-- > 0;) {
+			uint64_t guid = r->gone.guid[i];
+			if (ib_topo_adopt(c->topo, &found, guid) != 0)
+				continue;
+			for (size_t k = 0; k < c->topo->n; k++)
+				if (c->topo->sw[k].guid == guid) {
+					c->topo->sw[k].announce = 1;
+					fb_log_info("switch '%s' (GUID 0x%016" PRIx64 ") answers again: "
+						    "polling it", c->topo->sw[k].desc, guid);
+				}
+			ib_gone_remove(&r->gone, i);
+			adopted++;
+		}
+	}
+	ib_topo_free(&found);
+	if (adopted)
+		resync_want(r, 0);
 }
 
 /* Diff against the map before the topology events (their PortState would
@@ -218,7 +256,7 @@ static void resync_try(struct resync *r, struct ib_poll_ctx *c, const struct ib_
 		if (!give_up)
 			return;
 	} else if (rc == 0) {
-		size_t n = ib_resync_diff(c, map, cfg->agent_id);
+		size_t n = ib_resync_diff(c, map, cfg->agent_id, &r->gone);
 		fb_log_info("resync: %zu difference%s against the broker's map (LastEventId %" JSON_INTEGER_FORMAT ")",
 			    n, n == 1 ? "" : "s", json_integer_value(json_object_get(map, "LastEventId")));
 		json_decref(map);
@@ -226,8 +264,7 @@ static void resync_try(struct resync *r, struct ib_poll_ctx *c, const struct ib_
 		fb_log_warn("resync: the broker has no GET /fabric/map (HTTP 404); not resyncing");
 	}
 	r->pending = 0;
-	if (r->topology)
-		emit_topology(c);
+	emit_topology(c, r->topology);
 	r->topology = 0;
 }
 
@@ -397,6 +434,7 @@ static void *run(void *arg)
 			poll_all(&c);
 			if (atomic_exchange(&w->resync_req, 0))
 				resync_want(&rs, 0);
+			rediscover(&rs, &c);
 			resync_try(&rs, &c, cfg);
 			advance(&next, cfg->interval_ms, "a PortInfo poll", topo.n);
 			if (cfg->traps && ++traps.polls % TRAP_CHECK_POLLS == 0)
@@ -407,6 +445,7 @@ static void *run(void *arg)
 			advance(&next_ctr, cfg->ctr.interval_ms, "a counters round", topo.n);
 		}
 	}
+	ib_gone_free(&rs.gone);
 	ib_topo_free(&topo);
 	ib_mad_close(mad);
 	return NULL;

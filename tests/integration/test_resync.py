@@ -16,8 +16,9 @@ What it proves, one test each:
   agrees with ibsim (iblinkinfo) on every switch port.
 - switch_failed_or_recovered_while_agent_down: leaf1 stops answering while
   the agent is down (switch_unreachable at resync, the Slurm nodes behind it
-  drain), then recovers while it is down again (switch_reachable at resync,
-  they undrain).
+  drain); it recovers with the agent up (the agent, which never discovered
+  it, finds it again: they undrain); it fails live, then recovers while the
+  agent is down again (switch_reachable at resync, they undrain).
 - both_killed_cable_restored: kill -9 of fabricbus-slurm and of the IB agent
   at once, the cable restored while both are down: after both restart the
   node is undrained.
@@ -253,6 +254,20 @@ def switch_failed_or_recovered_while_agent_down():
         for n in SLURM_NODES:
             r.cluster.wait_node(n, is_ours, 10, f"drain of {n} behind the failed leaf1")
         print(f"  failed while down: {r.cluster.drained()} drained", flush=True)
+
+        # It recovers with the agent up: the agent, which never discovered it,
+        # looks for it again and reports it (then it fails again, live).
+        after = last_event_id(r)
+        t0 = time.monotonic()
+        r.chain.sim.error("leaf1", 0)
+        wait_event(r, after, "switch_reachable", "leaf1")
+        for n in SLURM_NODES:
+            r.cluster.wait_node(n, not_drained, STABLE_S + 10, f"undrain of {n}")
+        print(f"  recovered with the agent up: undrained {time.monotonic() - t0:.1f} s later",
+              flush=True)
+        r.chain.sim.error("leaf1", 100)
+        for n in SLURM_NODES:
+            r.cluster.wait_node(n, is_ours, 10, f"drain of {n} (live)")
 
         r.kill9_ib_agent()
         r.chain.sim.error("leaf1", 0)

@@ -76,7 +76,8 @@ static void every_difference_is_one_marked_event(void)
 	struct ib_poll_ctx c = { .topo = &t, .fabric = "IB", .emit = collect, .emit_arg = &s };
 	json_t *m = map("true");
 	CHECK(m);
-	size_t n = ib_resync_diff(&c, m, "ib-a");
+	struct ib_gone gone = { 0 };
+	size_t n = ib_resync_diff(&c, m, "ib-a", &gone);
 	json_decref(m);
 	/* port 1 down -> up, port 2 up -> down, leaf2 (ours) gone; port 3 the
 	 * same, port 4 never reported, port 9 beyond the switch, leaf3 another
@@ -101,6 +102,10 @@ static void every_difference_is_one_marked_event(void)
 	CHECK_EQ(s.ev[2].subj.switch_guid, 0x200);
 	CHECK_STR(s.ev[2].subj.switch_name, "leaf2");
 	CHECK_EQ(s.ev[2].severity, FB_SEV_CRITICAL);
+	/* handed back, to be looked for again */
+	CHECK_EQ(gone.n, 1);
+	CHECK_EQ(gone.guid[0], 0x200);
+	ib_gone_free(&gone);
 }
 
 static void a_switch_the_map_thinks_dead_is_reachable_again(void)
@@ -114,7 +119,7 @@ static void a_switch_the_map_thinks_dead_is_reachable_again(void)
 	json_t *m = map("false");
 	CHECK(m);
 	/* another agent id: leaf2 is not ours to declare gone */
-	size_t n = ib_resync_diff(&c, m, "ib-c");
+	size_t n = ib_resync_diff(&c, m, "ib-c", NULL);
 	json_decref(m);
 	CHECK_EQ(n, 3);
 	CHECK_EQ(s.ev[0].kind, FB_KIND_SWITCH_REACHABLE);
@@ -126,7 +131,7 @@ static void a_switch_the_map_thinks_dead_is_reachable_again(void)
 	s.n = 0;
 	sw.unreachable = 1;
 	CHECK((m = map("true")));
-	n = ib_resync_diff(&c, m, "ib-c");
+	n = ib_resync_diff(&c, m, "ib-c", NULL);
 	json_decref(m);
 	CHECK_EQ(n, 1);
 	CHECK_EQ(s.ev[0].kind, FB_KIND_SWITCH_UNREACHABLE);
@@ -144,7 +149,7 @@ static void an_unassigned_switch_is_left_alone(void)
 	struct ib_poll_ctx c = { .topo = &t, .fabric = "IB", .emit = collect, .emit_arg = &s };
 	json_t *m = map("false");
 	CHECK(m);
-	CHECK_EQ(ib_resync_diff(&c, m, "ib-c"), 0);
+	CHECK_EQ(ib_resync_diff(&c, m, "ib-c", NULL), 0);
 	json_decref(m);
 }
 
