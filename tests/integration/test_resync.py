@@ -34,18 +34,14 @@ Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \
      /usr/bin/python3 tests/integration/test_resync.py [test_name ...]
 """
 import json
-import os
 import re
 import signal
-import sys
 import time
 import urllib.request
 
-from fbtest import Tail, oem, rec, run
-from chain import FabricChain
-import slurm
-from slurm import SlurmCluster
-from slurm_adapter import SlurmAdapter
+from fbtest import oem, rec
+from slurm_rig import FileRig, SlurmRig, is_ours, not_drained
+import slurm_rig
 
 SLURM_NODES = [f"node{i:03d}" for i in range(1, 5)]
 STABLE_S = 2.0
@@ -53,23 +49,9 @@ BASE = {"HoldDown": "0ms", "StableFor": "2s", "MaxDrainNodes": "0", "MaxDrainPer
         "RetryInterval": "500ms"}
 
 
-class Rig:
+class Rig(SlurmRig):
     def __init__(self):
-        self.chain = self.cluster = self.tail = None
-
-    def start(self):
-        missing = slurm.available()
-        assert missing is None, f"Slurm not installed ({missing}): run deploy/install-deps.sh"
-        self.chain = FabricChain(interval_ms=100).start()
-        self.cluster = SlurmCluster(nodes=len(SLURM_NODES)).start()
-        self.tail = Tail(self.chain.broker.http_addr,
-                         os.path.join(self.chain.broker.workdir, "tail.err"))
-        return self
-
-    def adapter(self, **kw):
-        o = dict(BASE)
-        o.update(kw)
-        return SlurmAdapter(self.chain.broker, self.cluster, **o)
+        super().__init__(slurm_nodes=len(SLURM_NODES), base=BASE)
 
     def kill9_ib_agent(self):
         """SIGKILL, then free its ibsim client slot (ibsim never notices a
@@ -83,49 +65,16 @@ class Rig:
         if m:
             self.chain.sim.console(f"X {m.group(1)}")
 
-    def stop(self, check):
-        try:
-            if self.tail:
-                self.tail.stop()
-            if self.cluster:
-                self.cluster.stop()
-        finally:
-            if self.chain:
-                self.chain.stop(check=check)
 
-
-RIG = None
+RIGS = FileRig(Rig)
 
 
 def rig():
-    global RIG
-    if RIG is None:
-        RIG = Rig().start()
-    return RIG
+    return RIGS.get()
 
 
 def last_event_id(r):
-    ids = [int(rec(d).get("EventId", 0)) for d in list(r.tail.events)]
-    return max(ids) if ids else 0
-
-
-def is_ours(info):
-    return "DRAIN" in info["state"] and info["reason"].startswith("fabric: ")
-
-
-def not_drained(info):
-    return "DRAIN" not in info["state"]
-
-
-def wait_ready(a, r):
-    def ready(st):
-        subs = [s for s in st["websocket"]["subscribers"] if s["state"] == "live"]
-        agents = [x for x in st["broker"]["agents"] if x["id"].startswith("slurm@")]
-        return len(subs) >= 2 and any(x["connected"] for x in agents)
-
-    assert a.proc.poll() is None, f"fabricbus-slurm exited:\n{a.log()[-3000:]}"
-    r.chain.broker.wait_status(ready, timeout=15)
-    time.sleep(0.3)
+    return slurm_rig.last_event_id(r.tail)
 
 
 def fabric_map(r):
@@ -203,9 +152,7 @@ def map_matches_ibsim(r, timeout=10):
 
 def agent_restart_reports_what_changed_meanwhile():
     r = rig()
-    a = r.adapter().start()
-    try:
-        wait_ready(a, r)
+    with r.running_adapter():
         r.chain.sim.unlink("leaf1", 3)
         r.cluster.wait_node("node003", is_ours, 10, "drain of node003")
         r.kill9_ib_agent()
@@ -236,15 +183,11 @@ def agent_restart_reports_what_changed_meanwhile():
         assert len(resync_events(r, after, "link_down", "leaf1", 4)) == 1
         r.chain.sim.relink("leaf1", 4)
         r.cluster.wait_node("node004", not_drained, STABLE_S + 10, "undrain of node004")
-    finally:
-        a.stop()
 
 
 def switch_failed_or_recovered_while_agent_down():
     r = rig()
-    a = r.adapter().start()
-    try:
-        wait_ready(a, r)
+    with r.running_adapter():
         r.kill9_ib_agent()
         r.chain.sim.error("leaf1", 100)
         after = last_event_id(r)
@@ -281,15 +224,11 @@ def switch_failed_or_recovered_while_agent_down():
         print(f"  recovered while down: undrained {time.monotonic() - t0:.1f} s after the restart",
               flush=True)
         map_matches_ibsim(r)
-    finally:
-        a.stop()
 
 
 def both_killed_cable_restored():
     r = rig()
-    a = r.adapter().start()
-    try:
-        wait_ready(a, r)
+    with r.running_adapter() as a:
         r.chain.sim.unlink("leaf1", 2)
         r.cluster.wait_node("node002", is_ours, 10, "drain of node002")
         a.kill9()
@@ -300,13 +239,11 @@ def both_killed_cable_restored():
         assert is_ours(r.cluster.node("node002")), r.cluster.node("node002")
         t0 = time.monotonic()
         a.start()
-        wait_ready(a, r)
+        r.wait_ready(a)
         r.chain.start_ib_agent()
         info = r.cluster.wait_node("node002", not_drained, STABLE_S + 10, "undrain of node002")
         print(f"  node002 undrained {time.monotonic() - t0:.1f} s after both restarted: {info}",
               flush=True)
-    finally:
-        a.stop()
 
 
 def resync_undoes_a_drain_an_old_agent_left():
@@ -316,9 +253,7 @@ def resync_undoes_a_drain_an_old_agent_left():
     The next resync by any agent makes fabricbus-slurm compare its drains
     with the map, and node003 is undrained."""
     r = rig()
-    a = r.adapter().start()
-    try:
-        wait_ready(a, r)
+    with r.running_adapter() as a:
         r.chain.sim.unlink("leaf1", 3)
         r.cluster.wait_node("node003", is_ours, 10, "drain of node003")
         r.kill9_ib_agent()
@@ -340,15 +275,11 @@ def resync_undoes_a_drain_an_old_agent_left():
         a.wait_log("after an agent's resync", timeout=5)
         r.chain.sim.relink("leaf1", 4)
         r.cluster.wait_node("node004", not_drained, STABLE_S + 10, "undrain of node004")
-    finally:
-        a.stop()
 
 
 def cap_counts_only_slurm_nodes():
     r = rig()
-    a = r.adapter(MaxDrainNodes="6").start()
-    try:
-        wait_ready(a, r)
+    with r.running_adapter(MaxDrainNodes="6"):
         after = last_event_id(r)
         r.chain.sim.error("leaf1", 100)
         for n in SLURM_NODES:
@@ -364,12 +295,8 @@ def cap_counts_only_slurm_nodes():
         r.chain.sim.error("leaf1", 0)
         for n in SLURM_NODES:
             r.cluster.wait_node(n, not_drained, STABLE_S + 15, f"undrain of {n}")
-    finally:
-        a.stop()
     # A cap that real nodes do exceed names only them.
-    a = r.adapter(MaxDrainNodes="2").start()
-    try:
-        wait_ready(a, r)
+    with r.running_adapter(MaxDrainNodes="2"):
         after = last_event_id(r)
         r.chain.sim.error("leaf1", 100)
         deadline = time.monotonic() + 15
@@ -390,15 +317,11 @@ def cap_counts_only_slurm_nodes():
         r.chain.sim.error("leaf1", 0)
         for n in SLURM_NODES[:2]:
             r.cluster.wait_node(n, not_drained, STABLE_S + 15, f"undrain of {n}")
-    finally:
-        a.stop()
 
 
 def rig_stops_clean():
-    global RIG
-    if RIG is not None:
-        r, RIG = RIG, None
-        r.stop(check=True)
+    """Last: fabricbusd and every agent exit 0 with no sanitizer report."""
+    RIGS.stop_clean()
 
 
 ALL = [agent_restart_reports_what_changed_meanwhile, switch_failed_or_recovered_while_agent_down,
@@ -406,17 +329,5 @@ ALL = [agent_restart_reports_what_changed_meanwhile, switch_failed_or_recovered_
        cap_counts_only_slurm_nodes, rig_stops_clean]
 
 
-def main():
-    names = sys.argv[1:]
-    tests = [t for t in ALL if not names or t.__name__ in names]
-    if rig_stops_clean not in tests:
-        tests.append(rig_stops_clean)
-    try:
-        run(*tests)
-    finally:
-        if RIG is not None:
-            RIG.stop(check=False)
-
-
 if __name__ == "__main__":
-    main()
+    RIGS.main(ALL, rig_stops_clean)

@@ -22,12 +22,22 @@ static void collect(void *arg, const struct fb_event *ev)
 		s->ev[s->n++] = *ev;
 }
 
+/* One agent's view, and what it emitted. */
+struct rig {
+	struct ib_topo t;
+	struct ib_switch sw;
+	struct ib_port ports[5];
+	struct sink s;
+	struct ib_poll_ctx c;
+};
+
 /* leaf1 (GUID 0x100, 4 ports) as discovery left it: 1 up, 2 down with no
  * known peer, 3 up, 4 down. */
-static void leaf1(struct ib_topo *t, struct ib_switch *sw, struct ib_port *ports)
+static void leaf1(struct rig *r)
 {
-	memset(sw, 0, sizeof(*sw));
-	memset(ports, 0, 5 * sizeof(*ports));
+	memset(r, 0, sizeof(*r));
+	struct ib_switch *sw = &r->sw;
+	struct ib_port *ports = r->ports;
 	sw->guid = 0x100;
 	strcpy(sw->desc, "leaf1");
 	sw->nports = 4;
@@ -40,8 +50,9 @@ static void leaf1(struct ib_topo *t, struct ib_switch *sw, struct ib_port *ports
 		ports[p].pi.state = phys[p] == IB_PHYS_LINKUP ? 4 : 1;
 	}
 	ports[1].peer = (struct ib_peer){ .guid = 0xa1, .port = 1, .type = IB_NT_CA, .desc = "h1" };
-	t->sw = sw;
-	t->n = 1;
+	r->t.sw = sw;
+	r->t.n = 1;
+	r->c = (struct ib_poll_ctx){ .topo = &r->t, .fabric = "IB", .emit = collect, .emit_arg = &r->s };
 }
 
 static const char *MAP =
@@ -68,40 +79,36 @@ static json_t *map(const char *leaf1_reachable)
 
 static void every_difference_is_one_marked_event(void)
 {
-	struct ib_topo t;
-	struct ib_switch sw;
-	struct ib_port ports[5];
-	leaf1(&t, &sw, ports);
-	struct sink s = { .n = 0 };
-	struct ib_poll_ctx c = { .topo = &t, .fabric = "IB", .emit = collect, .emit_arg = &s };
+	static struct rig r;
+	leaf1(&r);
 	json_t *m = map("true");
 	CHECK(m);
 	struct ib_gone gone = { 0 };
-	size_t n = ib_resync_diff(&c, m, "ib-a", &gone);
+	size_t n = ib_resync_diff(&r.c, m, "ib-a", &gone);
 	json_decref(m);
 	/* port 1 down -> up, port 2 up -> down, leaf2 (ours) gone; port 3 the
 	 * same, port 4 never reported, port 9 beyond the switch, leaf3 another
 	 * agent's: nothing. */
 	CHECK_EQ(n, 3);
-	CHECK_EQ(s.n, 3);
-	for (size_t i = 0; i < s.n; i++)
-		CHECK_EQ(fb_event_counter(&s.ev[i], FB_CTR_RESYNC, 0), 1);
-	CHECK_EQ(s.ev[0].kind, FB_KIND_LINK_UP);
-	CHECK_EQ(s.ev[0].subj.port, 1);
-	CHECK_EQ(s.ev[0].subj.peer_guid, 0xa1);
-	CHECK_EQ(s.ev[0].severity, FB_SEV_OK);
-	CHECK_EQ(s.ev[1].kind, FB_KIND_LINK_DOWN);
-	CHECK_EQ(s.ev[1].subj.port, 2);
-	CHECK_EQ(s.ev[1].severity, FB_SEV_WARNING);
+	CHECK_EQ(r.s.n, 3);
+	for (size_t i = 0; i < r.s.n; i++)
+		CHECK_EQ(fb_event_counter(&r.s.ev[i], FB_CTR_RESYNC, 0), 1);
+	CHECK_EQ(r.s.ev[0].kind, FB_KIND_LINK_UP);
+	CHECK_EQ(r.s.ev[0].subj.port, 1);
+	CHECK_EQ(r.s.ev[0].subj.peer_guid, 0xa1);
+	CHECK_EQ(r.s.ev[0].severity, FB_SEV_OK);
+	CHECK_EQ(r.s.ev[1].kind, FB_KIND_LINK_DOWN);
+	CHECK_EQ(r.s.ev[1].subj.port, 2);
+	CHECK_EQ(r.s.ev[1].severity, FB_SEV_WARNING);
 	/* no peer known to the agent: named from the map, as a live event is */
-	CHECK_STR(s.ev[1].subj.node, "node002");
-	CHECK_EQ(s.ev[1].subj.peer_guid, 0xa2);
-	CHECK_EQ(s.ev[1].subj.peer_port, 1);
-	CHECK_EQ(s.ev[1].link_class, FB_LINK_HOST);
-	CHECK_EQ(s.ev[2].kind, FB_KIND_SWITCH_UNREACHABLE);
-	CHECK_EQ(s.ev[2].subj.switch_guid, 0x200);
-	CHECK_STR(s.ev[2].subj.switch_name, "leaf2");
-	CHECK_EQ(s.ev[2].severity, FB_SEV_CRITICAL);
+	CHECK_STR(r.s.ev[1].subj.node, "node002");
+	CHECK_EQ(r.s.ev[1].subj.peer_guid, 0xa2);
+	CHECK_EQ(r.s.ev[1].subj.peer_port, 1);
+	CHECK_EQ(r.s.ev[1].link_class, FB_LINK_HOST);
+	CHECK_EQ(r.s.ev[2].kind, FB_KIND_SWITCH_UNREACHABLE);
+	CHECK_EQ(r.s.ev[2].subj.switch_guid, 0x200);
+	CHECK_STR(r.s.ev[2].subj.switch_name, "leaf2");
+	CHECK_EQ(r.s.ev[2].severity, FB_SEV_CRITICAL);
 	/* handed back, to be looked for again */
 	CHECK_EQ(gone.n, 1);
 	CHECK_EQ(gone.guid[0], 0x200);
@@ -110,46 +117,38 @@ static void every_difference_is_one_marked_event(void)
 
 static void a_switch_the_map_thinks_dead_is_reachable_again(void)
 {
-	struct ib_topo t;
-	struct ib_switch sw;
-	struct ib_port ports[5];
-	leaf1(&t, &sw, ports);
-	struct sink s = { .n = 0 };
-	struct ib_poll_ctx c = { .topo = &t, .fabric = "IB", .emit = collect, .emit_arg = &s };
+	static struct rig r;
+	leaf1(&r);
 	json_t *m = map("false");
 	CHECK(m);
 	/* another agent id: leaf2 is not ours to declare gone */
-	size_t n = ib_resync_diff(&c, m, "ib-c", NULL);
+	size_t n = ib_resync_diff(&r.c, m, "ib-c", NULL);
 	json_decref(m);
 	CHECK_EQ(n, 3);
-	CHECK_EQ(s.ev[0].kind, FB_KIND_SWITCH_REACHABLE);
-	CHECK_EQ(s.ev[0].subj.switch_guid, 0x100);
-	CHECK_EQ(s.ev[1].kind, FB_KIND_LINK_UP);
-	CHECK_EQ(s.ev[2].kind, FB_KIND_LINK_DOWN);
+	CHECK_EQ(r.s.ev[0].kind, FB_KIND_SWITCH_REACHABLE);
+	CHECK_EQ(r.s.ev[0].subj.switch_guid, 0x100);
+	CHECK_EQ(r.s.ev[1].kind, FB_KIND_LINK_UP);
+	CHECK_EQ(r.s.ev[2].kind, FB_KIND_LINK_DOWN);
 
 	/* a switch we cannot reach now that the map shows reachable */
-	s.n = 0;
-	sw.unreachable = 1;
+	r.s.n = 0;
+	r.sw.unreachable = 1;
 	CHECK((m = map("true")));
-	n = ib_resync_diff(&c, m, "ib-c", NULL);
+	n = ib_resync_diff(&r.c, m, "ib-c", NULL);
 	json_decref(m);
 	CHECK_EQ(n, 1);
-	CHECK_EQ(s.ev[0].kind, FB_KIND_SWITCH_UNREACHABLE);
-	CHECK_EQ(s.ev[0].subj.switch_guid, 0x100);
+	CHECK_EQ(r.s.ev[0].kind, FB_KIND_SWITCH_UNREACHABLE);
+	CHECK_EQ(r.s.ev[0].subj.switch_guid, 0x100);
 }
 
 static void an_unassigned_switch_is_left_alone(void)
 {
-	struct ib_topo t;
-	struct ib_switch sw;
-	struct ib_port ports[5];
-	leaf1(&t, &sw, ports);
-	sw.assigned = 0; /* another shard's */
-	struct sink s = { .n = 0 };
-	struct ib_poll_ctx c = { .topo = &t, .fabric = "IB", .emit = collect, .emit_arg = &s };
+	static struct rig r;
+	leaf1(&r);
+	r.sw.assigned = 0; /* another shard's */
 	json_t *m = map("false");
 	CHECK(m);
-	CHECK_EQ(ib_resync_diff(&c, m, "ib-c", NULL), 0);
+	CHECK_EQ(ib_resync_diff(&r.c, m, "ib-c", NULL), 0);
 	json_decref(m);
 }
 
