@@ -27,6 +27,7 @@
 /* One node port from the inventory, joined to its switch port. */
 struct mport {
 	const char *node, *device, *guid_s, *node_guid_s, *mac_s;
+	const char *link_s;  /* the node agent's own view: "up", "down" or NULL */
 	json_int_t port, lid;
 	int eth;
 	const struct fb_topo_port *tp;
@@ -134,6 +135,7 @@ static int collect_ports(struct render *r, json_t *inv_json)
 		x->guid_s = str_of(p, "guid");
 		x->node_guid_s = str_of(p, "node_guid");
 		x->mac_s = str_of(p, "mac");
+		x->link_s = str_of(p, "link");
 		x->port = json_integer_value(json_object_get(p, "port"));
 		x->lid = json_integer_value(json_object_get(p, "lid"));
 		x->eth = x->guid_s == NULL;
@@ -207,11 +209,15 @@ static void put_port(struct render *r, const struct mport *p)
 	if (p->eth) {
 		put(r, ",\"MAC\":");
 		put_str(r, p->mac_s);
-	} else {
-		if (hex_u64(p->node_guid_s)) {
-			put(r, ",\"NodeGUID\":");
-			put_str(r, p->node_guid_s);
-		}
+	} else if (hex_u64(p->node_guid_s)) {
+		put(r, ",\"NodeGUID\":");
+		put_str(r, p->node_guid_s);
+	}
+	if (p->link_s) {
+		put(r, ",\"NodeLinkState\":");
+		put_str(r, p->link_s);
+	}
+	if (!p->eth) {
 		put(r, ",\"Port\":");
 		put_int(r, p->port);
 		put(r, ",\"PortGUID\":");

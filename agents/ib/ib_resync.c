@@ -1,7 +1,6 @@
 /* ib_resync.c - diff our fresh view against the broker's map (ib_resync.h). */
 #include "ib_resync.h"
 
-#include "fb_http.h"
 #include "fb_log.h"
 #include "fb_text.h"
 
@@ -9,40 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAP_MAX_BYTES (64u << 20)
-
-int ib_resync_fetch(const char *host, int port, int timeout_ms, json_t **map, char *err,
-		    size_t errsz)
-{
-	struct fb_http_resp r;
-	char why[256];
-	*map = NULL;
-	if (fb_http_request(host, (uint16_t)port, "GET", "/fabric/map", NULL, NULL, 0, timeout_ms,
-			    MAP_MAX_BYTES, &r, why, sizeof(why)) != 0) {
-		snprintf(err, errsz, "GET /fabric/map: %s", why);
-		return -1;
-	}
-	int rc = 0;
-	if (r.status == 404) {
-		rc = 1;
-	} else if (r.status != 200) {
-		snprintf(err, errsz, "GET http://%s:%d/fabric/map: HTTP %d", host, port, r.status);
-		rc = -1;
-	} else {
-		json_error_t je;
-		*map = json_loadb((const char *)r.body.data, r.body.len, 0, &je);
-		if (!*map || !json_is_object(json_object_get(*map, "Switches"))) {
-			snprintf(err, errsz, "GET http://%s:%d/fabric/map: not a fabric map: %s", host,
-				 port, *map ? "no Switches object" : je.text);
-			json_decref(*map);
-			*map = NULL;
-			rc = -1;
-		}
-	}
-	fb_http_resp_free(&r);
-	return rc;
-}
 
 static int cmp_guid(const void *key, const void *elem)
 {

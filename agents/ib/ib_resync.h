@@ -2,7 +2,7 @@
  * converge to what we see now (proto/PROTOCOL.md, "Resync").
  *
  * The agent owns the diff: it fetches GET /fabric/map from the broker's
- * HTTP listener and compares, for every switch it polls, the map's
+ * HTTP listener (agents/lib/fb_map_get.h) and compares, for every switch it polls, the map's
  * Reachable and each port's LinkState (Switches.*.Ports, the state as last
  * reported) with its own fresh discovery. Every difference becomes the
  * event a live change would have given (link_down, link_up,
@@ -23,12 +23,6 @@
 
 #include <jansson.h>
 #include <stddef.h>
-
-/* GET /fabric/map from host:port. 0 with *map (the caller's), 1 when the
- * broker has no /fabric/map (HTTP 404: nothing to resync against), or -1
- * with a one-line reason in err. */
-int ib_resync_fetch(const char *host, int port, int timeout_ms, json_t **map, char *err,
-		    size_t errsz);
 
 /* Switches reported unreachable because discovery did not find them. */
 struct ib_gone {

@@ -6,6 +6,7 @@
 #include "ib_discover.h"
 #include "ib_mad.h"
 #include "ib_poll.h"
+#include "fb_map_get.h"
 #include "ib_resync.h"
 
 #include <errno.h>
@@ -173,9 +174,15 @@ static void poll_all(struct ib_poll_ctx *c)
 #define RESYNC_GIVE_UP_MS 60000  /* then report without it */
 
 #define REDISCOVER_POLLS 10     /* look for switches found gone this often */
+/* The map is rendered at most every 100 ms (big ones more rarely), so the
+ * first one read may not show yet what our previous run reported just
+ * before it died; a second pass this much later does. */
+#define RESYNC_AGAIN_MS 1000
 
 struct resync {
 	int pending, topology;     /* a resync to do; topology events wait for it */
+	int passes;                /* diffs still to do: 2, then 1 */
+	struct timespec not_before;/* of the next pass */
 	int logged;                /* the first failure was logged */
 	struct timespec give_up;
 	struct ib_gone gone;       /* ours in the map, not found by discovery */
@@ -185,9 +192,11 @@ struct resync {
 static void resync_want(struct resync *r, int topology)
 {
 	r->pending = 1;
+	r->passes = 2;
 	r->topology |= topology;
 	r->logged = 0;
 	clock_gettime(CLOCK_MONOTONIC, &r->give_up);
+	r->not_before = r->give_up; /* now */
 	add_ms(&r->give_up, RESYNC_GIVE_UP_MS);
 }
 
@@ -236,16 +245,16 @@ static void rediscover(struct resync *r, struct ib_poll_ctx *c)
  * move the map's LinkState without the link event a consumer acts on). */
 static void resync_try(struct resync *r, struct ib_poll_ctx *c, const struct ib_worker_cfg *cfg)
 {
-	if (!r->pending)
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!r->pending || ts_before(&now, &r->not_before))
 		return;
 	json_t *map = NULL;
 	char err[320];
-	int rc = cfg->map_host ? ib_resync_fetch(cfg->map_host, cfg->map_port, RESYNC_HTTP_MS, &map,
-						 err, sizeof(err))
+	int rc = cfg->map_host ? fb_map_get(cfg->map_host, cfg->map_port, "/fabric/map",
+					    RESYNC_HTTP_MS, &map, err, sizeof(err))
 			       : 1;
 	if (rc < 0) {
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
 		int give_up = !ts_before(&now, &r->give_up);
 		if (!r->logged || give_up)
 			fb_log_warn("resync: %s; %s", err,
@@ -257,9 +266,17 @@ static void resync_try(struct resync *r, struct ib_poll_ctx *c, const struct ib_
 			return;
 	} else if (rc == 0) {
 		size_t n = ib_resync_diff(c, map, cfg->agent_id, &r->gone);
-		fb_log_info("resync: %zu difference%s against the broker's map (LastEventId %" JSON_INTEGER_FORMAT ")",
-			    n, n == 1 ? "" : "s", json_integer_value(json_object_get(map, "LastEventId")));
+		fb_log_info("resync%s: %zu difference%s against the broker's map (LastEventId %"
+			    JSON_INTEGER_FORMAT ")", r->passes == 1 ? " (second pass)" : "", n,
+			    n == 1 ? "" : "s", json_integer_value(json_object_get(map, "LastEventId")));
 		json_decref(map);
+		if (--r->passes > 0) {
+			emit_topology(c, r->topology);
+			r->topology = 0;
+			r->not_before = now;
+			add_ms(&r->not_before, RESYNC_AGAIN_MS);
+			return;
+		}
 	} else if (cfg->map_host) {
 		fb_log_warn("resync: the broker has no GET /fabric/map (HTTP 404); not resyncing");
 	}

@@ -99,7 +99,8 @@ class FabricChain:
 
     def start_node_agent(self, host, node):
         with open(self._log(f"node-{node}.log"), "ab") as log:
-            p = self.sim.spawn([NODE_AGENT, "--broker", self.broker.agent_addr, "--agent-id",
+            p = self.sim.spawn([NODE_AGENT, "--broker", self.broker.agent_addr, "--map",
+                                self.broker.http_addr, "--agent-id",
                                 f"node-{node}", "--node-name", node, "--no-eth", "--interval",
                                 "200"], host, env_extra=self.sim.sanitizer_env(), stdout=log,
                                stderr=subprocess.STDOUT)

@@ -97,6 +97,18 @@ static void map_json_joins_node_ports_to_their_switch_ports(void)
 	p = json_array_get(json_object_get(json_object_get(json_object_get(j, "Nodes"), "node003"),
 					   "Ports"), 0);
 	CHECK_STR(json_string_value(json_object_get(p, "LinkState")), "up");
+	CHECK(!json_object_get(p, "NodeLinkState")); /* the inventory event did not say */
+	json_decref(j);
+	/* The node agent's own view of its port: NodeLinkState. */
+	struct fb_event own = inventory_event(3);
+	own.kind = FB_KIND_LINK_DOWN;
+	own.link_class = FB_LINK_NODE;
+	fb_inventory_learn(inv, &own);
+	fb_fabric_map_learn(m, &own);
+	j = render(m, 1237);
+	p = json_array_get(json_object_get(json_object_get(json_object_get(j, "Nodes"), "node003"),
+					   "Ports"), 0);
+	CHECK_STR(json_string_value(json_object_get(p, "NodeLinkState")), "down");
 	json_decref(j);
 	fb_fabric_map_free(m);
 	fb_inventory_free(inv);
