@@ -25,6 +25,7 @@ struct fb_kafka;
 struct fb_conn;
 struct fb_inventory;
 struct fb_fabric_map;
+struct fb_listener;
 
 #define FB_BATCH_CAP 4096
 #define FB_PENDING_BATCHES_MAX 64 /* commit inline past this many full batches */
@@ -48,7 +49,11 @@ struct fb_broker {
 	struct fb_agent_table *agents;
 	struct fb_inventory *inventory; /* port GUID/MAC -> node (inventory.h) */
 	struct fb_fabric_map *fabric_map; /* topology + jobs, /fabric/map (fabric_map.h) */
-	struct evconnlistener *listener;
+	struct fb_listener *listener;      /* agents (ingest.c) */
+	struct fb_listener *http_listener; /* HTTP/WebSocket, handed to lws (accept.c) */
+	/* Descriptors: the soft RLIMIT_NOFILE and what each listener may hold
+	 * open, so that neither can starve the other or the journal (accept.c). */
+	uint64_t fd_limit, fd_agents, fd_http;
 	struct event *commit_ev;  /* low priority: runs after all reads */
 	struct event *sync_timer; /* JournalSync=interval */
 	struct event *tick_ev;    /* 1 s housekeeping */
@@ -74,6 +79,8 @@ struct fb_broker {
 
 /* ingest.c */
 int fb_ingest_listen(struct fb_broker *b);
+/* Agents served at once: MaxAgents or the descriptor budget, the smaller. */
+uint64_t fb_ingest_agent_limit(const struct fb_broker *b);
 void fb_ingest_close_all(struct fb_broker *b, uint16_t code, const char *why);
 /* Free every connection now (shutdown, after the loop has stopped). */
 void fb_ingest_free_all(struct fb_broker *b);
@@ -83,6 +90,12 @@ void fb_ingest_tick(struct fb_broker *b, uint64_t now_ns);
 void fb_ingest_send_ack(struct fb_conn *c, uint64_t seq);
 /* "ip:port" of a connection, for logs and status. */
 const char *fb_conn_peer(const struct fb_conn *c);
+
+/* accept.c */
+/* Raise the descriptor limit, split it between the listeners, and start the
+ * HTTP/WebSocket listener that hands connections to the lws thread. */
+int fb_accept_http_listen(struct fb_broker *b);
+void fb_accept_http_close(struct fb_broker *b);
 
 /* commit.c */
 int fb_commit_init(struct fb_broker *b);

@@ -50,6 +50,8 @@ static const struct key_def keys[] = {
 	{ "HeartbeatInterval", V_DURATION_MS, F(heartbeat_ms), 0, 0, 100, 3600000,
 	  "agent heartbeat period; silent agents are dropped after 3x" },
 	{ "MaxAgents", V_COUNT, F(max_agents), 0, 0, 1, 10000000, "agent connections at once" },
+	{ "MaxHttpConnections", V_COUNT, F(max_http_connections), 0, 0, 1, 10000000,
+	  "HTTP and WebSocket connections at once" },
 	{ "WsRingEvents", V_COUNT, F(ws_ring_events), 0, 0, 1024, 1u << 24,
 	  "serialized events kept in memory for subscribers" },
 	{ "WsQueueEvents", V_COUNT, F(ws_queue_events), 0, 0, 16, 1u << 24,
@@ -89,6 +91,7 @@ void fb_config_defaults(struct fb_config *c)
 	c->max_frame = 1u << 20;
 	c->heartbeat_ms = 5000;
 	c->max_agents = 100000;
+	c->max_http_connections = 8192;
 	c->ws_ring_events = 65536;
 	c->ws_queue_events = 16384;
 	c->ws_max_subscribers = 4096;
@@ -227,8 +230,6 @@ static const struct key_def *find_key(const char *name)
 	return NULL;
 }
 
-static char *trim(char *s) { return fb_conf_trim(s); }
-
 /* kafka.<name>=<value>: kept in order for rd_kafka_conf_set. A file may set
  * a property once; -o replaces it. librdkafka judges the value now, so a
  * typo is reported with its file:line rather than at connect time. */
@@ -265,18 +266,11 @@ static int set_kafka_prop(struct fb_config *c, const char *name, const char *val
 	return 0;
 }
 
-/* Apply one line; origin is "file:line" or "-o". seen (file loads only)
- * records the line each key was set on, to refuse a second setting. */
-static int set_line(struct fb_config *c, char *line, const char *origin, int *seen, int lineno,
-		    char *err, size_t errsz)
+/* Apply one Key=Value; origin is "file:line" or "-o". seen (file loads
+ * only) records the line each key was set on, to refuse a second setting. */
+static int set_kv(struct fb_config *c, const char *key, const char *val, const char *origin,
+		  int *seen, int lineno, char *err, size_t errsz)
 {
-	char *eq = strchr(line, '=');
-	if (!eq) {
-		snprintf(err, errsz, "%s: expected Key=Value, got '%.80s'", origin, line);
-		return FB_ECONFIG;
-	}
-	*eq = '\0';
-	char *key = trim(line), *val = trim(eq + 1);
 	if (strncasecmp(key, "kafka.", 6) == 0)
 		return set_kafka_prop(c, key + 6, val, origin, seen != NULL, err, errsz);
 	const struct key_def *k = find_key(key);
@@ -309,42 +303,28 @@ int fb_config_set(struct fb_config *c, const char *keyval, const char *origin, c
 		return FB_ECONFIG;
 	}
 	strcpy(line, keyval);
-	return set_line(c, line, origin, NULL, 0, err, errsz);
+	char *key, *val;
+	int rc = fb_conf_split(line, &key, &val, origin, err, errsz);
+	return rc ? rc : set_kv(c, key, val, origin, NULL, 0, err, errsz);
+}
+
+struct load_ctx {
+	struct fb_config *c;
+	int *seen;
+};
+
+static int load_line(void *arg, const char *key, const char *val, const char *origin, int lineno,
+		     char *err, size_t errsz)
+{
+	struct load_ctx *x = arg;
+	return set_kv(x->c, key, val, origin, x->seen, lineno, err, errsz);
 }
 
 int fb_config_load_file(struct fb_config *c, const char *path, char *err, size_t errsz)
 {
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errsz, "%s: cannot open: %s", path, strerror(errno));
-		return FB_ECONFIG;
-	}
 	int seen[NKEYS] = { 0 };
-	char line[4200];
-	int lineno = 0, rc = 0;
-	while (!rc && fgets(line, sizeof(line), f)) {
-		lineno++;
-		char origin[4200 + 32];
-		snprintf(origin, sizeof(origin), "%s:%d", path, lineno);
-		if (!strchr(line, '\n') && !feof(f)) {
-			snprintf(err, errsz, "%s: line too long", origin);
-			rc = FB_ECONFIG;
-			break;
-		}
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		char *t = trim(line);
-		if (*t == '\0')
-			continue;
-		rc = set_line(c, t, origin, seen, lineno, err, errsz);
-	}
-	if (!rc && ferror(f)) {
-		snprintf(err, errsz, "%s: read error: %s", path, strerror(errno));
-		rc = FB_ECONFIG;
-	}
-	fclose(f);
-	return rc;
+	struct load_ctx x = { c, seen };
+	return fb_conf_read_file(path, load_line, &x, err, errsz);
 }
 
 int fb_config_check(const struct fb_config *c, char *err, size_t errsz)
@@ -376,8 +356,9 @@ void fb_config_print(const struct fb_config *c, void *file)
 	fprintf(f, "JournalSyncInterval=%" PRIu64 "ms\nJournalSegmentSize=%" PRIu64
 		   "\nJournalRetainSize=%" PRIu64 "\nJournalRetainAge=%" PRIu64 "s\n",
 		c->sync_interval_ms, c->segment_bytes, c->retain_bytes, c->retain_age_s);
-	fprintf(f, "MaxFrameSize=%" PRIu64 "\nHeartbeatInterval=%" PRIu64 "ms\nMaxAgents=%" PRIu64 "\n",
-		c->max_frame, c->heartbeat_ms, c->max_agents);
+	fprintf(f, "MaxFrameSize=%" PRIu64 "\nHeartbeatInterval=%" PRIu64 "ms\nMaxAgents=%" PRIu64
+		   "\nMaxHttpConnections=%" PRIu64 "\n",
+		c->max_frame, c->heartbeat_ms, c->max_agents, c->max_http_connections);
 	fprintf(f, "WsRingEvents=%" PRIu64 "\nWsQueueEvents=%" PRIu64 "\nWsMaxSubscribers=%" PRIu64
 		   "\nWsPingInterval=%" PRIu64 "s\n",
 		c->ws_ring_events, c->ws_queue_events, c->ws_max_subscribers, c->ws_ping_s);

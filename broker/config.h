@@ -44,6 +44,7 @@ struct fb_config {
 	uint64_t max_frame;
 	uint64_t heartbeat_ms;
 	uint64_t max_agents;
+	uint64_t max_http_connections; /* HTTP + WebSocket connections at once */
 	uint64_t ws_ring_events;
 	uint64_t ws_queue_events;
 	uint64_t ws_max_subscribers;

@@ -13,6 +13,7 @@
 #include "fb_wire.h"
 #include "inventory.h"
 #include "journal.h"
+#include "listener.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -61,6 +62,8 @@ static void conn_free(struct fb_conn *c)
 	b->n_conns--;
 	bufferevent_free(c->bev);
 	free(c);
+	if (b->listener && b->n_conns < b->fd_agents)
+		fb_listener_hold(b->listener, 0); /* a descriptor is free: take the next waiting agent */
 }
 
 static void closing_write_cb(struct bufferevent *bev, void *arg)
@@ -88,7 +91,7 @@ static void conn_reject(struct fb_conn *c, uint16_t code, const char *fmt, ...)
 	va_end(ap);
 	if (c->state == CONN_CLOSING)
 		return;
-	if (code != FB_WERR_SHUTDOWN && code != FB_WERR_REPLACED) {
+	if (code != FB_WERR_SHUTDOWN && code != FB_WERR_REPLACED && code != FB_WERR_BUSY) {
 		fb_log_warn("agent %s from %s: %s; closing the connection", agent_name(c), c->peer, text);
 		c->b->st.rejected++;
 	}
@@ -341,43 +344,16 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	conn_free(c);
 }
 
-static void format_peer(const struct sockaddr *sa, char *out, size_t outsz)
+/* Past the descriptor budget the listener holds (new agents wait in the
+ * backlog and are taken as connections close); past MaxAgents it refuses
+ * with ERROR BUSY, so the agent backs off instead of hanging. */
+static void accept_cb(void *arg, evutil_socket_t fd, const char *peer)
 {
-	char ip[INET6_ADDRSTRLEN] = "?";
-	int port = 0;
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
-		inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip));
-		port = ntohs(s4->sin_port);
-		snprintf(out, outsz, "%s:%d", ip, port);
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
-		inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
-		port = ntohs(s6->sin6_port);
-		snprintf(out, outsz, "[%s]:%d", ip, port);
-	} else {
-		snprintf(out, outsz, "unknown");
-	}
-}
-
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
-		      void *arg)
-{
-	(void)l;
-	(void)salen;
 	struct fb_broker *b = arg;
-	char peer[64];
-	format_peer(sa, peer, sizeof(peer));
-	if (b->n_conns >= b->cfg->max_agents) {
-		fb_log_warn("refusing agent connection from %s: MaxAgents=%llu reached", peer,
-			    (unsigned long long)b->cfg->max_agents);
-		evutil_closesocket(fd);
-		return;
-	}
 	struct fb_conn *c = calloc(1, sizeof(*c));
 	struct bufferevent *bev = bufferevent_socket_new(b->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (!c || !bev) {
-		fb_log_err("refusing agent connection from %s: out of memory", peer);
+		fb_listener_refused(b->listener, peer, "out of memory");
 		free(c);
 		if (bev)
 			bufferevent_free(bev);
@@ -396,57 +372,44 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		b->conns->prev = c;
 	b->conns = c;
 	b->n_conns++;
-	b->st.connections++;
 	bufferevent_priority_set(bev, 0);
 	bufferevent_setcb(bev, conn_read_cb, NULL, conn_event_cb, c);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	if (b->n_conns > b->cfg->max_agents) {
+		char why[96];
+		snprintf(why, sizeof(why), "MaxAgents=%llu reached; retry later",
+			 (unsigned long long)b->cfg->max_agents);
+		fb_listener_refused(b->listener, peer, why);
+		conn_reject(c, FB_WERR_BUSY, "%s", why); /* logged above, rate-limited */
+		return;
+	}
+	b->st.connections++;
+	if (b->n_conns >= b->fd_agents)
+		fb_listener_hold(b->listener, 1);
 	fb_log_debug("agent connection from %s", peer);
 }
 
-static void listener_error_cb(struct evconnlistener *l, void *arg)
+uint64_t fb_ingest_agent_limit(const struct fb_broker *b)
 {
-	(void)l;
-	(void)arg;
-	int err = EVUTIL_SOCKET_ERROR();
-	/* EMFILE and friends: log and keep serving existing agents. */
-	fb_log_err("agent listener: accept failed: %s", evutil_socket_error_to_string(err));
+	return b->fd_agents < b->cfg->max_agents ? b->fd_agents : b->cfg->max_agents;
 }
 
 int fb_ingest_listen(struct fb_broker *b)
 {
-	struct evutil_addrinfo hints = { 0 }, *ai = NULL;
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	char port[8];
-	snprintf(port, sizeof(port), "%d", b->cfg->agent_port);
-	int rc = evutil_getaddrinfo(b->cfg->agent_host, port, &hints, &ai);
-	if (rc) {
-		fb_log_err("AgentListen=%s:%d: cannot resolve: %s", b->cfg->agent_host, b->cfg->agent_port,
-			   evutil_gai_strerror(rc));
-		return FB_ECONFIG;
-	}
-	b->listener = evconnlistener_new_bind(b->base, accept_cb, b,
-					      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 1024,
-					      ai->ai_addr, (int)ai->ai_addrlen);
-	evutil_freeaddrinfo(ai);
-	if (!b->listener) {
-		int err = errno;
-		fb_log_err("AgentListen=%s:%d: cannot listen: %s", b->cfg->agent_host, b->cfg->agent_port,
-			   strerror(err));
-		return -err;
-	}
-	evconnlistener_set_error_cb(b->listener, listener_error_cb);
-	fb_log_info("listening for agents on %s:%d", b->cfg->agent_host, b->cfg->agent_port);
+	int rc = fb_listener_open(b->base, "AgentListen", "agent listener", b->cfg->agent_host,
+				  b->cfg->agent_port, accept_cb, b, &b->listener);
+	if (rc)
+		return rc;
+	fb_log_info("listening for agents on %s:%d (at most %llu at once: %s)", b->cfg->agent_host,
+		    b->cfg->agent_port, (unsigned long long)fb_ingest_agent_limit(b),
+		    b->fd_agents < b->cfg->max_agents ? "the descriptor limit" : "MaxAgents");
 	return 0;
 }
 
 void fb_ingest_close_all(struct fb_broker *b, uint16_t code, const char *why)
 {
-	if (b->listener) {
-		evconnlistener_free(b->listener);
-		b->listener = NULL;
-	}
+	fb_listener_free(b->listener);
+	b->listener = NULL;
 	struct fb_conn *c = b->conns;
 	while (c) {
 		struct fb_conn *next = c->next;

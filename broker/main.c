@@ -284,6 +284,7 @@ static void shutdown_broker(struct fb_broker *b)
 	event_base_loopexit(b->base, &grace);
 	event_base_dispatch(b->base);
 	fb_ingest_free_all(b);
+	fb_accept_http_close(b);
 	if (b->ws)
 		fb_ws_stop(b->ws);
 	fb_fabric_map_free(b->fabric_map); /* after the lws thread: it took snapshots */
@@ -348,6 +349,8 @@ int main(int argc, char **argv)
 		rc = start_kafka(&b);
 	if (!rc)
 		rc = start_ws(&b);
+	if (!rc)
+		rc = fb_accept_http_listen(&b);
 	if (!rc)
 		rc = fb_ingest_listen(&b);
 	rc = rc ? 1 : run(&b);

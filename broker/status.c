@@ -4,9 +4,12 @@
 #include "inventory.h"
 #include "journal.h"
 #include "kafka_sink.h"
+#include "listener.h"
+#include "ws_server.h"
 
 #include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Ports listed in /status "inventory"."ports"; "truncated" says when more are known. */
@@ -101,6 +104,26 @@ void fb_status_sample(struct fb_status *s, const struct fb_broker *b, uint64_t n
 	sample(s, b->st.events, now_ns);
 }
 
+static json_t *listener_json(const struct fb_listener *l, uint64_t open, uint64_t budget)
+{
+	struct fb_listener_stats st = { 0 };
+	if (l)
+		fb_listener_get_stats(l, &st);
+	return json_pack("{s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:s?}", "accepting", l && !st.paused,
+			 "paused_by", !l ? "closed" : st.held ? "budget" : st.paused ? "shortage" : "none",
+			 "open", (json_int_t)open, "limit", (json_int_t)budget, "accept_errors",
+			 (json_int_t)st.accept_errors, "pauses", (json_int_t)st.pauses, "refused",
+			 (json_int_t)st.refused, "last_error", st.last_errno ? strerror(st.last_errno) : NULL);
+}
+
+/* Both listeners and the descriptor budget (accept.c, listener.c). */
+static json_t *listeners_json(struct fb_broker *b)
+{
+	return json_pack("{s:I, s:o, s:o}", "fd_limit", (json_int_t)b->fd_limit, "agents",
+			 listener_json(b->listener, b->n_conns, fb_ingest_agent_limit(b)), "http",
+			 listener_json(b->http_listener, b->ws ? fb_ws_http_open(b->ws) : 0, b->fd_http));
+}
+
 char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 {
 	struct fb_journal_stats js;
@@ -124,6 +147,7 @@ char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 		"agents", ctx.arr);
 	if (!root)
 		return NULL;
+	json_object_set_new(root, "listeners", listeners_json(b));
 	json_object_set_new(root, "kafka", kafka_json(b));
 	json_object_set_new(root, "inventory", fb_inventory_json(b->inventory, FB_STATUS_INVENTORY_CAP));
 	json_object_set_new(root, "fabric_map", fabric_map_json(b));

@@ -86,46 +86,7 @@ static int get_guid(const json_t *v, uint64_t *out)
 	return fb_text_parse_guid(json_string_value(v), json_string_length(v), out);
 }
 
-/* ---- counters ----------------------------------------------------------- */
-
-static int parse_counters(const json_t *v, struct fb_event *ev, char *err, size_t errsz)
-{
-	const char *name = "";
-	switch (fb_json_get_counters(v, ev, &name)) {
-	case 0:
-		return 0;
-	case FB_JSON_ETYPE:
-		return fb_json_fail(err, errsz, "counters: must be an object of counter name -> integer");
-	case FB_JSON_ENAME:
-		return fb_json_fail(err, errsz, "counters: unknown counter '%s'", name);
-	case FB_JSON_ETWICE:
-		return fb_json_fail(err, errsz, "counters: '%s' given twice", name);
-	case FB_JSON_EVALUE:
-		return fb_json_fail(err, errsz, "counters: '%s' must be a non-negative integer", name);
-	default:
-		return fb_json_fail(err, errsz, "counters: more than %d counters", FB_COUNTERS_MAX);
-	}
-}
-
 /* ---- jobs --------------------------------------------------------------- */
-
-static int parse_jobs(const json_t *v, struct fb_event *ev, char *err, size_t errsz)
-{
-	size_t i = 0;
-	switch (fb_json_get_jobs(v, ev->jobs, &i)) {
-	case 0:
-		return 0;
-	case FB_JSON_ETYPE:
-		return fb_json_fail(err, errsz,
-				    "jobs: must be an array of job id strings such as [\"123\",\"124\"]");
-	case FB_JSON_EVALUE:
-		return fb_json_fail(err, errsz,
-				    "jobs: item %zu must be a non-empty string of decimal digits", i);
-	default:
-		return fb_json_fail(err, errsz, "jobs: longer than %d bytes joined with commas",
-				    FB_JOBS_MAX - 1);
-	}
-}
 
 static json_t *jobs_json(const char *jobs)
 {
@@ -229,9 +190,9 @@ static int parse_field(const struct field *f, const json_t *v, struct fb_event *
 					    f->name);
 		return 0;
 	case F_COUNTERS:
-		return parse_counters(v, ev, err, errsz);
+		return fb_json_parse_counters(v, ev, "counters", err, errsz);
 	case F_JOBS:
-		return parse_jobs(v, ev, err, errsz);
+		return fb_json_parse_jobs(v, ev, "jobs", err, errsz);
 	}
 	return fb_json_fail(err, errsz, "%s: unsupported", f->name);
 }

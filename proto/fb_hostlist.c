@@ -38,7 +38,7 @@ struct item {
 	size_t count;
 };
 
-/* The broker's rule for node names (broker/jobs.c): printable ASCII but
+/* The broker's rule for node names (broker/fabric/jobs.c): printable ASCII but
  * space, ',', '[' and ']'. */
 static int name_byte(unsigned char c)
 {

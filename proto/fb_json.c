@@ -118,3 +118,43 @@ int fb_json_get_jobs(const json_t *v, char *jobs, size_t *at)
 	}
 	return 0;
 }
+
+int fb_json_parse_counters(const json_t *v, struct fb_event *ev, const char *where, char *err,
+			   size_t errsz)
+{
+	const char *name = "";
+	switch (fb_json_get_counters(v, ev, &name)) {
+	case 0:
+		return 0;
+	case FB_JSON_ETYPE:
+		return fb_json_fail(err, errsz, "%s: must be an object of counter name -> integer", where);
+	case FB_JSON_ENAME:
+		return fb_json_fail(err, errsz, "%s: unknown counter '%.64s'", where, name);
+	case FB_JSON_ETWICE:
+		return fb_json_fail(err, errsz, "%s: '%.64s' given twice", where, name);
+	case FB_JSON_EVALUE:
+		return fb_json_fail(err, errsz, "%s.%.64s: must be a non-negative integer", where, name);
+	default:
+		return fb_json_fail(err, errsz, "%s: more than %d counters", where, FB_COUNTERS_MAX);
+	}
+}
+
+int fb_json_parse_jobs(const json_t *v, struct fb_event *ev, const char *where, char *err,
+		       size_t errsz)
+{
+	size_t i = 0;
+	switch (fb_json_get_jobs(v, ev->jobs, &i)) {
+	case 0:
+		return 0;
+	case FB_JSON_ETYPE:
+		return fb_json_fail(err, errsz,
+				    "%s: must be an array of job id strings such as [\"123\",\"124\"]",
+				    where);
+	case FB_JSON_EVALUE:
+		return fb_json_fail(err, errsz, "%s[%zu]: must be a non-empty string of decimal digits",
+				    where, i);
+	default:
+		return fb_json_fail(err, errsz, "%s: longer than %d bytes joined with commas", where,
+				    FB_JOBS_MAX - 1);
+	}
+}

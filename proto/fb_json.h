@@ -55,11 +55,22 @@ int fb_json_get_str(const json_t *v, char *dst, size_t dstsz);
  * FB_JSON_ETWICE or FB_JSON_EVALUE, or FB_JSON_ELONG (over FB_COUNTERS_MAX). */
 int fb_json_get_counters(const json_t *v, struct fb_event *ev, const char **bad);
 
+/* fb_json_get_counters with its refusal written into err after where (the
+ * member's path as the document spells it, e.g. "counters"). 0, or the
+ * error of fb_json_fail. */
+int fb_json_parse_counters(const json_t *v, struct fb_event *ev, const char *where, char *err,
+			   size_t errsz);
+
 /* ["123","124"] -> "123,124" in jobs[FB_JOBS_MAX]: job ids are strings so
  * that no JSON number rounding or sign can creep in, and the joined list
  * obeys fb_event_jobs_check. 0, or FB_JSON_ETYPE (not an array),
  * FB_JSON_EVALUE with *at the index of an item that is not a non-empty
  * string of decimal digits, or FB_JSON_ELONG; jobs is "" after a refusal. */
 int fb_json_get_jobs(const json_t *v, char *jobs, size_t *at);
+
+/* fb_json_get_jobs into ev->jobs, with its refusal written into err after
+ * where (as fb_json_parse_counters). */
+int fb_json_parse_jobs(const json_t *v, struct fb_event *ev, const char *where, char *err,
+		       size_t errsz);
 
 #endif

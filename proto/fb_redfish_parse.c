@@ -62,42 +62,6 @@ static const struct okey oem_keys[] = {
 	{ "Jobs", EV(O_JOBS, 0, jobs) },
 };
 
-static int parse_counters(const json_t *v, struct fb_event *ev, char *err, size_t errsz)
-{
-	const char *name = "";
-	switch (fb_json_get_counters(v, ev, &name)) {
-	case 0:
-		return 0;
-	case FB_JSON_ETYPE:
-		return fb_json_fail(err, errsz, OEM "Counters: must be an object of counter name -> integer");
-	case FB_JSON_ENAME:
-		return fb_json_fail(err, errsz, OEM "Counters: unknown counter name '%.64s'", name);
-	case FB_JSON_ETWICE:
-		return fb_json_fail(err, errsz, OEM "Counters: '%.64s' given twice", name);
-	case FB_JSON_EVALUE:
-		return fb_json_fail(err, errsz, OEM "Counters.%.64s: must be a non-negative integer", name);
-	default:
-		return fb_json_fail(err, errsz, OEM "Counters: more than %d counters", FB_COUNTERS_MAX);
-	}
-}
-
-static int parse_jobs(const json_t *v, struct fb_event *ev, char *err, size_t errsz)
-{
-	size_t i = 0;
-	switch (fb_json_get_jobs(v, ev->jobs, &i)) {
-	case 0:
-		return 0;
-	case FB_JSON_ETYPE:
-		return fb_json_fail(err, errsz, OEM "Jobs: must be an array of job id strings");
-	case FB_JSON_EVALUE:
-		return fb_json_fail(err, errsz,
-				    OEM "Jobs[%zu]: must be a non-empty string of decimal digits", i);
-	default:
-		return fb_json_fail(err, errsz, OEM "Jobs: longer than %d bytes joined with commas",
-				    FB_JOBS_MAX - 1);
-	}
-}
-
 static int parse_enum(unsigned type, const char *s)
 {
 	int v = type == O_KIND ? fb_kind_parse(s) : type == O_CLASS ? fb_link_class_parse(s) : fb_tech_parse(s);
@@ -147,9 +111,9 @@ static int parse_oem_key(const struct okey *k, const json_t *v, struct fb_event 
 		return 0;
 	}
 	case O_COUNTERS:
-		return parse_counters(v, ev, err, errsz);
+		return fb_json_parse_counters(v, ev, OEM "Counters", err, errsz);
 	case O_JOBS:
-		return parse_jobs(v, ev, err, errsz);
+		return fb_json_parse_jobs(v, ev, OEM "Jobs", err, errsz);
 	}
 	return fb_json_fail(err, errsz, OEM "%s: unsupported", k->name);
 }

@@ -109,7 +109,7 @@ static const struct fb_redfish_msg msgs[M__END] = {
 		"The health of resource '%1' has changed to %2.", WARN_, ARGS_HEALTH },
 	[M_STATUS_CRIT] = { "ResourceEvent.1.4.ResourceStatusChangedCritical",
 		"The health of resource '%1' has changed to %2.", CRIT_, ARGS_HEALTH },
-	/* OEM: broker/redfish/registries/Fabricbus.1.0.0.json */
+	/* OEM: proto/redfish/registries/Fabricbus.1.0.0.json */
 	[M_OEM_PORT_FLAP] = { "Fabricbus.1.0.PortFlapDetected",
 		"Switch '%1' port '%2' was established and dropped %3 times in the last %4 minutes.",
 		WARN_, ARGS_SW_PORT_FLAP },

@@ -41,6 +41,7 @@ enum fb_wire_error {
 	FB_WERR_REPLACED = 5,  /* a newer connection took over this agent id */
 	FB_WERR_SHUTDOWN = 6,  /* broker is stopping */
 	FB_WERR_INTERNAL = 7,  /* broker could not store the events (e.g. disk) */
+	FB_WERR_BUSY = 8,      /* broker at its connection limit: retry later */
 };
 
 struct fb_frame_hdr {

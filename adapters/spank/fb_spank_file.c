@@ -1,6 +1,8 @@
 /* fb_spank_file.c - write the map file atomically, safe in a shared /tmp. */
 #include "fb_spank_file.h"
 
+#include "fb_file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,22 +20,6 @@ static int join(char *out, size_t outsz, const char *dir, const char *prefix, co
 	const char *sep = (dir[0] && dir[strlen(dir) - 1] == '/') ? "" : "/";
 	int n = snprintf(out, outsz, "%s%s%s%s%s", dir, sep, prefix, name, suffix);
 	return (n < 0 || (size_t)n >= outsz) ? -ENAMETOOLONG : 0;
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
 }
 
 /* Give the file to the job's user. As root: chown. Otherwise the file is
@@ -66,7 +52,7 @@ int fb_spank_write_file(const char *dir, const char *name, const void *data, siz
 		snprintf(err, errsz, "%s: create %s: %s", path, tmp, strerror(-rc));
 		return rc;
 	}
-	if ((rc = write_all(fd, data, len)) < 0) {
+	if ((rc = fb_write_all(fd, data, len)) < 0) {
 		step = "write";
 		goto fail;
 	}

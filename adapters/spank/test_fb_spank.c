@@ -388,65 +388,9 @@ static void file_failure_names_the_path_and_leaves_nothing(void)
 
 /* ---- the requests -------------------------------------------------------- */
 
-/* A peer on 127.0.0.1 (a child process) that answers one connection with
- * reply and exits. Returns its pid, or -1. */
-static pid_t fake_peer(const char *reply, uint16_t *port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t al = sizeof(a);
-	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 1) ||
-	    getsockname(ls, (struct sockaddr *)&a, &al)) {
-		if (ls >= 0)
-			close(ls);
-		return -1;
-	}
-	*port = ntohs(a.sin_port);
-	pid_t pid = fork();
-	if (pid == 0) {
-		char buf[4096];
-		int c = accept(ls, NULL, NULL);
-		if (c >= 0 && read(c, buf, sizeof(buf)) > 0 && write(c, reply, strlen(reply)) < 0)
-			c = -1;
-		_exit(0);
-	}
-	close(ls);
-	return pid;
-}
-
-/* Whatever answers on the broker's port (a stray daemon, or a user's
- * listener on 127.0.0.1:7412 where fabricbusd does not run) must not put
- * escape sequences into slurmd's log or the user's terminal: fb_http quotes
- * a bad status line as received. */
-static void broker_errors_quote_no_control_bytes(void)
-{
-	static const char *replies[] = {
-		"HTTP/1.1 2\x1b]0;owned\a00 OK\r\n\r\n", /* a terminal title */
-		"\x1b[2J\x1b[H\r\n\r\n",
-		"HTTP/1.1 503 Busy\r\nContent-Length: 9\r\n\r\nbusy\x1b[2J\n",
-	};
-	for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
-		struct fb_spank_conf c;
-		struct fb_http_resp r;
-		char err[512] = "";
-		uint16_t port = 0;
-		pid_t pid = fake_peer(replies[i], &port);
-		CHECK(pid > 0);
-		fb_spank_conf_defaults(&c);
-		c.port = port;
-		snprintf(c.broker, sizeof(c.broker), "127.0.0.1:%u", (unsigned)port);
-		int rc = fb_spank_fetch_map(&c, NULL, &r, NULL, err, sizeof(err));
-		CHECK_EQ(waitpid(pid, NULL, 0), pid);
-		CHECK(rc < 0);
-		CHECK(strstr(err, c.broker) != NULL);
-		if (!printable(err))
-			fprintf(stderr, "  reply %zu: control byte in '%s'\n", i, err);
-		CHECK(printable(err));
-	}
-}
-
-/* A peer that answers n connections in turn with replies[i] and writes
- * each request's first line to the pipe fd out. Returns its pid, or -1. */
+/* A peer on 127.0.0.1 (a child process) that answers n connections in turn
+ * with replies[i] and, when out >= 0, writes each request's first line to
+ * the pipe fd out. Returns its pid, or -1. */
 static pid_t fake_broker(const char *const *replies, int n, uint16_t *port, int out)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -470,7 +414,8 @@ static pid_t fake_broker(const char *const *replies, int n, uint16_t *port, int 
 			buf[got] = '\0';
 			size_t line = strcspn(buf, "\r");
 			buf[line] = '\n';
-			if (write(out, buf, line + 1) < 0 || write(c, replies[i], strlen(replies[i])) < 0)
+			if ((out >= 0 && write(out, buf, line + 1) < 0) ||
+			    write(c, replies[i], strlen(replies[i])) < 0)
 				_exit(1);
 			close(c);
 		}
@@ -478,6 +423,37 @@ static pid_t fake_broker(const char *const *replies, int n, uint16_t *port, int 
 	}
 	close(ls);
 	return pid;
+}
+
+/* Whatever answers on the broker's port (a stray daemon, or a user's
+ * listener on 127.0.0.1:7412 where fabricbusd does not run) must not put
+ * escape sequences into slurmd's log or the user's terminal: fb_http quotes
+ * a bad status line as received. */
+static void broker_errors_quote_no_control_bytes(void)
+{
+	static const char *replies[] = {
+		"HTTP/1.1 2\x1b]0;owned\a00 OK\r\n\r\n", /* a terminal title */
+		"\x1b[2J\x1b[H\r\n\r\n",
+		"HTTP/1.1 503 Busy\r\nContent-Length: 9\r\n\r\nbusy\x1b[2J\n",
+	};
+	for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
+		struct fb_spank_conf c;
+		struct fb_http_resp r;
+		char err[512] = "";
+		uint16_t port = 0;
+		pid_t pid = fake_broker(&replies[i], 1, &port, -1);
+		CHECK(pid > 0);
+		fb_spank_conf_defaults(&c);
+		c.port = port;
+		snprintf(c.broker, sizeof(c.broker), "127.0.0.1:%u", (unsigned)port);
+		int rc = fb_spank_fetch_map(&c, NULL, &r, NULL, err, sizeof(err));
+		CHECK_EQ(waitpid(pid, NULL, 0), pid);
+		CHECK(rc < 0);
+		CHECK(strstr(err, c.broker) != NULL);
+		if (!printable(err))
+			fprintf(stderr, "  reply %zu: control byte in '%s'\n", i, err);
+		CHECK(printable(err));
+	}
 }
 
 /* The job's nodes are asked for, percent-encoded as lws decodes them; a

@@ -2,7 +2,7 @@
  * converge to what we see now (proto/PROTOCOL.md, "Resync").
  *
  * The agent owns the diff: it fetches GET /fabric/map from the broker's
- * HTTP listener (agents/lib/fb_map_get.h) and compares, for every switch it polls, the map's
+ * HTTP listener (proto/client/fb_map_get.h) and compares, for every switch it polls, the map's
  * Reachable and each port's LinkState (Switches.*.Ports, the state as last
  * reported) with its own fresh discovery. Every difference becomes the
  * event a live change would have given (link_down, link_up,

@@ -16,6 +16,7 @@
 #include "fb_err.h"
 #include "fb_kafka_consumer.h"
 #include "fb_log.h"
+#include "fb_time.h"
 
 #include <jansson.h>
 
@@ -60,14 +61,6 @@ static volatile sig_atomic_t consume_stop_signal;
 static char consume_stdout_buf[1u << 20];
 
 static void consume_on_signal(int sig) { consume_stop_signal = sig; }
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* ---- output ---------------------------------------------------------------- */
 
@@ -165,7 +158,7 @@ static int consume_on_msg(const struct fb_kc_msg *m, void *arg)
 	else
 		put_oneline(stdout, m->value, m->value_len);
 	putc_unlocked('\n', stdout);
-	c->last_us = now_us();
+	c->last_us = fb_time_us();
 	if (!c->first_us)
 		c->first_us = c->last_us;
 	if (++c->events == c->o.count)
@@ -416,7 +409,7 @@ static int consume_run(struct consume *c, struct fb_kc *kc)
 			fprintf(stderr, "fabricbus consume: writing stdout: %s\n", strerror(e));
 			return CONSUME_RUNTIME;
 		}
-		now = now_us();
+		now = fb_time_us();
 		if (r > 0)
 			idle_from = now;
 		fb_kc_get_counters(kc, &k);
@@ -506,7 +499,7 @@ int fb_cli_consume(int argc, char **argv)
 	sa.sa_handler = SIG_IGN; /* a closed stdout is EPIPE, and we still leave the group */
 	sigaction(SIGPIPE, &sa, &old_pipe);
 
-	c.start_us = now_us();
+	c.start_us = fb_time_us();
 	status = consume_run(&c, kc);
 	fb_kc_get_counters(kc, &k);
 	/* Flushes stdout (before_commit), commits, leaves the group. */

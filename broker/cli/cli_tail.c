@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "cli_tail.h"
 #include "fb_event_scan.h"
+#include "fb_time.h"
 #include "fb_ws_client.h"
 
 #include <libwebsockets.h>
@@ -78,14 +79,6 @@ static volatile sig_atomic_t tail_stop_signal;
 static char tail_stdout_buf[1u << 20];
 
 static void tail_on_signal(int sig) { tail_stop_signal = sig; }
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static void tail_note(const struct tail *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void tail_note(const struct tail *t, const char *fmt, ...)
@@ -199,7 +192,7 @@ static int tail_message(struct tail *t, const char *p, size_t len)
 	int have_id, r;
 
 	if (!t->first_msg_us)
-		t->first_msg_us = now_us(); /* once: --stats times from the first message */
+		t->first_msg_us = fb_time_us(); /* once: --stats times from the first message */
 	t->got_msg = 1;
 	if (t->done)
 		return -1;
@@ -278,7 +271,7 @@ static int tail_rx(struct tail *t, struct lws *wsi, const char *in, size_t len)
 
 static void tail_schedule_reconnect(struct tail *t, const char *what, const char *why)
 {
-	t->next_connect_us = now_us() + t->backoff_us;
+	t->next_connect_us = fb_time_us() + t->backoff_us;
 	if (what)
 		tail_note(t, "%s: %s (%s); reconnecting in %" PRId64 " ms", t->url, what, why,
 			  t->backoff_us / 1000);
@@ -455,7 +448,7 @@ static void tail_check_deadlines(struct tail *t, int64_t now, int quiet_pass)
 
 static void tail_run(struct tail *t)
 {
-	t->start_us = t->last_msg_us = now_us();
+	t->start_us = t->last_msg_us = fb_time_us();
 	t->backoff_us = TAIL_BACKOFF_MIN_US;
 	tail_connect(t);
 	while (!t->done) {
@@ -467,7 +460,7 @@ static void tail_run(struct tail *t)
 			tail_finish(t, TAIL_RUNTIME);
 			break;
 		}
-		now = now_us();
+		now = fb_time_us();
 		quiet_pass = !t->got_msg;
 		if (t->got_msg) {
 			t->got_msg = 0;

@@ -18,7 +18,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
@@ -28,7 +27,7 @@ from http.client import HTTPConnection
 
 import chain
 from chain import FabricChain
-from fbtest import Broker, assert_no_sanitizer_report, run
+from fbtest import Broker, assert_no_sanitizer_report, main, wait_for
 from test_node import Tail, oem, origin, rec
 
 NODE = "node003"
@@ -57,15 +56,8 @@ def fabric_map(broker):
 
 
 def wait_map(broker, pred, what, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    m = None
-    while time.monotonic() < deadline:
-        m = fabric_map(broker)
-        if pred(m):
-            return m
-        time.sleep(0.05)
-    raise AssertionError(f"/fabric/map never showed {what} within {timeout}s; last:\n"
-                         f"{json.dumps(m, indent=1)[:4000]}")
+    return wait_for(lambda: fabric_map(broker), pred, timeout, f"/fabric/map never showed {what}",
+                    show=lambda m: json.dumps(m, indent=1))
 
 
 def ib_port(m, node):
@@ -413,6 +405,4 @@ ALL = [fabric_map_follows_links_and_jobs, fabric_map_topology_survives_broker_re
        fabric_map_streams_to_slow_and_stalled_readers]
 
 if __name__ == "__main__":
-    names = sys.argv[1:]
-    tests = [t for t in ALL if not names or t.__name__ in names]
-    run(*tests)
+    main(ALL)

@@ -23,8 +23,8 @@ import sys
 import time
 
 import fbtest
-from fbtest import (BUILD, Broker, assert_no_sanitizer_report, check_redfish_event, oem, origin, rec,
-                    run, ws_collect)
+from fbtest import (BUILD, Broker, assert_no_sanitizer_report, check_redfish_event, oem, origin,
+                    read_text, rec, run, ws_collect)
 import ibsim
 from ibsim import IbSim, TOPOLOGIES
 
@@ -169,11 +169,21 @@ class Rig:
             f"agent exited with {self.agent.returncode}:\n{self.agent_output()[-4000:]}"
 
     def agent_output(self):
-        try:
-            with open(self.agent_log, "r", errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
+        return read_text(self.agent_log)
+
+    def timed_event(self, action, pred, what, timeout=10, limit=None):
+        """Do action(), then wait for the first event after it that pred
+        matches; check it is a valid Redfish Event and, with limit, that it
+        came within limit seconds. Returns (seconds, event)."""
+        mark = self.tail.mark()
+        t0 = time.monotonic()
+        action()
+        t, d = self.tail.wait_for(pred, timeout=timeout, mark=mark, what=what)
+        print(f"  {what}: after {(t - t0) * 1000:.0f} ms", flush=True)
+        if limit is not None:
+            assert t - t0 < limit, f"{what} took {t - t0:.2f}s (> {limit}s)"
+        check_redfish_event(d)
+        return t - t0, d
 
     def intervals(self, n):
         time.sleep(n * INTERVAL_MS / 1000)
@@ -219,14 +229,10 @@ def ib_host_link_down_and_up():
     with Rig("ib-hostlink") as r:
         sw, port, peer = "leaf1", 3, "h3"
         path = port_path(sw, port)
-        mark = r.tail.mark()
-        t0 = time.monotonic()
-        r.sim.unlink(sw, port)
-        t, d = r.tail.wait_for(is_msg(DS_DOWN, path), timeout=10, mark=mark, what=f"{DS_DOWN} {path}")
-        lat = t - t0
-        print(f"  link_down latency {lat * 1000:.0f} ms (interval {INTERVAL_MS} ms)", flush=True)
-        assert lat < LATENCY_MAX_S, f"link_down took {lat:.2f}s (> {LATENCY_MAX_S}s)"
-        check_redfish_event(d)
+        mark = r.tail.mark()  # for the counts at the end
+        print(f"  (poll interval {INTERVAL_MS} ms)", flush=True)
+        _, d = r.timed_event(lambda: r.sim.unlink(sw, port), is_msg(DS_DOWN, path),
+                             f"{DS_DOWN} {path}", limit=LATENCY_MAX_S)
         o = oem(d)
         assert o.get("Kind") == "link_down", brief(d)
         assert o.get("LinkClass") == "host", brief(d)
@@ -238,14 +244,8 @@ def ib_host_link_down_and_up():
         # Back: ReLink brings the physical link up with the port in Init, which
         # the agent reports as link_up (PortState 2) at once; the next SM sweep
         # (opensm -o) makes it Active, reported as a port_state change.
-        mark_up = r.tail.mark()
-        t0 = time.monotonic()
-        r.sim.relink(sw, port)
-        t, d = r.tail.wait_for(is_msg(DS_UP, path), timeout=10, mark=mark_up, what=f"{DS_UP} {path}")
-        lat = t - t0
-        print(f"  link_up latency {lat * 1000:.0f} ms", flush=True)
-        assert lat < LATENCY_MAX_S, f"link_up took {lat:.2f}s (> {LATENCY_MAX_S}s)"
-        check_redfish_event(d)
+        _, d = r.timed_event(lambda: r.sim.relink(sw, port), is_msg(DS_UP, path), f"{DS_UP} {path}",
+                             limit=LATENCY_MAX_S)
         o = oem(d)
         assert o.get("Kind") == "link_up" and o.get("LinkClass") == "host", brief(d)
         assert o.get("PeerName") == peer, f"peer should be {peer}: {json.dumps(o)}"
@@ -280,13 +280,9 @@ def ib_isl_link_down():
         # switch unreachable instead.
         sw, port, peer = "leaf1", 36, "spine2"
         path = port_path(sw, port)
-        mark = r.tail.mark()
-        t0 = time.monotonic()
-        r.sim.unlink(sw, port)
-        t, d = r.tail.wait_for(is_msg(ISL_DOWN, path), timeout=10, mark=mark, what=f"{ISL_DOWN} {path}")
-        print(f"  ISL link_down latency {(t - t0) * 1000:.0f} ms", flush=True)
-        assert t - t0 < LATENCY_MAX_S, f"ISL link_down took {t - t0:.2f}s"
-        check_redfish_event(d)
+        mark = r.tail.mark()  # for the counts at the end
+        _, d = r.timed_event(lambda: r.sim.unlink(sw, port), is_msg(ISL_DOWN, path),
+                             f"{ISL_DOWN} {path}", limit=LATENCY_MAX_S)
         o = oem(d)
         assert o.get("Kind") == "link_down" and o.get("LinkClass") == "isl", brief(d)
         assert o.get("PeerName") == peer, f"peer should be {peer}: {json.dumps(o)}"
@@ -307,13 +303,9 @@ def ib_isl_link_down():
 def ib_unreachable_switch_one_event():
     with Rig("ib-unreach") as r:
         bad = "leaf2"
-        mark = r.tail.mark()
-        t0 = time.monotonic()
-        r.sim.error(bad, 100)
-        t, d = r.tail.wait_for(is_msg(SW_FAILED, switch_path(bad)), timeout=15, mark=mark,
-                               what=f"{SW_FAILED} {bad}")
-        print(f"  switch_unreachable after {(t - t0) * 1000:.0f} ms", flush=True)
-        check_redfish_event(d)
+        mark = r.tail.mark()  # for the counts below
+        _, d = r.timed_event(lambda: r.sim.error(bad, 100), is_msg(SW_FAILED, switch_path(bad)),
+                             f"{SW_FAILED} {bad}", timeout=15)
         assert oem(d).get("Kind") == "switch_unreachable", brief(d)
         assert rec(d)["MessageSeverity"] == "Critical", brief(d)
 

@@ -16,7 +16,7 @@ import time
 
 import kafka
 from fbtest import (FABRICBUS, FABRICBUSD, Broker, check_redfish_event, publish_async,
-                    read_jsonl, run, tail_async, track)
+                    read_jsonl, run, tail_async, track, wait_for)
 
 DEFAULT_MAP = {"Fabric": "fabric.events", "NetworkDevice": "fabric.netdev",
                "ResourceEvent": "fabric.resource"}
@@ -46,14 +46,7 @@ def kafka_stats(b):
 
 
 def wait_kafka_stats(b, pred, timeout=120, what="kafka status"):
-    deadline = time.time() + timeout
-    ks = None
-    while time.time() < deadline:
-        ks = kafka_stats(b)
-        if pred(ks):
-            return ks
-        time.sleep(0.1)
-    raise AssertionError(f"{what}: not reached within {timeout}s; last /status kafka: {ks}")
+    return wait_for(lambda: kafka_stats(b), pred, timeout, f"{what} (/status kafka)", interval=0.1)
 
 
 def wait_publishers(pubs, timeout=900):

@@ -24,11 +24,10 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 import time
 import urllib.request
 
-from fbtest import Broker, Tail, check_redfish_event, oem, origin, rec, run, track
+from fbtest import Broker, Tail, check_redfish_event, main, oem, origin, rec, track
 import ibsim
 from chain import FABRIC, NODE_AGENT, FabricChain, inventory_complete
 DS_DOWN = "Fabric.1.0.DownstreamLinkDropped"
@@ -252,6 +251,4 @@ ALL = [node_inventory_names_switch_events, node_inventory_survives_broker_restar
        node_eth_link_down_up_events, node_eth_resync_after_restart]
 
 if __name__ == "__main__":
-    names = sys.argv[1:]
-    tests = [t for t in ALL if not names or t.__name__ in names]
-    run(*tests)
+    main(ALL)

@@ -17,14 +17,13 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
 
 import fbtest
 from chain import FabricChain
-from fbtest import BUILD, free_port, run
+from fbtest import BUILD, free_port, main, wait_for
 from slurm import SlurmCluster
 
 PLUGIN = os.path.join(BUILD, "adapters", "spank", "spank_fabricbus.so")
@@ -70,15 +69,8 @@ class Rig:
             return json.loads(r.read())
 
     def wait_map(self, pred, timeout, what):
-        deadline = time.monotonic() + timeout
-        m = None
-        while time.monotonic() < deadline:
-            m = self.fabric_map()
-            if pred(m):
-                return m
-            time.sleep(0.1)
-        raise AssertionError(f"/fabric/map: no {what} within {timeout}s; last: "
-                             f"{json.dumps(m.get('Nodes', {}) if m else None)[:2000]}")
+        return wait_for(self.fabric_map, pred, timeout, f"/fabric/map: no {what}", interval=0.1,
+                        show=lambda m: json.dumps(m.get("Nodes", {}) if m else None))
 
     def srun(self, *args, env=None, timeout=60):
         e = dict(self.cluster.env, **(env or {}))
@@ -412,8 +404,4 @@ ALL = [plugin_exports_only_spank_symbols, plugstack_typo_fails_naming_the_argume
        fail_on_down_refuses_job, rig_stops_clean]
 
 if __name__ == "__main__":
-    names = sys.argv[1:]
-    tests = [t for t in ALL if not names or t.__name__ in names]
-    if names and rig_stops_clean not in tests:
-        tests.append(rig_stops_clean)
-    run(*tests)
+    main(ALL, always=[rig_stops_clean])

@@ -20,6 +20,7 @@ import re
 import subprocess
 import time
 
+import fbtest
 import ibsim
 from fbtest import BUILD, Broker, assert_no_sanitizer_report
 from ibsim import IbSim, TOPOLOGIES
@@ -127,11 +128,7 @@ class FabricChain:
     # ---- logs and stop -----------------------------------------------------
 
     def read_log(self, name):
-        try:
-            with open(self._log(name), errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        return fbtest.read_text(self._log(name))
 
     def _stop_client(self, p, name, check):
         rc = ibsim._stop_proc(p, timeout=10)

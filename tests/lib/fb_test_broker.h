@@ -4,9 +4,12 @@
  * every child is killed by pid at exit, even when a test fails.
  *
  * The binaries are found under $FB_BUILD (the meson build root, set by
- * tests/meson.build). libc only: test_http links nothing but fb_http. */
+ * tests/meson.build). libc and proto/util only: test_http links nothing but
+ * fb_http and proto/util. */
 #ifndef FB_TEST_BROKER_H
 #define FB_TEST_BROKER_H
+
+#include "fb_time.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -55,13 +58,6 @@ static inline void fbt_track(pid_t pid, int add)
 			fbt_pids[i] = add ? pid : 0;
 			return;
 		}
-}
-
-static inline int64_t fbt_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static inline void fbt_path(char *out, size_t n, const char *rel)
@@ -147,7 +143,7 @@ static inline int fbt_broker_start(struct fbt_broker *b)
 	}
 	b->pid = pid;
 	fbt_track(pid, 1);
-	for (int64_t end = fbt_now_ms() + 30000; fbt_now_ms() < end; usleep(20000)) {
+	for (int64_t end = fb_time_ms() + 30000; fb_time_ms() < end; usleep(20000)) {
 		if (waitpid(pid, NULL, WNOHANG) == pid) {
 			fprintf(stderr, "  fabricbusd (%s) exited at start; see %s\n", bin, log);
 			fbt_track(pid, 0);
@@ -179,7 +175,7 @@ static inline int fbt_broker_stop(struct fbt_broker *b)
 	if (b->pid <= 0)
 		return 0;
 	kill(b->pid, SIGTERM);
-	for (int64_t end = fbt_now_ms() + 30000; fbt_now_ms() < end; usleep(10000))
+	for (int64_t end = fb_time_ms() + 30000; fb_time_ms() < end; usleep(10000))
 		if (waitpid(b->pid, &st, WNOHANG) == b->pid) {
 			fbt_track(b->pid, 0);
 			b->pid = 0;

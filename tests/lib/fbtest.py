@@ -21,7 +21,12 @@ SRC = os.environ.get("FB_SRC", os.path.join(os.path.dirname(__file__), "..", "..
 FABRICBUSD = os.path.join(BUILD, "broker", "fabricbusd")
 FABRICBUS = os.path.join(BUILD, "broker", "cli", "fabricbus")
 
+# The one process registry of the test helpers (ibsim, slurm, kafka and the
+# chain use it too): at interpreter exit, even after a failed assertion,
+# every tracked process is killed by pid, then every registered stop() runs,
+# newest first (an ibsim after the agents and opensm that were its clients).
 _procs = []
+_stops = []
 _workdirs = []
 
 
@@ -33,14 +38,48 @@ def _cleanup():
                 p.wait(timeout=10)
             except Exception:
                 pass
+    for stop in reversed(list(_stops)):
+        try:
+            stop()
+        except Exception:
+            pass
 
 
 atexit.register(_cleanup)
 
 
 def track(p):
+    """Kill p (anything with poll/kill/wait) at exit if it still runs."""
     _procs.append(p)
     return p
+
+
+def at_exit(stop):
+    """Call stop() at exit (it must be harmless when already stopped)."""
+    _stops.append(stop)
+    return stop
+
+
+def read_text(path):
+    """A log file's text ("" when it is not there yet), bad bytes replaced."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+def wait_for(get, pred, timeout, what, interval=0.05, show=repr):
+    """Call get() every interval until pred(value) holds, and return that
+    value; after timeout seconds, fail naming what and show(last value)."""
+    deadline = time.monotonic() + timeout
+    v = None
+    while time.monotonic() < deadline:
+        v = get()
+        if pred(v):
+            return v
+        time.sleep(interval)
+    raise AssertionError(f"{what}: not within {timeout}s; last: {show(v)[:4000]}")
 
 
 def free_port():
@@ -88,8 +127,11 @@ def stop_gracefully(proc, name, timeout=30):
 class Broker:
     """One fabricbusd with its own journal dir and ports."""
 
-    def __init__(self, workdir=None, agent_port=None, http_port=None, keep=False, **overrides):
-        """keep: the workdir is not removed after a passing run (the demo)."""
+    def __init__(self, workdir=None, agent_port=None, http_port=None, keep=False, wrapper=(),
+                 **overrides):
+        """keep: the workdir is not removed after a passing run (the demo).
+        wrapper: a command line to run fabricbusd under (e.g. prlimit)."""
+        self.wrapper = list(wrapper)
         self.workdir = workdir or tempfile.mkdtemp(prefix="fb-test-")
         if not keep:
             _workdirs.append(self.workdir)
@@ -114,7 +156,7 @@ class Broker:
         return f"127.0.0.1:{self.http_port}"
 
     def start(self):
-        args = [FABRICBUSD]
+        args = self.wrapper + [FABRICBUSD]
         for k, v in self.overrides.items():
             args += ["-o", f"{k}={v}"]
         log = open(self.log_path, "ab")
@@ -132,8 +174,7 @@ class Broker:
         self.proc.wait()
 
     def log(self):
-        with open(self.log_path, "r", errors="replace") as f:
-            return f.read()
+        return read_text(self.log_path)
 
     def status(self):
         out = subprocess.run([FABRICBUS, "status", "--json", "--http", self.http_addr],
@@ -144,14 +185,7 @@ class Broker:
 
     def wait_status(self, pred, timeout=10.0):
         """Poll /status (refreshed every 100 ms) until pred(status) holds."""
-        deadline = time.time() + timeout
-        st = None
-        while time.time() < deadline:
-            st = self.status()
-            if pred(st):
-                return st
-            time.sleep(0.05)
-        raise AssertionError(f"status never matched within {timeout}s; last: {json.dumps(st)[:2000]}")
+        return wait_for(self.status, pred, timeout, "status never matched", show=json.dumps)
 
     def ws_url(self, **params):
         q = "&".join(f"{k}={v}" for k, v in params.items())
@@ -312,6 +346,14 @@ class Tail:
         if self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(timeout=10)
+
+
+def main(tests, always=()):
+    """A test file's __main__: run the tests named on the command line (all
+    when none is), then the ones in always that were not run."""
+    names = sys.argv[1:]
+    chosen = [t for t in tests if not names or t.__name__ in names]
+    run(*chosen, *[t for t in always if t not in chosen])
 
 
 def run(*tests):

@@ -22,15 +22,17 @@ Facts this relies on (measured, see /work/shared/notes/ibsim.md):
   atexit handler. Every process is tracked by pid and killed in that order at
   interpreter exit too, even when a test failed.
 
-Run under /usr/bin/python3. No dependency on fbtest, but when fbtest is
-importable the workdir is registered with it so that a passing run removes it.
+Run under /usr/bin/python3. The workdir and the sim are registered with fbtest
+(its one process registry), so that a passing run removes the workdir and
+interpreter exit stops the sim.
 """
-import atexit
 import os
 import signal
 import subprocess
 import tempfile
 import time
+
+import fbtest
 
 IBSIM = "/usr/bin/ibsim"
 OPENSM = "/usr/sbin/opensm"
@@ -43,7 +45,7 @@ TOPOLOGIES = os.environ.get("FB_TOPOLOGIES", os.path.join(os.path.dirname(os.pat
 MAX_CLIENTS = 10
 CONSOLE_MAX = 128
 
-_sims = []  # every IbSim started in this process, for the atexit cleanup
+_sims = []  # every IbSim started in this process (their socket names differ)
 
 
 def available():
@@ -67,17 +69,6 @@ def _stop_proc(p, sig=signal.SIGTERM, timeout=5.0):
     return p.returncode
 
 
-def _cleanup_all():
-    for s in reversed(_sims):
-        try:
-            s.stop()
-        except Exception:
-            pass
-
-
-atexit.register(_cleanup_all)
-
-
 class IbSim:
     """One ibsim instance with its own socket name and working directory."""
 
@@ -85,11 +76,7 @@ class IbSim:
         self.topology = os.path.abspath(topology_path)
         if workdir is None:
             workdir = tempfile.mkdtemp(prefix="fb-ibsim-")
-            try:  # a passing fbtest.run() removes it, a failing one keeps it
-                import fbtest
-                fbtest._workdirs.append(workdir)
-            except ImportError:
-                pass
+            fbtest._workdirs.append(workdir)  # a passing fbtest.run() removes it
         self.workdir = workdir
         os.makedirs(self.workdir, exist_ok=True)
         # Unique across parallel test processes and across sims in one process.
@@ -118,6 +105,7 @@ class IbSim:
                                      stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir, env=env)
         out.close()
         _sims.append(self)
+        fbtest.at_exit(self.stop)
         needle = f"@{self.sockname}:ctl"
         deadline = t0 + timeout
         while True:
@@ -228,11 +216,7 @@ class IbSim:
     # ---- console ---------------------------------------------------------
 
     def output(self):
-        try:
-            with open(self.out_path, "r", errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        return fbtest.read_text(self.out_path)
 
     def console(self, cmd, timeout=5.0):
         """Send one console line and wait until ibsim has handled it (its

@@ -7,7 +7,6 @@ test process exits, pass or fail (fbtest.run() and atexit).
 
 Run under /usr/bin/python3: confluent_kafka is Debian's python3-confluent-kafka.
 """
-import atexit
 import hashlib
 import os
 import re
@@ -53,21 +52,6 @@ class _KafkaPid:
                 raise subprocess.TimeoutExpired(f"kafka pid {self.pid}", timeout)
             time.sleep(0.05)
         return 0
-
-
-_started = []
-
-
-def _cleanup():
-    for p in _started:
-        try:
-            p.kill()
-            p.wait(timeout=10)
-        except Exception:
-            pass
-
-
-atexit.register(_cleanup)
 
 
 def fetch():
@@ -131,7 +115,6 @@ class Kafka:
             raise RuntimeError(f"kafka.sh start failed ({r.returncode}):\n{r.stderr}")
         with open(os.path.join(self.workdir, "kafka.pid")) as f:
             self.proc = _KafkaPid(int(f.read().strip()))
-        _started.append(self.proc)
         fbtest.track(self.proc)
         self.start_seconds = time.time() - t0
         return self
@@ -152,8 +135,7 @@ class Kafka:
         return self.proc is not None and self.proc.poll() is None
 
     def log(self):
-        with open(self.log_path, "r", errors="replace") as f:
-            return f.read()
+        return fbtest.read_text(self.log_path)
 
     # --- admin -----------------------------------------------------------
 

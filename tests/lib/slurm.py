@@ -21,7 +21,6 @@ Facts this relies on (measured, see /work/shared/notes/slurm.md):
 Run under /usr/bin/python3. Every daemon is killed at interpreter exit even
 when a test failed; a passing run's temp dir is removed by fbtest.
 """
-import atexit
 import os
 import re
 import shutil
@@ -30,6 +29,8 @@ import socket
 import subprocess
 import tempfile
 import time
+
+import fbtest
 
 SLURMCTLD = "/usr/sbin/slurmctld"
 SLURMD = "/usr/sbin/slurmd"
@@ -45,16 +46,10 @@ def available():
     return ", ".join(missing) if missing else None
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _free_port_range(n):
     """n consecutive free ports (slurm.conf's Port=[a-b] needs a range)."""
     for _ in range(50):
-        base = _free_port()
+        base = fbtest.free_port()
         if base + n >= 65535:
             continue
         ok = True
@@ -118,17 +113,6 @@ def _kill_pid(pid, sig=signal.SIGTERM, timeout=10.0):
     return False
 
 
-def _cleanup_all():
-    for c in list(_clusters):
-        try:
-            c.stop()
-        except Exception:
-            pass
-
-
-atexit.register(_cleanup_all)
-
-
 def node_names(n, prefix="node"):
     return [f"{prefix}{i:03d}" for i in range(1, n + 1)]
 
@@ -142,17 +126,13 @@ class SlurmCluster:
         self.workdir = workdir or tempfile.mkdtemp(prefix="fb-slurm-")
         self.plugstack = plugstack  # lines of plugstack.conf, or None
         self.extra_conf = extra_conf
-        self.ctld_port = _free_port()
-        self.slurmd_port = _free_port()
+        self.ctld_port = fbtest.free_port()
+        self.slurmd_port = fbtest.free_port()
         self.node_port0 = _free_port_range(len(self.nodes))
         self.conf = os.path.join(self.workdir, "etc", "slurm.conf")
         self.pids = {}  # daemon -> pid, read as each starts: stop() needs no files
         self.env = dict(os.environ, SLURM_CONF=self.conf)
-        try:
-            import fbtest
-            fbtest._workdirs.append(self.workdir)
-        except (ImportError, AttributeError):
-            pass
+        fbtest._workdirs.append(self.workdir)
 
     # ---- paths ------------------------------------------------------------
 
@@ -160,11 +140,7 @@ class SlurmCluster:
         return os.path.join(self.workdir, *p)
 
     def log(self, name="slurmctld"):
-        try:
-            with open(self.path("log", f"{name}.log"), errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        return fbtest.read_text(self.path("log", f"{name}.log"))
 
     # ---- start ------------------------------------------------------------
 
@@ -247,6 +223,7 @@ class SlurmCluster:
         missing = available()
         assert missing is None, f"Slurm not installed ({missing}): run deploy/install-deps.sh"
         _clusters.append(self)
+        fbtest.at_exit(self.stop)
         self._write_conf()
         self._start_munge()
         self.start_ctld(clean=True)

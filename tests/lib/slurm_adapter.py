@@ -46,11 +46,7 @@ class SlurmAdapter:
         return self
 
     def log(self):
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        return fbtest.read_text(self.log_path)
 
     def wait_log(self, text, timeout=10.0):
         deadline = time.monotonic() + timeout

@@ -9,12 +9,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static char tmpdir[64];
 
 static const char *write_conf(const char *name, const char *text)
 {
 	static char path[128];
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	snprintf(path, sizeof(path), "%s/%s", fbt_dir(), name);
 	FILE *f = fopen(path, "w");
 	fputs(text, f);
 	fclose(f);
@@ -172,9 +171,6 @@ static void unit_parsers(void)
 
 int main(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fb-config-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return 1;
 	RUN(defaults_run_without_a_file);
 	RUN(file_values_are_applied);
 	RUN(unknown_key_names_the_line);
@@ -183,9 +179,5 @@ int main(void)
 	RUN(missing_file_is_an_error);
 	RUN(override_and_cross_checks);
 	RUN(unit_parsers);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", tmpdir);
 	return TEST_DONE();
 }

@@ -2,6 +2,7 @@
  * trips through fb_event_to_json, timestamps, and every reject path with a
  * message that names the field. */
 #include "fb_test.h"
+#include "fb_test_event.h"
 
 #include "fb_err.h"
 #include "fb_event_json.h"
@@ -39,46 +40,12 @@ static int refused(const char *text, const char *needle1, const char *needle2)
 	return 1;
 }
 
-static void full_event(struct fb_event *ev)
-{
-	memset(ev, 0, sizeof(*ev));
-	strcpy(ev->agent_id, "ib-agent-1");
-	ev->seq = 42;
-	ev->ts_ns = 1795341141123456789ull;
-	ev->kind = FB_KIND_FLAP;
-	ev->severity = FB_SEV_CRITICAL;
-	ev->link_class = FB_LINK_HOST;
-	ev->tech = FB_TECH_IB;
-	ev->port_state = 4;
-	ev->phys_state = 5;
-	strcpy(ev->subj.fabric, "ib0");
-	strcpy(ev->subj.switch_name, "MF0;leaf3");
-	ev->subj.switch_guid = 0xf452140300411a08ull; /* top bit set: not an int64 */
-	ev->subj.port = 17;
-	ev->subj.port_guid = 0x0002c90300a1b2c3ull;
-	ev->subj.lid = 65535;
-	strcpy(ev->subj.node, "node003");
-	strcpy(ev->subj.device, "mlx5_0");
-	strcpy(ev->subj.addr, "02:00:00:00:00:03");
-	ev->subj.ifindex = UINT32_MAX;
-	ev->subj.peer_guid = 1;
-	ev->subj.peer_port = 1;
-	strcpy(ev->subj.peer_name, "node003 HCA-1");
-	strcpy(ev->text, "caf\xc3\xa9 \"quoted\" \\ \x01");
-	fb_event_add_counter(ev, FB_CTR_FLAP_COUNT, 6);
-	fb_event_add_counter(ev, FB_CTR_FLAP_WINDOW_S, 300);
-	fb_event_add_counter(ev, FB_CTR_XMIT_DATA, UINT64_MAX); /* above INT64_MAX */
-	fb_event_add_counter(ev, 999, 5);                        /* an id with no name */
-	fb_event_add_counter(ev, FB_CTR_CAUSE_EVENT_ID, 4242);
-	strcpy(ev->jobs, "123,124");
-}
-
 /* ---- round trips ---------------------------------------------------------- */
 
 static void round_trip_keeps_every_field(void)
 {
 	struct fb_event a, b;
-	full_event(&a);
+	fbt_event_full(&a);
 	json_t *j = fb_event_to_json(&a);
 	CHECK(j);
 	char *text = json_dumps(j, JSON_COMPACT);
@@ -94,7 +61,7 @@ static void round_trip_keeps_every_field(void)
 static void to_json_uses_documented_forms(void)
 {
 	struct fb_event a;
-	full_event(&a);
+	fbt_event_full(&a);
 	json_t *j = fb_event_to_json(&a);
 	CHECK(j);
 	json_t *c = json_object_get(j, "counters");
@@ -137,13 +104,13 @@ static void bad_jobs_are_refused(void)
 {
 	static const struct { const char *json, *why; } cases[] = {
 		{ "{\"kind\":\"test\",\"jobs\":\"123,124\"}", "jobs: must be an array" },
-		{ "{\"kind\":\"test\",\"jobs\":[123]}", "jobs: item 0 must be" },
-		{ "{\"kind\":\"test\",\"jobs\":[\"1\",\"\"]}", "jobs: item 1 must be" },
-		{ "{\"kind\":\"test\",\"jobs\":[\"1,2\"]}", "jobs: item 0 must be" },
-		{ "{\"kind\":\"test\",\"jobs\":[\"-1\"]}", "jobs: item 0 must be" },
-		{ "{\"kind\":\"test\",\"jobs\":[\" 1\"]}", "jobs: item 0 must be" },
-		{ "{\"kind\":\"test\",\"jobs\":[\"1\\u00002\"]}", "jobs: item 0 must be" },
-		{ "{\"kind\":\"test\",\"jobs\":[null]}", "jobs: item 0 must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[123]}", "jobs[0]: must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\"1\",\"\"]}", "jobs[1]: must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\"1,2\"]}", "jobs[0]: must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\"-1\"]}", "jobs[0]: must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\" 1\"]}", "jobs[0]: must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[\"1\\u00002\"]}", "jobs[0]: must be" },
+		{ "{\"kind\":\"test\",\"jobs\":[null]}", "jobs[0]: must be" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		CHECK(refused(cases[i].json, cases[i].why, NULL));
@@ -325,8 +292,8 @@ static void wrong_types_are_refused_by_name(void)
 		{ "{\"kind\":\"test\",\"counters\":{\"counter_1\":1}}", "counters: unknown counter 'counter_1'" },
 		{ "{\"kind\":\"test\",\"counters\":{\"counter_0\":1}}", "counters: unknown counter" },
 		{ "{\"kind\":\"test\",\"counters\":{\"counter_65536\":1}}", "counters: unknown counter" },
-		{ "{\"kind\":\"test\",\"counters\":{\"symbol_error\":-1}}", "counters: 'symbol_error' must be" },
-		{ "{\"kind\":\"test\",\"counters\":{\"symbol_error\":\"x\"}}", "counters: 'symbol_error' must be" },
+		{ "{\"kind\":\"test\",\"counters\":{\"symbol_error\":-1}}", "counters.symbol_error: must be" },
+		{ "{\"kind\":\"test\",\"counters\":{\"symbol_error\":\"x\"}}", "counters.symbol_error: must be" },
 		{ "{\"kind\":\"test\",\"counters\":{\"symbol_error\":1,\"SYMBOL_ERROR\":2}}", "given twice" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

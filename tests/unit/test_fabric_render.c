@@ -114,14 +114,9 @@ static void map_json_joins_node_ports_to_their_switch_ports(void)
 	fb_inventory_free(inv);
 }
 
-static void map_lists_the_hosts_behind_each_switch(void)
+/* A second port of node002's CA, cabled by port GUID to leaf2[7]. */
+static void learn_second_port(struct fb_inventory *inv, struct fb_fabric_map *m)
 {
-	struct fb_inventory *inv = fb_inventory_new();
-	struct fb_fabric_map *m = fb_fabric_map_new(NULL, inv, "IB");
-	CHECK(inv && m);
-	learn_rig(inv, m);
-	/* A second port of node002's CA on leaf2, cabled by port GUID, and an
-	 * unknown host (no node agent) on leaf2[1]. */
 	struct fb_event ev = inventory_event(2);
 	ev.subj.port = 2;
 	ev.subj.port_guid = PORT_GUID(2) + 0x100;
@@ -131,7 +126,18 @@ static void map_lists_the_hosts_behind_each_switch(void)
 	ev.subj.peer_guid = PORT_GUID(2) + 0x100;
 	ev.subj.peer_port = 2;
 	fb_fabric_map_learn(m, &ev);
-	ev = host_event(FB_KIND_TOPOLOGY, LEAF2, "leaf2", 1, 99, 4, 5);
+}
+
+static void map_lists_the_hosts_behind_each_switch(void)
+{
+	struct fb_inventory *inv = fb_inventory_new();
+	struct fb_fabric_map *m = fb_fabric_map_new(NULL, inv, "IB");
+	CHECK(inv && m);
+	learn_rig(inv, m);
+	/* node002's second port on leaf2, and an unknown host (no node agent)
+	 * on leaf2[1]. */
+	learn_second_port(inv, m);
+	struct fb_event ev = host_event(FB_KIND_TOPOLOGY, LEAF2, "leaf2", 1, 99, 4, 5);
 	strcpy(ev.agent_id, "ib-a");
 	fb_fabric_map_learn(m, &ev);
 	json_t *j = render(m, 1);
@@ -330,15 +336,7 @@ static json_t *select_json(struct fb_fabric_snap *snap, const char *expr, char *
 static void filter_rig(struct fb_inventory *inv, struct fb_fabric_map *m)
 {
 	learn_rig(inv, m);
-	struct fb_event ev = inventory_event(2);
-	ev.subj.port = 2;
-	ev.subj.port_guid = PORT_GUID(2) + 0x100;
-	fb_inventory_learn(inv, &ev);
-	fb_fabric_map_learn(m, &ev);
-	ev = host_event(FB_KIND_TOPOLOGY, LEAF2, "leaf2", 7, 2, 4, 5);
-	ev.subj.peer_guid = PORT_GUID(2) + 0x100;
-	ev.subj.peer_port = 2;
-	fb_fabric_map_learn(m, &ev);
+	learn_second_port(inv, m);
 	const char *nodes[] = { "node010" };
 	struct fb_job_op op = { .kind = FB_JOB_OP_REGISTER };
 	op.reg = reg_of("42", "alice", nodes, 1);

@@ -2,9 +2,9 @@
  * close-delimited and hostile input, and real requests against a real
  * fabricbusd and against small in-test servers that misbehave on purpose.
  *
- * Built from fb_http_standalone_sources alone (tests/meson.build): if this
- * links, fb_http needs nothing but libc and proto/fb_buf.c, as the SPANK
- * plugin requires. */
+ * Built from fb_http.c, fb_http_parse.c and proto/util alone
+ * (tests/meson.build): if this links, fb_http needs nothing but libc and
+ * proto/util, as the SPANK plugin requires. */
 #include "fb_err.h"
 #include "fb_http.h"
 #include "fb_test.h"
@@ -406,10 +406,10 @@ static void http_silent_server_times_out_within_timeout(void)
 	struct fb_http_resp r;
 	char err[256], peer[64];
 	CHECK(fake_start(&f, NULL, 1) == 0); /* listens, never accepts: connect still succeeds */
-	int64_t t0 = fbt_now_ms();
+	int64_t t0 = fb_time_ms();
 	int rc = fb_http_request("127.0.0.1", f.port, "GET", "/status", NULL, NULL, 0, 300, MAX_BODY,
 				 &r, err, sizeof(err));
-	int64_t dt = fbt_now_ms() - t0;
+	int64_t dt = fb_time_ms() - t0;
 	fake_stop(&f);
 	CHECK_EQ(rc, -ETIMEDOUT);
 	CHECK(dt >= 290 && dt < 3000);

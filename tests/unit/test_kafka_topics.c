@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static char tmpdir[64];
 
 static int map_fails(const char *s, const char *needle)
 {
@@ -157,25 +156,25 @@ static void cursor_file_round_trips(void)
 {
 	uint64_t c = 99;
 	const char *why;
-	CHECK_EQ(fb_kafka_cursor_read(tmpdir, 0x1234, &c, &why), -ENOENT);
-	CHECK_EQ(fb_kafka_cursor_write(tmpdir, 0x1234, 0), 0);
-	CHECK_EQ(fb_kafka_cursor_read(tmpdir, 0x1234, &c, &why), 0);
+	CHECK_EQ(fb_kafka_cursor_read(fbt_dir(), 0x1234, &c, &why), -ENOENT);
+	CHECK_EQ(fb_kafka_cursor_write(fbt_dir(), 0x1234, 0), 0);
+	CHECK_EQ(fb_kafka_cursor_read(fbt_dir(), 0x1234, &c, &why), 0);
 	CHECK_EQ(c, 0);
-	CHECK_EQ(fb_kafka_cursor_write(tmpdir, 0x1234, UINT64_MAX), 0);
-	CHECK_EQ(fb_kafka_cursor_read(tmpdir, 0x1234, &c, &why), 0);
+	CHECK_EQ(fb_kafka_cursor_write(fbt_dir(), 0x1234, UINT64_MAX), 0);
+	CHECK_EQ(fb_kafka_cursor_read(fbt_dir(), 0x1234, &c, &why), 0);
 	CHECK(c == UINT64_MAX);
-	CHECK_EQ(fb_kafka_cursor_write(tmpdir, 0xfeedfacecafebeefull, 123456789), 0);
-	CHECK_EQ(fb_kafka_cursor_read(tmpdir, 0xfeedfacecafebeefull, &c, &why), 0);
+	CHECK_EQ(fb_kafka_cursor_write(fbt_dir(), 0xfeedfacecafebeefull, 123456789), 0);
+	CHECK_EQ(fb_kafka_cursor_read(fbt_dir(), 0xfeedfacecafebeefull, &c, &why), 0);
 	CHECK_EQ(c, 123456789);
 	char tmp[128];
-	snprintf(tmp, sizeof(tmp), "%s/kafka.cursor.tmp", tmpdir);
+	snprintf(tmp, sizeof(tmp), "%s/kafka.cursor.tmp", fbt_dir());
 	CHECK(access(tmp, F_OK) != 0); /* renamed, not left behind */
 }
 
 static void write_raw(const char *text)
 {
 	char path[128];
-	snprintf(path, sizeof(path), "%s/kafka.cursor", tmpdir);
+	snprintf(path, sizeof(path), "%s/kafka.cursor", fbt_dir());
 	FILE *f = fopen(path, "w");
 	fputs(text, f);
 	fclose(f);
@@ -185,11 +184,11 @@ static void cursor_file_refuses_corruption_and_other_epochs(void)
 {
 	uint64_t c = 7;
 	const char *why = NULL;
-	CHECK_EQ(fb_kafka_cursor_write(tmpdir, 0xabc, 4242), 0);
-	CHECK_EQ(fb_kafka_cursor_read(tmpdir, 0xabd, &c, &why), FB_ECORRUPT);
+	CHECK_EQ(fb_kafka_cursor_write(fbt_dir(), 0xabc, 4242), 0);
+	CHECK_EQ(fb_kafka_cursor_read(fbt_dir(), 0xabd, &c, &why), FB_ECORRUPT);
 	CHECK(why && strstr(why, "epoch"));
 	char path[128], line[160];
-	snprintf(path, sizeof(path), "%s/kafka.cursor", tmpdir);
+	snprintf(path, sizeof(path), "%s/kafka.cursor", fbt_dir());
 	FILE *f = fopen(path, "r");
 	CHECK(f && fgets(line, sizeof(line), f));
 	fclose(f);
@@ -197,21 +196,21 @@ static void cursor_file_refuses_corruption_and_other_epochs(void)
 	CHECK(digit);
 	digit[1] = '5'; /* 5242: a flipped digit fails the checksum */
 	write_raw(line);
-	CHECK_EQ(fb_kafka_cursor_read(tmpdir, 0xabc, &c, &why), FB_ECORRUPT);
+	CHECK_EQ(fb_kafka_cursor_read(fbt_dir(), 0xabc, &c, &why), FB_ECORRUPT);
 	CHECK(strstr(why, "checksum"));
 	write_raw("");
-	CHECK_EQ(fb_kafka_cursor_read(tmpdir, 0xabc, &c, &why), FB_ECORRUPT);
+	CHECK_EQ(fb_kafka_cursor_read(fbt_dir(), 0xabc, &c, &why), FB_ECORRUPT);
 	write_raw("fabricbus-kafka-cursor 1 0000000000000abc 42");
-	CHECK_EQ(fb_kafka_cursor_read(tmpdir, 0xabc, &c, &why), FB_ECORRUPT);
+	CHECK_EQ(fb_kafka_cursor_read(fbt_dir(), 0xabc, &c, &why), FB_ECORRUPT);
 	write_raw("garbage\n");
-	CHECK_EQ(fb_kafka_cursor_read(tmpdir, 0xabc, &c, &why), FB_ECORRUPT);
+	CHECK_EQ(fb_kafka_cursor_read(fbt_dir(), 0xabc, &c, &why), FB_ECORRUPT);
 	CHECK_EQ(c, 7); /* untouched on failure */
 }
 
 static const char *write_conf(const char *text)
 {
 	static char path[128];
-	snprintf(path, sizeof(path), "%s/k.conf", tmpdir);
+	snprintf(path, sizeof(path), "%s/k.conf", fbt_dir());
 	FILE *f = fopen(path, "w");
 	fputs(text, f);
 	fclose(f);
@@ -284,9 +283,6 @@ static void config_kafka_errors_name_file_line_and_key(void)
 
 int main(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fbkafka.XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return 1;
 	RUN(default_map_routes_each_registry);
 	RUN(first_matching_route_wins);
 	RUN(map_requires_a_catch_all_last);
@@ -299,9 +295,5 @@ int main(void)
 	RUN(cursor_file_refuses_corruption_and_other_epochs);
 	RUN(config_kafka_keys_apply);
 	RUN(config_kafka_errors_name_file_line_and_key);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
 	return TEST_DONE();
 }

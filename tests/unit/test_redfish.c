@@ -3,8 +3,8 @@
  * checked against the DMTF registries field by field.
  *
  * Registries are read from $FB_REDFISH_DIR/registries (default
- * $FB_SRC/broker/redfish, a copy of the DMTF data) and the OEM one from
- * $FB_SRC/broker/redfish/registries; FB_SRC defaults to the source root derived from
+ * $FB_SRC/proto/redfish, a copy of the DMTF data) and the OEM one from
+ * $FB_SRC/proto/redfish/registries; FB_SRC defaults to the source root derived from
  * __FILE__ (meson runs tests from the build directory).
  *
  * `test_redfish --dump` prints one rendered event per line instead of
@@ -42,7 +42,7 @@ static void find_dirs(void)
 	if (r && *r)
 		snprintf(redfish_dir, sizeof(redfish_dir), "%s", r);
 	else
-		snprintf(redfish_dir, sizeof(redfish_dir), "%s/broker/redfish", src_dir);
+		snprintf(redfish_dir, sizeof(redfish_dir), "%s/proto/redfish", src_dir);
 }
 
 static void base_event(struct fb_event *ev)
@@ -94,7 +94,7 @@ static json_t *registry(const char *prefix)
 		{ "Fabric", "R/registries/Fabric.1.0.3.json" },
 		{ "NetworkDevice", "R/registries/NetworkDevice.1.1.1.json" },
 		{ "ResourceEvent", "R/registries/ResourceEvent.1.4.3.json" },
-		{ "Fabricbus", "S/broker/redfish/registries/Fabricbus.1.0.0.json" },
+		{ "Fabricbus", "S/proto/redfish/registries/Fabricbus.1.0.0.json" },
 	};
 	static json_t *loaded[4];
 	for (int i = 0; i < 4; i++) {

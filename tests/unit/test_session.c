@@ -6,6 +6,7 @@
 #include "fb_log.h"
 #include "fb_session.h"
 #include "fb_test.h"
+#include "fb_time.h"
 #include "fb_wire.h"
 
 #include <arpa/inet.h>
@@ -211,18 +212,11 @@ static void world_free(struct world *w)
 	event_base_free(w->base);
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Run the loop until cond holds or ms pass; returns cond. */
 #define RUN_UNTIL(w, cond, ms)                                                  \
 	({                                                                      \
-		double dl_ = now_ms() + (ms);                                   \
-		while (!(cond) && now_ms() < dl_)                               \
+		int64_t dl_ = fb_time_ms() + (int64_t)(ms);                     \
+		while (!(cond) && fb_time_ms() < dl_)                           \
 			event_base_loop((w)->base, EVLOOP_ONCE);                \
 		(cond);                                                         \
 	})

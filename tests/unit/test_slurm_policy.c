@@ -22,7 +22,6 @@
 #define LEAF1 0x0008f10400411a08ull
 #define S 1000ull /* ms */
 
-static char tmpdir[64];
 
 static const struct fbs_classify_cfg ccfg = {
 	.drain_on = FBS_DRAIN_ON_DEFAULT | FBS_C_BIT(FBS_C_CONGESTION),
@@ -129,6 +128,17 @@ static void hold_down_is_cancelled_by_a_quick_clear(void)
 	fbs_policy_free(p);
 }
 
+/* node003's link down (EventId 1) at 0 s, drained at 2 s: where the
+ * undrain tests start. */
+static void drain_node003(struct fbs_policy *p)
+{
+	struct fbs_decision d;
+	feed(p, FB_KIND_LINK_DOWN, 3, "node003", 1, 0);
+	decide(p, 2 * S, &d);
+	settle(p, &d, 2 * S);
+	fbs_decision_free(&d);
+}
+
 static void hold_down_zero_drains_at_once(void)
 {
 	struct fbs_classify_cfg c = ccfg;
@@ -148,10 +158,7 @@ static void undrain_after_stable_window(void)
 {
 	struct fbs_policy *p = policy(60 * S, 0, 0);
 	struct fbs_decision d;
-	feed(p, FB_KIND_LINK_DOWN, 3, "node003", 1, 0);
-	decide(p, 2 * S, &d);
-	settle(p, &d, 2 * S);
-	fbs_decision_free(&d);
+	drain_node003(p);
 	CHECK_EQ(hold(p, "node003"), FBS_H_DRAINED);
 	CHECK_EQ(feed(p, FB_KIND_LINK_UP, 3, "node003", 2, 10 * S), 1);
 	CHECK_EQ(decide(p, 69 * S, &d), 0);
@@ -171,10 +178,7 @@ static void stability_window_resets_on_a_new_condition(void)
 {
 	struct fbs_policy *p = policy(60 * S, 0, 0);
 	struct fbs_decision d;
-	feed(p, FB_KIND_LINK_DOWN, 3, "node003", 1, 0);
-	decide(p, 2 * S, &d);
-	settle(p, &d, 2 * S);
-	fbs_decision_free(&d);
+	drain_node003(p);
 	feed(p, FB_KIND_LINK_UP, 3, "node003", 2, 10 * S);     /* window starts at 10 s */
 	CHECK_EQ(feed(p, FB_KIND_COUNTER_THRESHOLD, 3, "node003", 3, 40 * S), 1);
 	CHECK_EQ(feed(p, FB_KIND_COUNTER_CLEARED, 3, "node003", 4, 50 * S), 1); /* again at 50 s */
@@ -361,7 +365,7 @@ static void switch_condition_covers_every_host(void)
 static void routing_prefers_the_event_node_then_mapfile_then_the_map(void)
 {
 	char path[128], err[256];
-	snprintf(path, sizeof(path), "%s/map", tmpdir);
+	snprintf(path, sizeof(path), "%s/map", fbt_dir());
 	FILE *f = fopen(path, "w");
 	fputs("# port GUIDs and MACs\n0x0002c903000000aa node010\n"
 	      "AA-BB-CC-DD-EE-FF node011   # a MAC\n", f);
@@ -589,7 +593,7 @@ static void state_file_round_trip(void)
 	struct fbs_policy *p = busy_policy(&st), *p2 = policy(60 * S, 0, 0);
 	char path[128], err[512], *a = NULL, *b = NULL;
 	int exists;
-	snprintf(path, sizeof(path), "%s/state.json", tmpdir);
+	snprintf(path, sizeof(path), "%s/state.json", fbt_dir());
 	CHECK_EQ(fbs_state_save(path, &st, p, err, sizeof(err)), 0);
 	fbs_state_init(&st2);
 	CHECK_EQ(fbs_state_load(path, &st2, p2, &exists, err, sizeof(err)), 0);
@@ -614,7 +618,7 @@ static void state_file_round_trip(void)
 	fbs_policy_free(p);
 	fbs_policy_free(p2);
 	/* no file at all: a first start */
-	snprintf(path, sizeof(path), "%s/none.json", tmpdir);
+	snprintf(path, sizeof(path), "%s/none.json", fbt_dir());
 	p2 = policy(60 * S, 0, 0);
 	fbs_state_init(&st2);
 	CHECK_EQ(fbs_state_load(path, &st2, p2, &exists, err, sizeof(err)), 0);
@@ -643,7 +647,7 @@ static void kafka_offsets_round_trip_and_are_absent_without_kafka(void)
 	k = fbs_state_koff(&st, "fabric.netdev", 0, 1);
 	k->offset = 7;
 	CHECK(fbs_state_koff(&st, "fabric.events", 2, 1) == &st.koffs[0]);
-	snprintf(path, sizeof(path), "%s/kstate.json", tmpdir);
+	snprintf(path, sizeof(path), "%s/kstate.json", fbt_dir());
 	CHECK_EQ(fbs_state_save(path, &st, p, err, sizeof(err)), 0);
 	fbs_state_init(&st2);
 	CHECK_EQ(fbs_state_load(path, &st2, p2, &exists, err, sizeof(err)), 0);
@@ -677,7 +681,7 @@ static void kafka_offsets_round_trip_and_are_absent_without_kafka(void)
 static int load_fails(const char *text, size_t len, const char *needle)
 {
 	char path[128], err[512];
-	snprintf(path, sizeof(path), "%s/bad.json", tmpdir);
+	snprintf(path, sizeof(path), "%s/bad.json", fbt_dir());
 	FILE *f = fopen(path, "w");
 	fwrite(text, 1, len, f);
 	fclose(f);
@@ -729,7 +733,7 @@ static void adapter_refuses_to_start_on_a_torn_state_file(void)
 		return;
 	}
 	char path[128], cmd[1024], out[2048];
-	snprintf(path, sizeof(path), "%s/torn.json", tmpdir);
+	snprintf(path, sizeof(path), "%s/torn.json", fbt_dir());
 	FILE *f = fopen(path, "w");
 	fputs("{\"Version\":1,\"LastEventId\":12,\"Nodes\":[{\"Na", f);
 	fclose(f);
@@ -767,7 +771,7 @@ static void config_defaults_and_errors_name_the_line(void)
 	CHECK_EQ(c.max_drain_percent, 10);
 	CHECK_STR(c.reason_prefix, "fabric:");
 	CHECK_STR(c.state_file, "/var/lib/fabricbus/slurm-adapter.json");
-	snprintf(path, sizeof(path), "%s/slurm.conf", tmpdir);
+	snprintf(path, sizeof(path), "%s/slurm.conf", fbt_dir());
 	FILE *f = fopen(path, "w");
 	fputs("# adapter\nHoldDown = 500ms\nstablefor=1m  # comment\nDrainOn=link_down, congestion\n"
 	      "DryRun=yes\nMaxDrainNodes=0\n", f);
@@ -838,7 +842,7 @@ static void kafka_source_keys_are_checked(void)
 	CHECK(fbs_config_set(&c, "kafka.enable.auto.commit=true", err, sizeof(err)) == FB_ECONFIG);
 	CHECK(fbs_config_set(&c, "kafka.group.id=x", err, sizeof(err)) == FB_ECONFIG);
 	CHECK(strstr(err, "KafkaGroup") != NULL);
-	snprintf(path, sizeof(path), "%s/kafka.conf", tmpdir);
+	snprintf(path, sizeof(path), "%s/kafka.conf", fbt_dir());
 	FILE *f = fopen(path, "w");
 	fputs("Source=kafka\nKafkaBrokers=k1:9092\nkafka.fetch.wait.max.ms=100\n"
 	      "kafka.fetch.wait.max.ms=200\n", f);
@@ -891,9 +895,6 @@ static void published_texts_are_exact(void)
 int main(void)
 {
 	fb_log_init("test_slurm_policy", 0, FB_LOG_ERR);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fbs-test-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return 1;
 	RUN(hold_down_is_respected);
 	RUN(hold_down_is_cancelled_by_a_quick_clear);
 	RUN(hold_down_zero_drains_at_once);
@@ -918,9 +919,5 @@ int main(void)
 	RUN(config_defaults_and_errors_name_the_line);
 	RUN(kafka_source_keys_are_checked);
 	RUN(published_texts_are_exact);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
 	return TEST_DONE();
 }

@@ -108,8 +108,8 @@ static int run_until(struct sink *s, int (*pred)(const struct sink *, size_t), s
 		     int timeout_ms)
 {
 	const struct timeval tick = { 0, 10000 };
-	for (int64_t end = fbt_now_ms() + timeout_ms; !pred(s, arg);) {
-		if (fbt_now_ms() >= end)
+	for (int64_t end = fb_time_ms() + timeout_ms; !pred(s, arg);) {
+		if (fb_time_ms() >= end)
 			return 0;
 		event_base_loopexit(s->base, &tick);
 		event_base_dispatch(s->base);
@@ -146,7 +146,7 @@ static int ids_exactly(const struct sink *s, uint64_t first, uint64_t last)
 static int wait_paused(struct sink *s, int timeout_ms)
 {
 	struct fb_wsc_stats st;
-	for (int64_t end = fbt_now_ms() + timeout_ms; fbt_now_ms() < end; usleep(10000)) {
+	for (int64_t end = fb_time_ms() + timeout_ms; fb_time_ms() < end; usleep(10000)) {
 		fb_wsc_get_stats(s->c, &st);
 		if (st.rx_pauses)
 			return 1;
@@ -193,19 +193,28 @@ static int broker_down(struct fbt_broker *b)
 
 /* ---- tests -------------------------------------------------------------- */
 
+/* Start the client with o, as s's, and wait until it is connected. */
+static int start_connected(struct sink *s, const struct fb_wsc_opts *o)
+{
+	char err[256];
+	s->c = fb_wsc_start(o, err, sizeof(err));
+	if (!s->c) {
+		fprintf(stderr, "  fb_wsc_start: %s\n", err);
+		return 0;
+	}
+	return run_until(s, connected, 1, 10000);
+}
+
 static void wsc_delivers_all_events_in_order_on_the_loop_thread(void)
 {
 	struct fbt_broker b;
 	struct sink s;
 	struct fb_wsc_stats st;
-	char err[256];
 	sink_init(&s);
 	CHECK(broker_up(&b, NULL));
 	CHECK_EQ(fbt_publish(&b, "wsc-order", 1000), 0); /* before: replayed from the journal */
 	struct fb_wsc_opts o = opts_for(&s, &b);
-	s.c = fb_wsc_start(&o, err, sizeof(err));
-	CHECK(s.c);
-	CHECK(run_until(&s, connected, 1, 10000));
+	CHECK(start_connected(&s, &o));
 	CHECK_EQ(fbt_publish(&b, "wsc-order", 1000), 0); /* after: live */
 	CHECK(run_until(&s, got, 2000, 30000));
 	settle(&s, 300);
@@ -230,15 +239,12 @@ static void wsc_from_now_gets_only_events_published_after_start(void)
 {
 	struct fbt_broker b;
 	struct sink s;
-	char err[256];
 	sink_init(&s);
 	CHECK(broker_up(&b, NULL));
 	CHECK_EQ(fbt_publish(&b, "wsc-now", 300), 0);
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	o.from_now = 1;
-	s.c = fb_wsc_start(&o, err, sizeof(err));
-	CHECK(s.c);
-	CHECK(run_until(&s, connected, 1, 10000));
+	CHECK(start_connected(&s, &o));
 	CHECK(strstr(s.why, "since=300")); /* the head, read from /status */
 	CHECK_EQ(fbt_publish(&b, "wsc-now", 200), 0);
 	CHECK(run_until(&s, got, 200, 30000));
@@ -275,13 +281,10 @@ static void wsc_resumes_exactly_after_broker_sigkill_and_restart(void)
 	struct fbt_broker b;
 	struct sink s;
 	struct fb_wsc_stats st;
-	char err[256];
 	sink_init(&s);
 	CHECK(broker_up(&b, NULL));
 	struct fb_wsc_opts o = opts_for(&s, &b);
-	s.c = fb_wsc_start(&o, err, sizeof(err));
-	CHECK(s.c);
-	CHECK(run_until(&s, connected, 1, 10000));
+	CHECK(start_connected(&s, &o));
 	/* acked means journaled; kill -9 while the stream may still be flowing */
 	CHECK_EQ(fbt_publish(&b, "wsc-crash", 3000), 0);
 	fbt_broker_kill9(&b);
@@ -308,14 +311,11 @@ static void wsc_slow_consumer_is_flow_controlled_and_loses_nothing(void)
 	struct fbt_broker b;
 	struct sink s;
 	struct fb_wsc_stats st;
-	char err[256];
 	sink_init(&s);
 	CHECK(broker_up(&b, extra));
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	o.max_queued = 64;
-	s.c = fb_wsc_start(&o, err, sizeof(err));
-	CHECK(s.c);
-	CHECK(run_until(&s, connected, 1, 10000));
+	CHECK(start_connected(&s, &o));
 	/* the owner's loop does not run while this publishes: the queue fills
 	 * and the lws thread stops reading; lws stops at the message that
 	 * reached the limit, so the queue never grows past it */
@@ -346,14 +346,11 @@ static void wsc_missed_notice_is_delivered_then_resume_loses_nothing(void)
 	struct fbt_broker b;
 	struct sink s;
 	struct fb_wsc_stats st;
-	char err[256];
 	sink_init(&s);
 	CHECK(broker_up(&b, extra));
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	o.max_queued = 64;
-	s.c = fb_wsc_start(&o, err, sizeof(err));
-	CHECK(s.c);
-	CHECK(run_until(&s, connected, 1, 10000));
+	CHECK(start_connected(&s, &o));
 	/* The owner's loop does not run, so we stop reading at 64 and the
 	 * broker's socket to us fills (a burst can outrun us even before
 	 * that). The broker checks a live subscriber's lag as new events
@@ -383,14 +380,11 @@ static void wsc_query_filters_at_the_broker_across_reconnects(void)
 {
 	struct fbt_broker b;
 	struct sink s;
-	char err[256];
 	sink_init(&s);
 	CHECK(broker_up(&b, NULL));
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	o.query = "severity=Critical";
-	s.c = fb_wsc_start(&o, err, sizeof(err));
-	CHECK(s.c);
-	CHECK(run_until(&s, connected, 1, 10000));
+	CHECK(start_connected(&s, &o));
 	CHECK_EQ(fbt_publish_tmpl(&b, "wsc-q", 30, "{\"kind\":\"test\",\"switch\":\"sw1\",\"severity\":\"OK\"}"), 0);
 	CHECK_EQ(fbt_publish_tmpl(&b, "wsc-q", 20, "{\"kind\":\"test\",\"switch\":\"sw1\",\"severity\":\"Critical\"}"), 0);
 	CHECK(run_until(&s, got, 20, 30000));
@@ -600,7 +594,7 @@ static void drain_until_closed(int fd, int ms)
 {
 	char buf[4096];
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	for (int64_t end = fbt_now_ms() + ms; fbt_now_ms() < end;)
+	for (int64_t end = fb_time_ms() + ms; fb_time_ms() < end;)
 		if (poll(&p, 1, 50) == 1 && recv(fd, buf, sizeof(buf), 0) <= 0)
 			break;
 	close(fd);

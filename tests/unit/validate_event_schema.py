@@ -10,7 +10,7 @@ validates every line against Event.v1_13_0. --registry validates a
 MessageRegistry document against MessageRegistry.v1_7_0. Every
 http://redfish.dmtf.org/schemas/v1/X.json reference is resolved from
 --schemas (default: $FB_REDFISH_DIR/json-schema, else
-<source root>/broker/redfish/json-schema), never from the network.
+<source root>/proto/redfish/json-schema), never from the network.
 EventTimestamp is checked as RFC 3339 here because jsonschema's date-time
 format checker needs an optional package.
 
@@ -87,7 +87,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     src = os.path.dirname(os.path.dirname(here))
     default_schemas = os.path.join(
-        os.environ.get("FB_REDFISH_DIR") or os.path.join(src, "broker", "redfish"), "json-schema")
+        os.environ.get("FB_REDFISH_DIR") or os.path.join(src, "proto", "redfish"), "json-schema")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("exe", nargs="?", help="test_redfish executable to run with --dump")
     ap.add_argument("--events", help="a file of Event documents, one per line")

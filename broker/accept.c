@@ -1,0 +1,118 @@
+/* accept.c - who may hold a descriptor: the budget split between the two
+ * listeners, and the HTTP/WebSocket listener that hands sockets to lws.
+ *
+ * fabricbusd raises its soft RLIMIT_NOFILE towards what its settings ask for
+ * (MaxAgents + MaxHttpConnections + FD_RESERVE), as Redis does. Whatever the
+ * limit then is, less what is open at start, FD_RESERVE descriptors stay for
+ * the broker itself (journal
+ * segments and replay readers, Kafka's sockets, the lws pipe, logs), HTTP gets
+ * MaxHttpConnections or a quarter of the rest, whichever is smaller, and
+ * agents the remainder (at most MaxAgents). So a flood of agents can never
+ * take the descriptor /status needs, nor the one the journal needs.
+ *
+ * Over its budget, the agent listener holds (agents wait in the backlog and
+ * are served as connections close: ingest.c); an HTTP client over its budget
+ * gets "503 Service Unavailable" at once, because a browser or curl waiting
+ * in a backlog looks like a hung broker.
+ */
+#include "broker.h"
+
+#include "fb_log.h"
+#include "listener.h"
+#include "ws_server.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define FD_RESERVE 64
+
+/* Descriptors open now (inherited ones too): they are not the listeners' to use. */
+static uint64_t open_fds(void)
+{
+	uint64_t n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return 0;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n > 3 ? n - 3 : 0; /* ".", ".." and the directory's own descriptor */
+}
+
+static void split_budget(struct fb_broker *b)
+{
+	const struct fb_config *c = b->cfg;
+	b->fd_limit = fb_listener_fd_limit(c->max_agents + c->max_http_connections + FD_RESERVE);
+	uint64_t used = open_fds() + FD_RESERVE;
+	uint64_t avail = b->fd_limit > used + 16 ? b->fd_limit - used : 16;
+	uint64_t http = avail / 4 < 8 ? 8 : avail / 4;
+	b->fd_http = c->max_http_connections < http ? c->max_http_connections : http;
+	/* Not capped by MaxAgents: past MaxAgents an agent is refused (ERROR
+	 * BUSY), past this it waits; both are checked in ingest.c. */
+	b->fd_agents = avail > b->fd_http ? avail - b->fd_http : 1;
+	if (b->fd_agents < c->max_agents || b->fd_http < c->max_http_connections)
+		fb_log_warn("descriptor limit %llu (ulimit -n / LimitNOFILE) allows %llu agents and %llu "
+			    "HTTP connections at once, below MaxAgents=%llu / MaxHttpConnections=%llu; "
+			    "more agents wait to be accepted, more HTTP clients get 503",
+			    (unsigned long long)b->fd_limit, (unsigned long long)b->fd_agents,
+			    (unsigned long long)b->fd_http, (unsigned long long)c->max_agents,
+			    (unsigned long long)c->max_http_connections);
+}
+
+/* A complete answer in one send: a new socket's send buffer always takes it.
+ * The request is read first (as far as it has come) so that close() does not
+ * reset the connection under the answer. */
+static void refuse_http(evutil_socket_t fd)
+{
+#define BODY_503 "{\"error\":\"fabricbusd is at its HTTP connection limit; retry in a second\"}\n"
+	char resp[256];
+	int n = snprintf(resp, sizeof(resp),
+			 "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+			 "Retry-After: 1\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s",
+			 sizeof(BODY_503) - 1, BODY_503);
+	char sink[4096];
+	while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+		;
+	if (send(fd, resp, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		fb_log_debug("503 not sent: %s", strerror(errno));
+	shutdown(fd, SHUT_WR);
+	evutil_closesocket(fd);
+}
+
+static void http_accept_cb(void *arg, evutil_socket_t fd, const char *peer)
+{
+	struct fb_broker *b = arg;
+	if (fb_ws_http_open(b->ws) >= b->fd_http) {
+		char why[96];
+		snprintf(why, sizeof(why), "%llu HTTP connections open (the limit); answered 503",
+			 (unsigned long long)b->fd_http);
+		fb_listener_refused(b->http_listener, peer, why);
+		refuse_http(fd);
+		return;
+	}
+	if (fb_ws_adopt(b->ws, fd) != 0) {
+		fb_listener_refused(b->http_listener, peer, "out of memory");
+		evutil_closesocket(fd);
+	}
+}
+
+int fb_accept_http_listen(struct fb_broker *b)
+{
+	split_budget(b);
+	int rc = fb_listener_open(b->base, "HttpListen", "HTTP listener", b->cfg->http_host,
+				  b->cfg->http_port, http_accept_cb, b, &b->http_listener);
+	if (rc == 0)
+		fb_log_info("listening for HTTP/WebSocket on %s:%d (at most %llu connections at once)",
+			    b->cfg->http_host, b->cfg->http_port, (unsigned long long)b->fd_http);
+	return rc;
+}
+
+void fb_accept_http_close(struct fb_broker *b)
+{
+	fb_listener_free(b->http_listener);
+	b->http_listener = NULL;
+}

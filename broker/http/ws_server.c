@@ -1,0 +1,747 @@
+/* ws_server.c - the libwebsockets context, its service thread, the publish
+ * queue from the libevent loop, and the HTTP side (/status, upgrade checks).
+ * The ring lives in ws_ring.c, positions and replay in ws_sub.c, query
+ * parsing in ws_filter.c, /fabric/map and /fabric/jobs in ws_fabric.c.
+ *
+ * Writes: each subscriber gets at most one write per WRITEABLE callback, of
+ * whole pre-framed messages concatenated (up to WRITE_BUDGET bytes). lws
+ * 4.1 sends LWS_WRITE_HTTP on a ws connection as raw bytes (the ws role's
+ * write_role_protocol jumps straight to lws_issue_raw for HTTP write types),
+ * so frames rendered once in the ring go out untouched. lws buffers what the
+ * socket does not take and only calls WRITEABLE again once that is flushed,
+ * so at most one write per subscriber is ever held in lws memory.
+ */
+#include "ws_server.h"
+
+#include "fabric_map.h"
+#include "fb_err.h"
+#include "fb_log.h"
+#include "fb_redfish.h"
+#include "ws_fabric.h"
+#include "filter.h"
+#include "ws_http.h"
+#include "ws_ring.h"
+#include "ws_sub.h"
+
+#include <libwebsockets.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define WS_PATH "/ws/events"
+#define WRITE_BUDGET (64 * 1024)
+/* Writes per WRITEABLE while the socket takes them whole. Generous on
+ * purpose: a subscriber is only "too slow" if its socket pushes back, not
+ * because this thread spent a pass rendering (one pass renders at most
+ * drain_chunk() events, ~3 MB). */
+#define WRITES_PER_CALLBACK 64
+#define OVERFLOW_CLOSE_TIMEOUT_S 30
+#define QUEUE_MIN_EVENTS 8192
+
+/* Per-connection data: a subscriber once upgraded, an HTTP request before. */
+struct ws_pss {
+	struct fb_ws_sub sub; /* first: the WebSocket callbacks take user as one */
+	struct fb_ws_fabric_req req;
+};
+
+struct fb_ws {
+	/* set at start, read-only after */
+	struct fb_ws_opts o;
+	char *host, *journal_dir, *default_fabric;
+	struct lws_context *ctx;
+	pthread_t thread;
+	lws_retry_bo_t retry;
+	atomic_int stop;
+
+	/* the hand-over from the libevent loop (under mu) */
+	pthread_mutex_t mu;
+	struct fb_batch **q;
+	size_t q_n, q_cap, q_events, q_max_events;
+	uint64_t q_dropped_events; /* refused because the lws thread fell behind */
+	uint64_t q_dropped_last_id;
+	char *status_json;
+	int *adopt_q;              /* accepted sockets for the lws thread (accept.c) */
+	size_t adopt_n, adopt_cap;
+
+	/* lws thread only */
+	struct fb_batch **q_work; /* taken from q, rendered a chunk at a time */
+	size_t q_work_cap, q_work_n, q_work_pos;
+	uint64_t pending_drop_id;
+	struct fb_ws_ring ring;
+	struct fb_ws_src src;
+	struct fb_ws_sub *subs;
+	uint32_t n_subs;
+	uint64_t ring_resets;
+	uint64_t seen_dropped;
+	struct fb_buf out;
+	struct fb_ws_fabric fabric; /* /fabric/map, /fabric/jobs */
+
+	/* read by fb_ws_get_stats from any thread */
+	_Atomic uint32_t st_subscribers;
+	/* HTTP/WebSocket connections handed over and not yet destroyed: the
+	 * loop adds at hand-over, the lws thread subtracts at WSI_DESTROY. */
+	_Atomic int64_t http_open;
+	_Atomic uint64_t st_sent, st_dropped, st_replayed, st_head;
+};
+
+/* ---- logging ---- */
+
+static void lws_emit(int level, const char *line)
+{
+	size_t n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		n--;
+	fb_log(level & LLL_ERR ? FB_LOG_ERR : FB_LOG_WARN, "lws: %.*s", (int)n, line);
+}
+
+/* Parse every "name=value" argument of the request into f. On error *why
+ * names the parameter ("since: ..."). */
+static int parse_query(struct lws *wsi, struct fb_ws_filter *f, const char **why)
+{
+	char arg[FB_WS_FILTER_ARG_MAX];
+	fb_ws_filter_init(f);
+	for (int i = 0; i < 64; i++) {
+		int n = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i);
+		if (n <= 0)
+			return 0;
+		if (n >= (int)sizeof(arg)) {
+			*why = "query: an argument is longer than 1099 bytes";
+			return FB_ETOOBIG;
+		}
+		if (lws_hdr_copy_fragment(wsi, arg, sizeof(arg), WSI_TOKEN_HTTP_URI_ARGS, i) < 0)
+			return 0;
+		int rc = fb_ws_filter_arg(f, arg, why);
+		if (rc)
+			return rc;
+	}
+	*why = "query: more than 64 arguments";
+	return FB_ETOOBIG;
+}
+
+static int status_json(struct fb_ws *ws, struct fb_buf *b)
+{
+	pthread_mutex_lock(&ws->mu);
+	int rc = fb_buf_puts(b, "{\"broker\":");
+	if (!rc)
+		rc = fb_buf_puts(b, ws->status_json ? ws->status_json : "null");
+	uint64_t qdrop = ws->q_dropped_events;
+	pthread_mutex_unlock(&ws->mu);
+	if (!rc)
+		rc = fb_buf_puts(b, ",\"websocket\":{\"subscribers\":[");
+	for (struct fb_ws_sub *s = ws->subs; s && !rc; s = s->next) {
+		rc = fb_buf_printf(b, "%s{\"peer\":", s == ws->subs ? "" : ",");
+		if (!rc)
+			rc = fb_buf_put_json_str(b, s->peer);
+		if (!rc)
+			rc = fb_buf_puts(b, ",\"filter\":");
+		if (!rc)
+			rc = fb_ws_filter_json(&s->filter, b);
+		if (!rc)
+			rc = fb_buf_printf(b,
+					   ",\"next_id\":%llu,\"lag\":%llu,\"sent\":%llu,\"replayed\":%llu,"
+					   "\"replaying\":%s,\"state\":\"%s\"}",
+					   (unsigned long long)s->next_id,
+					   (unsigned long long)fb_ws_sub_lag(s, ws->src.head_id),
+					   (unsigned long long)s->sent, (unsigned long long)s->replayed,
+					   s->reader ? "true" : "false",
+					   s->state == FB_WS_SUB_LIVE	      ? "live"
+					   : s->state == FB_WS_SUB_CATCHUP ? "catching_up"
+									   : "overflowed");
+	}
+	if (!rc)
+		rc = fb_buf_printf(b,
+				   "],\"sent\":%llu,\"dropped_slow\":%llu,\"replayed\":%llu,"
+				   "\"head_id\":%llu,\"queue_dropped\":%llu,\"ring_resets\":%llu,"
+				   "\"ring\":{\"size\":%zu,\"capacity\":%zu,\"bytes\":%llu,"
+				   "\"oldest_id\":%llu}}}\n",
+				   (unsigned long long)atomic_load(&ws->st_sent),
+				   (unsigned long long)atomic_load(&ws->st_dropped),
+				   (unsigned long long)atomic_load(&ws->st_replayed),
+				   (unsigned long long)ws->src.head_id, (unsigned long long)qdrop,
+				   (unsigned long long)ws->ring_resets, fb_ws_ring_count(&ws->ring),
+				   ws->ring.cap, (unsigned long long)ws->ring.msg_bytes,
+				   (unsigned long long)fb_ws_ring_oldest_id(&ws->ring));
+	return rc;
+}
+
+static int on_http(struct fb_ws *ws, struct lws *wsi, struct fb_ws_fabric_req *r, const char *path)
+{
+	int rc = fb_ws_fabric_http(&ws->fabric, wsi, r, path);
+	if (rc != 1)
+		return rc;
+	if (strcmp(path, "/status") == 0) {
+		struct fb_buf b = FB_BUF_INIT;
+		rc = status_json(ws, &b) ? -1 : fb_ws_http_reply(wsi, 200, "application/json", b.data, b.len);
+		fb_buf_free(&b);
+	} else if (strcmp(path, "/") == 0) {
+		static const char txt[] = "fabricbus\n"
+					  "  GET /status      broker and subscriber status (JSON)\n"
+					  "  WS  /ws/events   Redfish Events (?since=&prefix=&severity=&origin=)\n"
+					  "  GET /fabric/map  nodes, ports, switches and jobs (JSON)\n"
+					  "  POST /fabric/jobs, DELETE /fabric/jobs/<id>  job registry\n";
+		rc = fb_ws_http_reply(wsi, 200, "text/plain", txt, sizeof(txt) - 1);
+	} else if (strcmp(path, WS_PATH) == 0) {
+		rc = fb_ws_http_error(wsi, 426, "WebSocket upgrade required", NULL, NULL);
+	} else {
+		rc = fb_ws_http_error(wsi, 404, "not found", NULL, path);
+	}
+	if (rc < 0)
+		return -1;
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+/* Refuse a bad upgrade as plain HTTP before the 101 (>0 tells lws we answered). */
+static int on_confirm_upgrade(struct fb_ws *ws, struct lws *wsi)
+{
+	char uri[256];
+	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 || strcmp(uri, WS_PATH) != 0)
+		return fb_ws_http_error(wsi, 404, "not found", NULL, "WebSocket endpoint is " WS_PATH) ? -1 : 1;
+	if (ws->n_subs >= ws->o.max_subscribers)
+		return fb_ws_http_error(wsi, 503, "too many subscribers", NULL, "max_subscribers reached") ? -1 : 1;
+	struct fb_ws_filter f;
+	const char *why = NULL;
+	if (parse_query(wsi, &f, &why)) {
+		char param[16];
+		size_t n = strcspn(why, ":");
+		snprintf(param, sizeof(param), "%.*s", (int)n, why);
+		return fb_ws_http_error(wsi, 400, "bad query parameter", param, why) ? -1 : 1;
+	}
+	return 0;
+}
+
+static void close_with(struct lws *wsi, int status, const char *reason)
+{
+	lws_close_reason(wsi, (enum lws_close_status)status, (unsigned char *)reason, strlen(reason));
+}
+
+static int on_established(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
+{
+	struct fb_ws_filter f;
+	const char *why = "query: invalid";
+	int bad = parse_query(wsi, &f, &why);
+	fb_ws_sub_init(s, &f, ws->src.head_id);
+	s->wsi = wsi;
+	fb_ws_peer_name(wsi, s->peer, sizeof(s->peer));
+	if (bad) {
+		close_with(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, why);
+		s->wsi = NULL;
+		return -1;
+	}
+	if (ws->n_subs >= ws->o.max_subscribers) {
+		close_with(wsi, 1013, "too many subscribers");
+		s->wsi = NULL;
+		return -1;
+	}
+	s->next = ws->subs;
+	if (ws->subs)
+		ws->subs->prev = s;
+	ws->subs = s;
+	ws->n_subs++;
+	atomic_store_explicit(&ws->st_subscribers, ws->n_subs, memory_order_relaxed);
+	fb_log_info("ws %s: subscribed (next EventId %llu, head %llu)", s->peer,
+		    (unsigned long long)s->next_id, (unsigned long long)ws->src.head_id);
+	if (s->next_id <= ws->src.head_id)
+		lws_callback_on_writable(wsi);
+	else if (s->state == FB_WS_SUB_CATCHUP)
+		s->state = FB_WS_SUB_LIVE; /* since=<head>: nothing to replay, live now */
+	return 0;
+}
+
+static void on_closed(struct fb_ws *ws, struct fb_ws_sub *s)
+{
+	if (!s || !s->wsi)
+		return;
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		ws->subs = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	ws->n_subs--;
+	atomic_store_explicit(&ws->st_subscribers, ws->n_subs, memory_order_relaxed);
+	fb_log_info("ws %s: closed after %llu messages (next EventId %llu)", s->peer,
+		    (unsigned long long)s->sent, (unsigned long long)s->next_id);
+	fb_ws_sub_release(s);
+	s->wsi = NULL;
+}
+
+static int write_out(struct fb_ws *ws, struct lws *wsi)
+{
+	size_t n = ws->out.len - LWS_PRE;
+	if (!n)
+		return 0;
+	/* raw: the buffer already holds complete, unmasked ws frames */
+	return lws_write(wsi, ws->out.data + LWS_PRE, n, LWS_WRITE_HTTP) < 0 ? -1 : 0;
+}
+
+static void overflow(struct fb_ws *ws, struct fb_ws_sub *s);
+
+static int on_writeable(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
+{
+	if (!s->wsi)
+		return -1;
+	if (lws_partial_buffered(wsi)) {
+		lws_callback_on_writable(wsi);
+		return 0;
+	}
+	static const uint8_t pre[LWS_PRE];
+	fb_buf_reset(&ws->out);
+	if (fb_buf_put(&ws->out, pre, sizeof(pre)))
+		return -1;
+	if (s->state == FB_WS_SUB_CLOSING) {
+		char reason[120];
+		snprintf(reason, sizeof(reason),
+			 "subscriber too slow: missed %llu events, resume with since=%llu",
+			 (unsigned long long)s->missed, (unsigned long long)s->resume_since);
+		close_with(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, reason);
+		return -1;
+	}
+	if (s->state == FB_WS_SUB_OVERFLOWED) {
+		if (fb_ws_render_missed_frame(&ws->out, s->missed, s->resume_since))
+			return -1;
+		s->state = FB_WS_SUB_CLOSING;
+		s->sent++;
+		atomic_fetch_add_explicit(&ws->st_sent, 1, memory_order_relaxed);
+		lws_callback_on_writable(wsi);
+		return write_out(ws, wsi);
+	}
+	/* Several writes per callback while the socket takes them whole: each
+	 * goes straight to send(); the first one lws has to buffer ends it. */
+	for (int w = 0; w < WRITES_PER_CALLBACK; w++) {
+		uint64_t sent = s->sent, replayed = s->replayed;
+		int more = 0;
+		ws->out.len = LWS_PRE;
+		int rc = fb_ws_sub_fill(s, &ws->src, &ws->out, LWS_PRE + WRITE_BUDGET, &more);
+		atomic_fetch_add_explicit(&ws->st_sent, s->sent - sent, memory_order_relaxed);
+		atomic_fetch_add_explicit(&ws->st_replayed, s->replayed - replayed, memory_order_relaxed);
+		if (rc < 0) {
+			close_with(wsi, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "journal replay failed");
+			return -1;
+		}
+		if (write_out(ws, wsi) < 0)
+			return -1;
+		if (s->state == FB_WS_SUB_OVERFLOWED) { /* fell out of the ring meanwhile */
+			overflow(ws, s);
+			return 0;
+		}
+		if (more && lws_partial_buffered(wsi)) {
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
+		if (!more)
+			return 0;
+	}
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
+/* ---- batches from the libevent loop ---- */
+
+static void overflow(struct fb_ws *ws, struct fb_ws_sub *s)
+{
+	atomic_fetch_add_explicit(&ws->st_dropped, 1, memory_order_relaxed);
+	fb_log_warn("ws %s: subscriber too slow, %llu events behind (queue_events %zu); "
+		    "disconnecting, it can resume with since=%llu",
+		    s->peer, (unsigned long long)s->missed, ws->o.queue_events,
+		    (unsigned long long)s->resume_since);
+	/* a peer that never reads never becomes writeable: do not wait forever */
+	lws_set_timeout((struct lws *)s->wsi, PENDING_TIMEOUT_USER_OK, OVERFLOW_CLOSE_TIMEOUT_S);
+	lws_callback_on_writable((struct lws *)s->wsi);
+}
+
+static void publish_batch(struct fb_ws *ws, const struct fb_batch *b)
+{
+	if (!ws->subs) {
+		/* Nobody to render for: move the head and drop the ring (it would
+		 * have a hole); a subscriber that comes later and asks for these
+		 * events with ?since= is served from the journal. */
+		if (b->n && b->rec[b->n - 1].event_id > ws->src.head_id) {
+			if (fb_ws_ring_oldest_id(&ws->ring))
+				fb_ws_ring_clear(&ws->ring);
+			ws->src.head_id = b->rec[b->n - 1].event_id;
+		}
+		return;
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		const struct fb_record *rec = &b->rec[i];
+		if (rec->event_id <= ws->src.head_id)
+			continue; /* already seen (cannot happen with a sane loop) */
+		int rc = fb_ws_ring_push(&ws->ring, rec->event_id, &rec->ev);
+		if (rc)
+			fb_log_err("ws: cannot render EventId %llu for subscribers: %s",
+				   (unsigned long long)rec->event_id, fb_strerror(rc));
+		ws->src.head_id = rec->event_id;
+	}
+}
+
+/* The loop refused batches while we were behind: the ring would have a
+ * hole, so empty it; everyone behind the hole replays it from the journal. */
+static void reset_ring(struct fb_ws *ws, uint64_t dropped_last_id)
+{
+	fb_log_warn("ws: the WebSocket thread fell behind and skipped events up to EventId %llu; "
+		    "subscribers catch up from the journal",
+		    (unsigned long long)dropped_last_id);
+	for (struct fb_ws_sub *s = ws->subs; s; s = s->next)
+		if (s->state == FB_WS_SUB_LIVE)
+			s->state = FB_WS_SUB_CATCHUP;
+	fb_ws_ring_clear(&ws->ring);
+	if (dropped_last_id > ws->src.head_id)
+		ws->src.head_id = dropped_last_id;
+	ws->ring_resets++;
+}
+
+/* Render at most this many queued events per wakeup, then let lws run the
+ * writeable callbacks before coming back: a burst from the loop must not be
+ * rendered in one go and make every subscriber look too slow. */
+static size_t drain_chunk(const struct fb_ws *ws)
+{
+	size_t n = ws->o.queue_events / 4;
+	return n < 64 ? 64 : n > 4096 ? 4096 : n;
+}
+
+static void take_queue(struct fb_ws *ws)
+{
+	pthread_mutex_lock(&ws->mu);
+	struct fb_batch **q = ws->q;
+	size_t n = ws->q_n, cap = ws->q_cap;
+	ws->q = ws->q_work;
+	ws->q_cap = ws->q_work_cap;
+	ws->q_n = 0;
+	ws->q_events = 0;
+	uint64_t dropped = ws->q_dropped_events, dropped_last = ws->q_dropped_last_id;
+	pthread_mutex_unlock(&ws->mu);
+	ws->q_work = q;
+	ws->q_work_cap = cap;
+	ws->q_work_n = n;
+	ws->q_work_pos = 0;
+	/* drops only happen while the queue is full, so they follow q[] */
+	if (dropped != ws->seen_dropped) {
+		ws->seen_dropped = dropped;
+		ws->pending_drop_id = dropped_last;
+	}
+}
+
+static void drain_queue(struct fb_ws *ws)
+{
+	if (ws->q_work_pos == ws->q_work_n)
+		take_queue(ws);
+	size_t budget = drain_chunk(ws), done = 0;
+	while (ws->q_work_pos < ws->q_work_n && done < budget) {
+		struct fb_batch *b = ws->q_work[ws->q_work_pos];
+		ws->q_work[ws->q_work_pos++] = NULL;
+		publish_batch(ws, b);
+		done += b->n;
+		fb_batch_unref(b);
+	}
+	if (ws->q_work_pos == ws->q_work_n && ws->pending_drop_id) {
+		reset_ring(ws, ws->pending_drop_id);
+		ws->pending_drop_id = 0;
+	}
+	/* Batches published while we worked through q_work already spent
+	 * their wakeup on this function: pick them up now, not at the next
+	 * publish. */
+	if (ws->q_work_pos == ws->q_work_n)
+		take_queue(ws);
+	/* Come back after this service pass. A self-wake through the cancel
+	 * pipe, not an lws timer: 4.1's timers only fire on its coarse poll
+	 * timeout, which held rendering to a chunk per ~100 ms. */
+	if (ws->q_work_pos < ws->q_work_n)
+		lws_cancel_service(ws->ctx);
+	if (!done)
+		return;
+	atomic_store_explicit(&ws->st_head, ws->src.head_id, memory_order_relaxed);
+	for (struct fb_ws_sub *s = ws->subs; s; s = s->next) {
+		if (fb_ws_sub_check_lag(s, &ws->src))
+			overflow(ws, s);
+		else if (s->state < FB_WS_SUB_OVERFLOWED && s->next_id <= ws->src.head_id)
+			lws_callback_on_writable((struct lws *)s->wsi);
+	}
+}
+
+/* Sockets accepted by the loop (accept.c): lws adopts them here, on its own
+ * thread, as HTTP connections of the default vhost. A failed adoption has
+ * closed the socket already. */
+static void adopt_pending(struct fb_ws *ws)
+{
+	pthread_mutex_lock(&ws->mu);
+	int *q = ws->adopt_q;
+	size_t n = ws->adopt_n;
+	ws->adopt_q = NULL;
+	ws->adopt_n = ws->adopt_cap = 0;
+	pthread_mutex_unlock(&ws->mu);
+	struct lws_vhost *vh = lws_get_vhost_by_name(ws->ctx, "default");
+	for (size_t i = 0; i < n; i++) {
+		/* From here the wsi's CREATE/DESTROY callbacks count it. */
+		atomic_fetch_sub_explicit(&ws->http_open, 1, memory_order_relaxed);
+		if (!vh || !lws_adopt_socket_vhost(vh, q[i])) {
+			if (!vh)
+				close(q[i]);
+			fb_log_warn("ws: could not take a new HTTP connection (out of memory?)");
+		}
+	}
+	free(q);
+}
+
+static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+	struct fb_ws *ws = lws_context_user(lws_get_context(wsi));
+	struct fb_ws_sub *s = user;
+	struct fb_ws_fabric_req *r = user ? &((struct ws_pss *)user)->req : NULL;
+	switch (reason) {
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		adopt_pending(ws);
+		drain_queue(ws);
+		fb_ws_fabric_take_results(&ws->fabric);
+		return 0;
+	case LWS_CALLBACK_HTTP:
+		return on_http(ws, wsi, r, in ? (const char *)in : "/");
+	case LWS_CALLBACK_HTTP_BODY:
+		return r ? fb_ws_fabric_body(r, in, len) : 0;
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		return r ? fb_ws_fabric_body_done(&ws->fabric, wsi, r) : 0;
+	case LWS_CALLBACK_HTTP_WRITEABLE: {
+		int rc = r ? fb_ws_fabric_writeable(wsi, r) : 1;
+		return rc != 1 ? rc : lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL: /* user is about to be freed */
+	case LWS_CALLBACK_CLOSED_HTTP:
+		if (r)
+			fb_ws_fabric_release(&ws->fabric, r);
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		return on_confirm_upgrade(ws, wsi);
+	case LWS_CALLBACK_ESTABLISHED:
+		return on_established(ws, wsi, s);
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return on_writeable(ws, wsi, s);
+	case LWS_CALLBACK_CLOSED:
+		on_closed(ws, s);
+		if (r)
+			fb_ws_fabric_release(&ws->fabric, r);
+		return 0;
+	case LWS_CALLBACK_RECEIVE:
+		return 0; /* subscribers have nothing to say; ignore it */
+	case LWS_CALLBACK_WSI_CREATE: /* an adopted connection; balanced by DESTROY */
+		atomic_fetch_add_explicit(&ws->http_open, 1, memory_order_relaxed);
+		return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		atomic_fetch_sub_explicit(&ws->http_open, 1, memory_order_relaxed);
+		return 0;
+	default:
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+}
+
+/* ---- the service thread and the public API ---- */
+
+static void *service_main(void *arg)
+{
+	struct fb_ws *ws = arg;
+	while (!atomic_load(&ws->stop))
+		if (lws_service(ws->ctx, 0) < 0)
+			break;
+	return NULL;
+}
+
+static const struct lws_protocols protocols[] = {
+	{
+		.name = "fabricbus-events",
+		.callback = ws_callback,
+		.per_session_data_size = sizeof(struct ws_pss),
+		.rx_buffer_size = 1024,
+		/* one write of WRITE_BUDGET goes to send() in one piece */
+		.tx_packet_size = 4 * WRITE_BUDGET,
+	},
+	{ .name = NULL },
+};
+
+static void ws_free(struct fb_ws *ws)
+{
+	for (size_t i = 0; i < ws->q_n; i++)
+		fb_batch_unref(ws->q[i]);
+	for (size_t i = ws->q_work_pos; i < ws->q_work_n; i++)
+		fb_batch_unref(ws->q_work[i]);
+	free(ws->q);
+	free(ws->q_work);
+	fb_ws_ring_free(&ws->ring);
+	fb_buf_free(&ws->out);
+	free(ws->status_json);
+	for (size_t i = 0; i < ws->adopt_n; i++)
+		close(ws->adopt_q[i]);
+	free(ws->adopt_q);
+	free(ws->host);
+	free(ws->journal_dir);
+	free(ws->default_fabric);
+	pthread_mutex_destroy(&ws->mu);
+	free(ws);
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+/* The loop applied job operations (called with the map's lock held). */
+static void wake_for_jobs(void *arg)
+{
+	struct fb_ws *ws = arg;
+	lws_cancel_service(ws->ctx);
+}
+
+int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out)
+{
+	*out = NULL;
+	if (o->port <= 0 || o->port > 65535 || !o->queue_events || !o->max_subscribers) {
+		fb_log_err("ws: bad options (port %d, queue_events %zu, max_subscribers %zu)", o->port,
+			   o->queue_events, o->max_subscribers);
+		return FB_ECONFIG;
+	}
+	struct fb_ws *ws = calloc(1, sizeof(*ws));
+	if (!ws)
+		return -ENOMEM;
+	pthread_mutex_init(&ws->mu, NULL);
+	ws->o = *o;
+	ws->host = dup_or_null(o->host);
+	ws->journal_dir = dup_or_null(o->journal_dir);
+	ws->default_fabric = strdup(o->default_fabric ? o->default_fabric : FB_REDFISH_DEFAULT_FABRIC);
+	size_t ring_events = o->ring_events ? o->ring_events : o->queue_events;
+	ws->q_max_events = ring_events > QUEUE_MIN_EVENTS ? ring_events : QUEUE_MIN_EVENTS;
+	if ((o->host && !ws->host) || (o->journal_dir && !ws->journal_dir) || !ws->default_fabric ||
+	    fb_ws_ring_init(&ws->ring, ring_events, ws->default_fabric) ||
+	    fb_buf_reserve(&ws->out, LWS_PRE + 2 * WRITE_BUDGET)) {
+		ws_free(ws);
+		return -ENOMEM;
+	}
+	ws->src = (struct fb_ws_src){ .ring = &ws->ring, .journal_dir = ws->journal_dir,
+				      .default_fabric = ws->default_fabric, .head_id = last_id,
+				      .queue_events = o->queue_events };
+	atomic_init(&ws->st_head, last_id);
+
+	lws_set_log_level(LLL_ERR | LLL_WARN, lws_emit);
+	ws->retry = (lws_retry_bo_t){
+		.secs_since_valid_ping = (uint16_t)(o->ping_interval_s > 0 ? o->ping_interval_s : 30),
+		.secs_since_valid_hangup = (uint16_t)(2 * (o->ping_interval_s > 0 ? o->ping_interval_s : 30)),
+	};
+	struct lws_context_creation_info info;
+	memset(&info, 0, sizeof(info));
+	/* The loop accepts (accept.c: descriptor budget, pause at EMFILE) and
+	 * hands sockets over (fb_ws_adopt); lws only serves them. */
+	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
+	info.protocols = protocols;
+	info.gid = -1;
+	info.uid = -1;
+	info.user = ws;
+	info.retry_and_idle_policy = &ws->retry;
+	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
+	ws->ctx = lws_create_context(&info);
+	if (!ws->ctx) {
+		fb_log_err("ws: libwebsockets could not create its context (see its message above)");
+		ws_free(ws);
+		return -ENOMEM;
+	}
+	ws->fabric.map = o->fabric_map;
+	if (ws->fabric.map)
+		fb_fabric_map_set_waker(ws->fabric.map, wake_for_jobs, ws);
+	int rc = pthread_create(&ws->thread, NULL, service_main, ws);
+	if (rc) {
+		fb_log_err("ws: cannot start the WebSocket thread: %s", strerror(rc));
+		if (ws->fabric.map)
+			fb_fabric_map_set_waker(ws->fabric.map, NULL, NULL);
+		lws_context_destroy(ws->ctx);
+		ws_free(ws);
+		return -rc;
+	}
+	fb_log_info("ws: serving ws://%s:%d" WS_PATH " (ring %zu events, queue %zu)",
+		    ws->host ? ws->host : "0.0.0.0", o->port, ring_events, o->queue_events);
+	*out = ws;
+	return 0;
+}
+
+void fb_ws_publish(struct fb_ws *ws, struct fb_batch *b)
+{
+	if (!b->n)
+		return;
+	pthread_mutex_lock(&ws->mu);
+	int ok = ws->q_events + b->n <= ws->q_max_events || ws->q_n == 0;
+	if (ok && ws->q_n == ws->q_cap) {
+		size_t cap = ws->q_cap ? 2 * ws->q_cap : 64;
+		struct fb_batch **q = realloc(ws->q, cap * sizeof(*q));
+		if (q) {
+			ws->q = q;
+			ws->q_cap = cap;
+		} else {
+			ok = 0;
+		}
+	}
+	if (ok) {
+		fb_batch_ref(b);
+		ws->q[ws->q_n++] = b;
+		ws->q_events += b->n;
+	} else {
+		ws->q_dropped_events += b->n;
+		ws->q_dropped_last_id = b->rec[b->n - 1].event_id;
+	}
+	pthread_mutex_unlock(&ws->mu);
+	lws_cancel_service(ws->ctx);
+}
+
+int fb_ws_adopt(struct fb_ws *ws, int fd)
+{
+	pthread_mutex_lock(&ws->mu);
+	if (ws->adopt_n == ws->adopt_cap) {
+		size_t cap = ws->adopt_cap ? 2 * ws->adopt_cap : 16;
+		int *q = realloc(ws->adopt_q, cap * sizeof(*q));
+		if (!q) {
+			pthread_mutex_unlock(&ws->mu);
+			return -ENOMEM;
+		}
+		ws->adopt_q = q;
+		ws->adopt_cap = cap;
+	}
+	ws->adopt_q[ws->adopt_n++] = fd;
+	atomic_fetch_add_explicit(&ws->http_open, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&ws->mu);
+	lws_cancel_service(ws->ctx);
+	return 0;
+}
+
+uint64_t fb_ws_http_open(struct fb_ws *ws)
+{
+	int64_t n = atomic_load_explicit(&ws->http_open, memory_order_relaxed);
+	return n > 0 ? (uint64_t)n : 0;
+}
+
+void fb_ws_set_status(struct fb_ws *ws, const char *json)
+{
+	char *copy = json ? strdup(json) : NULL;
+	pthread_mutex_lock(&ws->mu);
+	free(ws->status_json);
+	ws->status_json = copy;
+	pthread_mutex_unlock(&ws->mu);
+}
+
+void fb_ws_get_stats(struct fb_ws *ws, struct fb_ws_stats *st)
+{
+	st->subscribers = atomic_load_explicit(&ws->st_subscribers, memory_order_relaxed);
+	st->messages_sent = atomic_load_explicit(&ws->st_sent, memory_order_relaxed);
+	st->subscribers_dropped = atomic_load_explicit(&ws->st_dropped, memory_order_relaxed);
+	st->replayed = atomic_load_explicit(&ws->st_replayed, memory_order_relaxed);
+	st->head_id = atomic_load_explicit(&ws->st_head, memory_order_relaxed);
+}
+
+void fb_ws_stop(struct fb_ws *ws)
+{
+	if (!ws)
+		return;
+	if (ws->fabric.map)
+		fb_fabric_map_set_waker(ws->fabric.map, NULL, NULL);
+	atomic_store(&ws->stop, 1);
+	lws_cancel_service(ws->ctx);
+	pthread_join(ws->thread, NULL);
+	lws_context_destroy(ws->ctx); /* closes subscribers: CLOSED runs here */
+	ws_free(ws);
+}

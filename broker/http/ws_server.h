@@ -1,0 +1,76 @@
+/* ws_server.h - WebSocket fan-out and the HTTP status page, on the
+ * libwebsockets service thread.
+ *
+ * Debian's libwebsockets 4.1.6 has no libevent loop, so lws runs its own
+ * thread. The libevent loop hands committed batches over with
+ * fb_ws_publish() (a mutex-protected queue plus lws_cancel_service()); the
+ * lws thread owns everything else here: the ring of serialized messages,
+ * subscribers, filters and journal replay.
+ *
+ * Endpoint: ws://<HttpListen>/ws/events?since=<EventId>&prefix=<MessageId prefix>
+ *           &severity=<OK,Warning,Critical>&origin=<OriginOfCondition prefix>
+ *   - each WebSocket message is one Redfish Event JSON (fb_redfish_render);
+ *   - each event is serialized once, whatever the number of subscribers;
+ *   - since=N replays every event with EventId > N from the journal, then
+ *     goes live; without since the subscriber starts at the live head;
+ *   - a subscriber more than queue_events behind the head gets the
+ *     "missed" notice (fb_redfish_render_missed) and is disconnected; it
+ *     never slows the broker or other subscribers.
+ * HTTP GET /status returns {"broker": <last fb_ws_set_status JSON>,
+ *   "websocket": {subscribers, per-subscriber lag, sent, dropped ...}}.
+ * With a fabric map (fabric_map.h, docs/fabric-map.md):
+ *   GET /fabric/map            the newest published map snapshot;
+ *   POST /fabric/jobs          a job registration, parsed here, applied by
+ *                              the loop, answered once it has been;
+ *   DELETE /fabric/jobs/<id>   unregister (204, also if unknown).
+ */
+#ifndef FB_WS_SERVER_H
+#define FB_WS_SERVER_H
+
+#include "batch.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fb_fabric_map;
+
+struct fb_ws_opts {
+	const char *host;           /* bind address, e.g. "127.0.0.1" or "0.0.0.0" */
+	int port;
+	const char *journal_dir;    /* for ?since= replay */
+	const char *default_fabric; /* for OriginOfCondition */
+	size_t ring_events;         /* serialized messages kept in memory */
+	size_t queue_events;        /* per-subscriber lag bound before "missed" */
+	int ping_interval_s;        /* WebSocket ping; dead peers dropped after 2x */
+	size_t max_subscribers;
+	struct fb_fabric_map *fabric_map; /* /fabric/...; NULL: those paths are 404 */
+};
+
+struct fb_ws_stats {
+	uint32_t subscribers;
+	uint64_t messages_sent;   /* summed over subscribers */
+	uint64_t subscribers_dropped; /* disconnected for lag */
+	uint64_t replayed;        /* messages served from the journal */
+	uint64_t head_id;         /* newest EventId received from the loop */
+};
+
+struct fb_ws;
+
+/* Bind, create the context and start the service thread. last_id is the
+ * newest committed EventId at start (replay limit until new batches arrive).
+ * Returns 0, or a negative error after logging why (e.g. port in use). */
+int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out);
+/* Hand a committed batch to the lws thread (takes a reference; thread-safe). */
+void fb_ws_publish(struct fb_ws *ws, struct fb_batch *b);
+/* Hand a socket the loop accepted to the lws thread, which serves it as an
+ * HTTP/WebSocket connection (thread-safe; takes ownership of fd on 0). */
+int fb_ws_adopt(struct fb_ws *ws, int fd);
+/* Connections handed over and not yet closed (any thread). */
+uint64_t fb_ws_http_open(struct fb_ws *ws);
+/* Replace the broker part of /status (copied; thread-safe). */
+void fb_ws_set_status(struct fb_ws *ws, const char *json);
+void fb_ws_get_stats(struct fb_ws *ws, struct fb_ws_stats *st);
+/* Close subscribers, stop and join the thread, free everything. */
+void fb_ws_stop(struct fb_ws *ws);
+
+#endif

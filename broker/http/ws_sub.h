@@ -1,0 +1,79 @@
+/* ws_sub.h - one WebSocket subscriber's position, and filling its next write.
+ *
+ * A subscriber is a cursor (next_id, the next EventId it should get) and a
+ * filter. Each time its socket is writeable the server asks for the next
+ * chunk of frames: from the ring when next_id is still held there, else from
+ * the journal (replay), a bounded chunk at a time so one replaying client
+ * cannot starve the others.
+ *
+ * States:
+ *   catching up  - replaying, or behind the ring's queue bound; no lag limit
+ *                  (it reads the journal at its own pace, costing no memory);
+ *   live         - within queue_events of the head; if it falls further
+ *                  behind it is overflowed: it gets the "missed" notice and
+ *                  is closed, and never slows the broker down.
+ *
+ * No lws here: the server owns sockets, this owns positions. Lws thread only.
+ */
+#ifndef FB_WS_SUB_H
+#define FB_WS_SUB_H
+
+#include "fb_buf.h"
+#include "filter.h"
+#include "ws_ring.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fb_journal_reader;
+
+/* Where a subscriber's frames come from (shared by all subscribers). */
+struct fb_ws_src {
+	struct fb_ws_ring *ring;
+	const char *journal_dir;    /* NULL: no replay beyond the ring */
+	const char *default_fabric;
+	uint64_t head_id;           /* newest committed EventId known */
+	size_t queue_events;
+};
+
+enum fb_ws_sub_state {
+	FB_WS_SUB_CATCHUP = 0,
+	FB_WS_SUB_LIVE,
+	FB_WS_SUB_OVERFLOWED, /* notice not sent yet */
+	FB_WS_SUB_CLOSING,    /* notice sent; close on the next writeable */
+};
+
+struct fb_ws_sub {
+	struct fb_ws_sub *prev, *next; /* the server's list */
+	void *wsi;                     /* struct lws *, opaque here */
+	char peer[64];                 /* "ip:port" for logs and /status */
+	struct fb_ws_filter filter;
+	uint64_t next_id;
+	enum fb_ws_sub_state state;
+	uint64_t missed;               /* for the overflow notice */
+	uint64_t resume_since;
+	struct fb_journal_reader *reader; /* open while replaying */
+	uint64_t sent;                 /* messages written (events and notices) */
+	uint64_t replayed;             /* of which from the journal */
+};
+
+/* Position a new subscriber: since=N -> next_id N+1, else the live head. */
+void fb_ws_sub_init(struct fb_ws_sub *s, const struct fb_ws_filter *f, uint64_t head_id);
+void fb_ws_sub_release(struct fb_ws_sub *s);
+
+static inline uint64_t fb_ws_sub_lag(const struct fb_ws_sub *s, uint64_t head_id)
+{
+	return head_id >= s->next_id ? head_id - s->next_id + 1 : 0;
+}
+
+/* 1 if a live subscriber just fell too far behind (call once per batch);
+ * it is then FB_WS_SUB_OVERFLOWED with missed/resume_since set. */
+int fb_ws_sub_check_lag(struct fb_ws_sub *s, const struct fb_ws_src *src);
+
+/* Append whole frames for s to out until out->len reaches budget (at least
+ * one frame if any is due). *more is set when more is ready right now.
+ * Returns 0 or a negative error (a journal failure: close the subscriber). */
+int fb_ws_sub_fill(struct fb_ws_sub *s, const struct fb_ws_src *src, struct fb_buf *out,
+		   size_t budget, int *more);
+
+#endif

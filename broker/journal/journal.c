@@ -1,0 +1,542 @@
+/* journal.c - the journal writer: recovery at open, buffered appends, flush
+ * with segment rolling, fdatasync, and retention. Owned by the libevent loop;
+ * readers live in journal_reader.c and never touch this struct. */
+#include "journal.h"
+
+#include "fb_buf.h"
+#include "fb_crc32c.h"
+#include "fb_err.h"
+#include "fb_file.h"
+#include "fb_log.h"
+#include "fb_wire.h"
+#include "journal_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Used when the configuration leaves segment_bytes at 0. */
+#define FBJ_DEFAULT_SEGMENT_BYTES (64u << 20)
+
+struct fbj_seg {
+	uint64_t first; /* from the file name */
+	uint64_t bytes; /* size on disk (as far as this process knows) */
+};
+
+struct fb_journal {
+	char *dir;
+	int dirfd;
+	uint64_t segment_bytes, retain_bytes, retain_age_s;
+	struct fbj_seg *segs; /* oldest first; the last one is active when fd >= 0 */
+	size_t nsegs, segs_cap;
+	uint64_t total_bytes;
+	int fd;     /* active segment, -1 until the first flush needs one */
+	int dirty;  /* bytes written to fd since its last fdatasync */
+	int err;    /* sticky: after a failed write or sync nothing is trusted */
+	struct fb_buf buf; /* encoded records not yet written */
+	uint64_t last_id;
+	struct fb_journal_stats st; /* the counters; sizes are filled on demand */
+};
+
+static void seg_path(const struct fb_journal *j, uint64_t first, char out[PATH_MAX])
+{
+	char name[FBJ_NAME_LEN + 1];
+	fbj_name(name, first);
+	snprintf(out, PATH_MAX, "%s/%s", j->dir, name);
+}
+
+static int segs_push(struct fb_journal *j, uint64_t first, uint64_t bytes)
+{
+	if (j->nsegs == j->segs_cap) {
+		size_t nc = j->segs_cap ? j->segs_cap * 2 : 16;
+		struct fbj_seg *p = realloc(j->segs, nc * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		j->segs = p;
+		j->segs_cap = nc;
+	}
+	j->segs[j->nsegs++] = (struct fbj_seg){ first, bytes };
+	j->total_bytes += bytes;
+	return 0;
+}
+
+/* mkdir -p: the configured directory may be several levels deep on a fresh
+ * host (e.g. /var/lib/fabricbus/journal). */
+static int mkdir_p(const char *dir)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s", dir) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (char *s = tmp + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(tmp, 0750) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(tmp, 0750) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* ---- recovery ---------------------------------------------------------- */
+
+struct recover_ctx {
+	fb_journal_recover_cb cb;
+	void *arg;
+	struct fb_event ev;
+};
+
+static void recover_report(const char *path, uint64_t off, const struct fbj_rec *rec,
+			   struct recover_ctx *rc)
+{
+	if (!rc->cb)
+		return;
+	/* The CRC matched, so these are the bytes we wrote; a decode failure
+	 * means a format or version mismatch, not a torn write. Keep the data
+	 * on disk, skip the record, and tell the operator. */
+	int e = fbj_decode_payload(rec->payload, rec->payload_len, &rc->ev);
+	if (e) {
+		fb_log_err("journal: %s offset %llu: record %llu does not decode (%s); not replayed",
+			   path, (unsigned long long)off, (unsigned long long)rec->event_id,
+			   fb_strerror(e));
+		return;
+	}
+	rc->cb(rc->arg, rec->event_id, &rc->ev);
+}
+
+/* Walk the records of one segment. Returns 0 with *end set to the offset
+ * where the good records stop (0 when the header is not one of ours naming
+ * this file), or -errno for an I/O error. */
+static int scan_segment(struct fb_journal *j, int fd, uint64_t first, const char *path,
+			struct recover_ctx *rcx, uint64_t *end)
+{
+	struct fbj_cursor c;
+	int rc = fbj_cursor_init(&c, fd);
+	if (rc)
+		return rc;
+	struct fbj_rec rec;
+	rc = fbj_cursor_peek(&c, &rec);
+	/* A header naming another segment than the file is as bad as none. */
+	int hdr_ok = c.have_hdr && c.first_id == first;
+	while (hdr_ok && rc == 1) {
+		/* Ids only grow, across segments too; anything else is damage. */
+		if (rec.event_id <= j->last_id || rec.event_id < first)
+			break;
+		recover_report(path, fbj_cursor_off(&c), &rec, rcx);
+		j->last_id = rec.event_id;
+		fbj_cursor_advance(&c, &rec);
+		rc = fbj_cursor_peek(&c, &rec);
+	}
+	*end = hdr_ok ? fbj_cursor_off(&c) : 0;
+	fbj_cursor_free(&c);
+	/* FB_ECORRUPT / FB_EVERSION only mark where the good records end. */
+	return (rc < 0 && rc != FB_ECORRUPT && rc != FB_EVERSION) ? rc : 0;
+}
+
+/* The newest segment is where a crash leaves a half-written record: cut it
+ * off so appends continue from a clean end. */
+static int truncate_tail(struct fb_journal *j, int fd, const char *path, uint64_t end,
+			 uint64_t size)
+{
+	if (ftruncate(fd, (off_t)end) < 0 || fdatasync(fd) < 0) {
+		int e = -errno;
+		fb_log_err("journal: cannot truncate %s to %llu bytes: %s", path,
+			   (unsigned long long)end, strerror(-e));
+		return e;
+	}
+	fb_log_warn("journal: truncated torn tail of %s at offset %llu (%llu bytes)", path,
+		    (unsigned long long)end, (unsigned long long)(size - end));
+	j->st.truncated_bytes += size - end;
+	return 0;
+}
+
+/* A crash between creating the newest segment and writing its header leaves
+ * fewer than 16 bytes (or zeros): nothing in it was ever committed. */
+static int drop_torn_header(struct fb_journal *j, uint64_t first, const char *path, uint64_t size)
+{
+	char name[FBJ_NAME_LEN + 1];
+	fbj_name(name, first);
+	if (unlinkat(j->dirfd, name, 0) < 0) {
+		int e = -errno;
+		fb_log_err("journal: cannot remove %s (torn header): %s", path, strerror(-e));
+		return e;
+	}
+	fb_log_warn("journal: removed %s: torn or zeroed header (%llu bytes); a new segment "
+		    "will be created", path, (unsigned long long)size);
+	j->st.truncated_bytes += size;
+	return 0;
+}
+
+/* XFS and others can leave a zero-filled block after a crash: a header of
+ * zeros was never written, so the segment holds nothing committed. */
+static int header_is_zero(int fd)
+{
+	uint8_t h[FBJ_HDR_LEN];
+	ssize_t got;
+	do
+		got = pread(fd, h, sizeof(h), 0);
+	while (got < 0 && errno == EINTR);
+	if (got != (ssize_t)sizeof(h))
+		return 0;
+	for (size_t i = 0; i < sizeof(h); i++)
+		if (h[i])
+			return 0;
+	return 1;
+}
+
+static int recover_segment(struct fb_journal *j, uint64_t first, int newest,
+			   struct recover_ctx *rcx)
+{
+	char name[FBJ_NAME_LEN + 1], path[PATH_MAX];
+	fbj_name(name, first);
+	seg_path(j, first, path);
+	int fd = openat(j->dirfd, name, (newest ? O_RDWR | O_APPEND : O_RDONLY) | O_CLOEXEC);
+	struct stat sb;
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		int e = -errno;
+		fb_log_err("journal: cannot open %s: %s", path, strerror(-e));
+		if (fd >= 0)
+			close(fd);
+		return e;
+	}
+	uint64_t size = (uint64_t)sb.st_size, end = 0;
+	int rc = 0;
+	if (newest && (size < FBJ_HDR_LEN || header_is_zero(fd))) {
+		close(fd);
+		return drop_torn_header(j, first, path, size);
+	}
+	if (size >= FBJ_HDR_LEN)
+		rc = scan_segment(j, fd, first, path, rcx, &end);
+	if (rc) {
+		fb_log_err("journal: cannot read %s: %s", path, fb_strerror(rc));
+	} else if (end < FBJ_HDR_LEN && newest) {
+		fb_log_err("journal: %s is not a fabricbus journal segment (bad header); "
+			   "move it out of %s and restart", path, j->dir);
+		rc = FB_ECORRUPT;
+	} else if (end < FBJ_HDR_LEN) {
+		fb_log_err("journal: %s has a bad header; its %llu bytes are skipped", path,
+			   (unsigned long long)size);
+	} else if (end < size && newest) {
+		rc = truncate_tail(j, fd, path, end, size);
+		size = end;
+	} else if (end < size) {
+		fb_log_err("journal: corrupt record in %s at offset %llu; skipping the rest of "
+			   "this segment (%llu bytes)", path, (unsigned long long)end,
+			   (unsigned long long)(size - end));
+	}
+	rc = rc ? rc : segs_push(j, first, size);
+	if (rc || !newest)
+		close(fd);
+	else
+		j->fd = fd;
+	return rc;
+}
+
+static int recover(struct fb_journal *j, fb_journal_recover_cb cb, void *arg)
+{
+	uint64_t *ids;
+	size_t n;
+	int rc = fbj_list(j->dir, 1, &ids, &n);
+	if (rc) {
+		fb_log_err("journal: cannot list %s: %s", j->dir, fb_strerror(rc));
+		return rc;
+	}
+	struct recover_ctx *rcx = calloc(1, sizeof(*rcx));
+	if (!rcx) {
+		free(ids);
+		return -ENOMEM;
+	}
+	rcx->cb = cb;
+	rcx->arg = arg;
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = recover_segment(j, ids[i], i + 1 == n, rcx);
+	free(rcx);
+	free(ids);
+	return rc;
+}
+
+int fb_journal_open(const struct fb_journal_opts *o, fb_journal_recover_cb cb, void *arg,
+		    struct fb_journal **out)
+{
+	*out = NULL;
+	if (!o || !o->dir || !o->dir[0])
+		return FB_ECONFIG;
+	struct fb_journal *j = calloc(1, sizeof(*j));
+	if (!j || !(j->dir = strdup(o->dir))) {
+		free(j);
+		return -ENOMEM;
+	}
+	j->fd = j->dirfd = -1;
+	j->segment_bytes = o->segment_bytes ? o->segment_bytes : FBJ_DEFAULT_SEGMENT_BYTES;
+	j->retain_bytes = o->retain_bytes;
+	j->retain_age_s = o->retain_age_s;
+	int rc = mkdir_p(j->dir);
+	if (!rc && (j->dirfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		rc = -errno;
+	if (rc)
+		fb_log_err("journal: cannot create or open directory %s: %s", j->dir, strerror(-rc));
+	rc = rc ? rc : recover(j, cb, arg);
+	if (rc) {
+		fb_journal_close(j);
+		return rc;
+	}
+	*out = j;
+	return 0;
+}
+
+void fb_journal_close(struct fb_journal *j)
+{
+	if (!j)
+		return;
+	/* Best effort: close is also the error path, so failures are logged by
+	 * flush/sync and not returned. */
+	if (!j->err && j->buf.len)
+		(void)fb_journal_flush(j);
+	if (!j->err)
+		(void)fb_journal_sync(j);
+	if (j->fd >= 0)
+		close(j->fd);
+	if (j->dirfd >= 0)
+		close(j->dirfd);
+	fb_buf_free(&j->buf);
+	free(j->segs);
+	free(j->dir);
+	free(j);
+}
+
+/* ---- append and flush -------------------------------------------------- */
+
+int fb_journal_append(struct fb_journal *j, uint64_t event_id, const struct fb_event *ev,
+		      const uint8_t *raw, size_t raw_len)
+{
+	if (j->err)
+		return j->err;
+	if (!ev || event_id <= j->last_id)
+		return -EINVAL;
+	if (raw && raw_len > FBJ_PAYLOAD_MAX)
+		return FB_ETOOBIG;
+	size_t alen = strnlen(ev->agent_id, sizeof(ev->agent_id));
+	if (alen == sizeof(ev->agent_id))
+		return -EINVAL;
+	struct fb_buf *b = &j->buf;
+	size_t start = b->len;
+	/* One reserve for the common case so the puts below do not realloc. */
+	int rc = fb_buf_reserve(b, FBJ_REC_HDR_LEN + 1 + alen + (raw ? raw_len : 1024));
+	if (rc)
+		return rc;
+	b->len += FBJ_REC_HDR_LEN;
+	b->data[b->len++] = (uint8_t)alen;
+	rc = fb_buf_put(b, ev->agent_id, alen);
+	rc = rc ? rc : raw ? fb_buf_put(b, raw, raw_len) : fb_event_encode(b, ev);
+	size_t plen = b->len - start - FBJ_REC_HDR_LEN;
+	if (!rc && plen > FBJ_PAYLOAD_MAX)
+		rc = FB_ETOOBIG;
+	if (rc) {
+		b->len = start;
+		return rc;
+	}
+	uint8_t *p = b->data + start;
+	fb_store_be32(p, (uint32_t)plen);
+	fb_store_be64(p + 8, event_id);
+	fb_store_be32(p + 4, fb_crc32c(0, p + 8, 8 + plen));
+	j->last_id = event_id;
+	j->st.appended++;
+	return 0;
+}
+
+static uint64_t *active_bytes(struct fb_journal *j) { return &j->segs[j->nsegs - 1].bytes; }
+
+static int seg_create(struct fb_journal *j, uint64_t first)
+{
+	char name[FBJ_NAME_LEN + 1], path[PATH_MAX];
+	uint8_t hdr[FBJ_HDR_LEN];
+	fbj_name(name, first);
+	seg_path(j, first, path);
+	fbj_put_hdr(hdr, first);
+	/* O_EXCL: a name clash would mean two segments claim the same ids. */
+	int fd = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0640);
+	int rc = fd < 0 ? -errno : fb_write_all(fd, hdr, sizeof(hdr));
+	/* The new name must survive a crash, or its records vanish with it. */
+	if (!rc && fsync(j->dirfd) < 0)
+		rc = -errno;
+	rc = rc ? rc : segs_push(j, first, FBJ_HDR_LEN);
+	if (rc) {
+		fb_log_err("journal: cannot create segment %s: %s", path, fb_strerror(rc));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	j->fd = fd;
+	j->dirty = 1;
+	return 0;
+}
+
+/* Make the finished segment durable before starting the next one, so a
+ * crash can only ever tear the newest segment, which recovery repairs. */
+static int seg_roll(struct fb_journal *j, uint64_t next_first)
+{
+	int rc = fb_journal_sync(j);
+	if (rc)
+		return rc;
+	close(j->fd);
+	j->fd = -1;
+	rc = seg_create(j, next_first);
+	if (rc)
+		return rc;
+	(void)fb_journal_retain(j, time(NULL)); /* logs its own failures */
+	return 0;
+}
+
+/* How many leading bytes of the buffered records fit in the active segment,
+ * on record boundaries. A segment always takes at least one record, so a
+ * record larger than segment_bytes is still stored. */
+static size_t fit_prefix(const struct fb_journal *j, const uint8_t *p, size_t left)
+{
+	uint64_t used = j->segs[j->nsegs - 1].bytes;
+	uint64_t room = j->segment_bytes > used ? j->segment_bytes - used : 0;
+	if (left <= room)
+		return left;
+	size_t n = 0;
+	while (n < left) {
+		size_t t = FBJ_REC_HDR_LEN + fb_load_be32(p + n);
+		if (n + t > room) {
+			if (n == 0 && used <= FBJ_HDR_LEN)
+				n = t;
+			break;
+		}
+		n += t;
+	}
+	return n;
+}
+
+static int flush_some(struct fb_journal *j, const uint8_t *p, size_t left, size_t *done)
+{
+	uint64_t id = fb_load_be64(p + 8);
+	if (j->fd < 0)
+		return seg_create(j, id);
+	size_t n = fit_prefix(j, p, left);
+	if (n == 0)
+		return seg_roll(j, id);
+	int rc = fb_write_all(j->fd, p, n);
+	if (rc)
+		return rc;
+	j->dirty = 1;
+	*active_bytes(j) += n;
+	j->total_bytes += n;
+	*done = n;
+	return 0;
+}
+
+int fb_journal_flush(struct fb_journal *j)
+{
+	if (j->err)
+		return j->err;
+	size_t off = 0;
+	while (off < j->buf.len) {
+		size_t done = 0;
+		int rc = flush_some(j, j->buf.data + off, j->buf.len - off, &done);
+		if (rc) {
+			char path[PATH_MAX];
+			seg_path(j, j->nsegs ? j->segs[j->nsegs - 1].first : 0, path);
+			fb_log_err("journal: write to %s failed: %s; journal stopped, check the disk "
+				   "and restart", path, fb_strerror(rc));
+			j->err = rc;
+			return rc;
+		}
+		off += done;
+	}
+	fb_buf_reset(&j->buf);
+	return 0;
+}
+
+int fb_journal_sync(struct fb_journal *j)
+{
+	if (j->err)
+		return j->err;
+	if (j->fd < 0 || !j->dirty)
+		return 0;
+	if (fdatasync(j->fd) < 0) {
+		/* After a failed fdatasync the page cache may have dropped the
+		 * dirty pages: retrying would report success for lost data. */
+		j->err = -errno;
+		char path[PATH_MAX];
+		seg_path(j, j->segs[j->nsegs - 1].first, path);
+		fb_log_err("journal: fdatasync %s failed: %s; journal stopped", path,
+			   strerror(-j->err));
+		return j->err;
+	}
+	j->dirty = 0;
+	j->st.syncs++;
+	return 0;
+}
+
+/* ---- retention and stats ----------------------------------------------- */
+
+static int seg_expired(const struct fb_journal *j, uint64_t first, time_t now)
+{
+	char name[FBJ_NAME_LEN + 1];
+	struct stat sb;
+	if (!j->retain_age_s)
+		return 0;
+	fbj_name(name, first);
+	if (fstatat(j->dirfd, name, &sb, 0) < 0)
+		return errno == ENOENT; /* already gone: drop it from the list */
+	/* mtime is the time of the last write, i.e. of the newest record. */
+	return (uint64_t)sb.st_mtime + j->retain_age_s < (uint64_t)now;
+}
+
+static int seg_remove_oldest(struct fb_journal *j, const char *why)
+{
+	char name[FBJ_NAME_LEN + 1], path[PATH_MAX];
+	struct fbj_seg s = j->segs[0];
+	fbj_name(name, s.first);
+	seg_path(j, s.first, path);
+	if (unlinkat(j->dirfd, name, 0) < 0 && errno != ENOENT) {
+		int e = -errno;
+		fb_log_err("journal: cannot remove %s for retention: %s", path, strerror(-e));
+		return e;
+	}
+	fb_log_info("journal: removed %s (%llu bytes, %s)", path, (unsigned long long)s.bytes, why);
+	memmove(j->segs, j->segs + 1, (j->nsegs - 1) * sizeof(*j->segs));
+	j->nsegs--;
+	j->total_bytes -= s.bytes;
+	j->st.removed_segments++;
+	return 0;
+}
+
+int fb_journal_retain(struct fb_journal *j, time_t now)
+{
+	/* The newest segment stays even when no segment is open, so readers
+	 * always find where the journal ends. */
+	while (j->nsegs > 1) {
+		const char *why = NULL;
+		if (j->retain_bytes && j->total_bytes > j->retain_bytes)
+			why = "over retain_bytes";
+		else if (seg_expired(j, j->segs[0].first, now))
+			why = "older than retain_age_s";
+		if (!why)
+			return 0;
+		int rc = seg_remove_oldest(j, why);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void fb_journal_get_stats(const struct fb_journal *j, struct fb_journal_stats *st)
+{
+	*st = j->st;
+	st->last_id = j->last_id;
+	st->first_id = (j->last_id && j->nsegs) ? j->segs[0].first : 0;
+	st->bytes = j->total_bytes;
+	st->segments = (uint32_t)j->nsegs;
+}
+
+const char *fb_journal_dir(const struct fb_journal *j) { return j->dir; }

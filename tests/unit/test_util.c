@@ -1,0 +1,94 @@
+/* test_util.c - proto/util's clock and file writer: the clock never goes
+ * back and its three units agree; fb_file_replace leaves the whole new
+ * content and no temporary file, replaces an existing file, and names the
+ * step that failed. */
+#include "fb_file.h"
+#include "fb_test.h"
+#include "fb_time.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+
+static size_t slurp(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return (size_t)-1;
+	ssize_t r = read(fd, buf, n - 1);
+	close(fd);
+	buf[r > 0 ? r : 0] = '\0';
+	return r < 0 ? (size_t)-1 : (size_t)r;
+}
+
+static void clock_is_monotonic_and_units_agree(void)
+{
+	int64_t ms0 = fb_time_ms(), us = fb_time_us(), ns = fb_time_ns(), ms1 = fb_time_ms();
+	CHECK(ms0 <= us / 1000 && us / 1000 <= ns / 1000000 && ns / 1000000 <= ms1);
+	struct timespec d = { 0, 20 * 1000000 };
+	nanosleep(&d, NULL);
+	CHECK(fb_time_ms() - ms1 >= 20);
+}
+
+static void replace_writes_whole_file_and_no_tmp(void)
+{
+	char path[256], tmp[300], buf[64];
+	const char *step = "unset";
+	snprintf(path, sizeof(path), "%s/state", fbt_dir());
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	CHECK_EQ(fb_file_replace(path, "old content\n", 12, 0640, &step), 0);
+	CHECK(step == NULL);
+	CHECK_EQ(fb_file_replace(path, "new\n", 4, 0640, &step), 0);
+	CHECK_EQ(slurp(path, buf, sizeof(buf)), 4);
+	CHECK_STR(buf, "new\n");
+	CHECK(access(tmp, F_OK) != 0 && errno == ENOENT);
+	struct stat st;
+	CHECK_EQ(stat(path, &st), 0);
+	CHECK_EQ(st.st_mode & 0007, 0); /* 0640 minus the umask: never world-readable */
+}
+
+static void replace_names_the_failed_step(void)
+{
+	char path[256];
+	const char *step = NULL;
+	snprintf(path, sizeof(path), "%s/no/such/dir/state", fbt_dir());
+	CHECK_EQ(fb_file_replace(path, "x", 1, 0640, &step), -ENOENT);
+	CHECK_STR(step, "create");
+	/* a directory in the way of the rename: the temporary file is removed */
+	snprintf(path, sizeof(path), "%s/adir", fbt_dir());
+	CHECK_EQ(mkdir(path, 0700), 0);
+	char inner[300];
+	snprintf(inner, sizeof(inner), "%s/f", path);
+	CHECK_EQ(fb_file_replace(inner, "x", 1, 0640, NULL), 0); /* not empty */
+	CHECK(fb_file_replace(path, "x", 1, 0640, &step) < 0);
+	CHECK_STR(step, "rename");
+	char tmp[300];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	CHECK(access(tmp, F_OK) != 0);
+}
+
+static void write_all_writes_everything(void)
+{
+	int p[2];
+	CHECK_EQ(pipe(p), 0);
+	CHECK_EQ(fb_write_all(p[1], "abcdef", 6), 0);
+	close(p[1]);
+	char buf[16] = { 0 };
+	CHECK_EQ(read(p[0], buf, sizeof(buf)), 6);
+	close(p[0]);
+	CHECK_STR(buf, "abcdef");
+	CHECK_EQ(fb_write_all(-1, "x", 1), -EBADF);
+}
+
+int main(void)
+{
+	RUN(clock_is_monotonic_and_units_agree);
+	RUN(replace_writes_whole_file_and_no_tmp);
+	RUN(replace_names_the_failed_step);
+	RUN(write_all_writes_everything);
+	return TEST_DONE();
+}
