@@ -31,6 +31,7 @@ struct ib_port {
 	int have_pi;
 	struct ib_flap flap;          /* ib_flap.c, fed by ib_poll.c */
 	struct ib_ctr_port ctr;       /* ib_counters.c */
+	uint8_t live;                 /* a link event went out since the resync began */
 };
 
 struct ib_switch {
@@ -41,6 +42,7 @@ struct ib_switch {
 	struct ib_port *ports;        /* [0..nports], index = port number */
 	int assigned;                 /* this agent polls it (--switches, --shard) */
 	int announce;                 /* adopted after start: its topology is still to send */
+	uint8_t live;                 /* (un)reachable went out since the resync began */
 	/* reachability (ib_poll.c) */
 	unsigned fails;               /* consecutive failed polls */
 	int unreachable;

@@ -72,8 +72,8 @@ static size_t diff_port(struct ib_poll_ctx *c, const json_t *map, const struct i
 			unsigned port, const char *was)
 {
 	const struct ib_port *p = &sw->ports[port];
-	if (!p->have_pi)
-		return 0;
+	if (!p->have_pi || p->live)
+		return 0; /* reported live since the resync began: the map will follow */
 	int up = p->pi.phys == IB_PHYS_LINKUP;
 	if (up && strcmp(was, "down") == 0) {
 		emit(c, map, sw, port, FB_KIND_LINK_UP, FB_SEV_OK, "link up, found at resync (was down)");
@@ -93,6 +93,8 @@ static size_t diff_switch(struct ib_poll_ctx *c, const json_t *map, const struct
 {
 	size_t n = 0;
 	int reachable = !json_is_false(json_object_get(m, "Reachable"));
+	if (sw->live)
+		reachable = !sw->unreachable; /* reported live since the resync began */
 	if (sw->unreachable) {
 		if (reachable)
 			emit(c, map, sw, 0, FB_KIND_SWITCH_UNREACHABLE, FB_SEV_CRITICAL,

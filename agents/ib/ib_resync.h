@@ -14,6 +14,10 @@
  * the caller, which rediscovers now and then until it answers again
  * (ib_worker.c).
  *
+ * A port or switch whose `live` flag is set (a live event about it went out
+ * since the resync began: ib_poll.c sets it, the caller clears it when a
+ * resync begins) is not diffed: that event is newer than the map.
+ *
  * Runs on the MAD thread (the HTTP call blocks for at most timeout_ms).
  */
 #ifndef IB_RESYNC_H

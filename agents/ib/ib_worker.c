@@ -189,8 +189,19 @@ struct resync {
 	unsigned polls;
 };
 
-static void resync_want(struct resync *r, int topology)
+/* A resync begins: what goes out live from now on is newer than any map. */
+static void clear_live(struct ib_topo *t)
 {
+	for (size_t i = 0; i < t->n; i++) {
+		t->sw[i].live = 0;
+		for (unsigned p = 0; p <= t->sw[i].nports; p++)
+			t->sw[i].ports[p].live = 0;
+	}
+}
+
+static void resync_want(struct resync *r, struct ib_topo *t, int topology)
+{
+	clear_live(t);
 	r->pending = 1;
 	r->passes = 2;
 	r->topology |= topology;
@@ -238,7 +249,7 @@ static void rediscover(struct resync *r, struct ib_poll_ctx *c)
 	}
 	ib_topo_free(&found);
 	if (adopted)
-		resync_want(r, 0);
+		resync_want(r, c->topo, 0);
 }
 
 /* Diff against the map before the topology events (their PortState would
@@ -425,7 +436,7 @@ static void *run(void *arg)
 				 &w->stop, &cfg->ctr, &cfg->flap };
 	struct resync rs = { 0 };
 	if (rc == 0) {
-		resync_want(&rs, 1);
+		resync_want(&rs, &topo, 1);
 		resync_try(&rs, &c, cfg);
 	}
 	int counters = cfg->ctr.interval_ms > 0;
@@ -450,7 +461,7 @@ static void *run(void *arg)
 		if (!ts_before(&now, &next)) {
 			poll_all(&c);
 			if (atomic_exchange(&w->resync_req, 0))
-				resync_want(&rs, 0);
+				resync_want(&rs, &topo, 0);
 			rediscover(&rs, &c);
 			resync_try(&rs, &c, cfg);
 			advance(&next, cfg->interval_ms, "a PortInfo poll", topo.n);

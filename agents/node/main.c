@@ -294,7 +294,8 @@ static int identity_changed(const struct node_port *o, const struct node_port *c
  * (node_resync.h). */
 static void resync_port(struct agent *a, const struct node_port *c)
 {
-	uint8_t kind = a->map ? node_resync_kind(a->map, a->node, c) : 0;
+	/* A live event since start is newer than what the map says. */
+	uint8_t kind = a->map && !c->live ? node_resync_kind(a->map, a->node, c) : 0;
 	if (!kind)
 		return;
 	struct fb_event ev;
@@ -309,12 +310,13 @@ static void resync_port(struct agent *a, const struct node_port *c)
 /* Turn the difference between the last scan and cur into events; cur
  * becomes the last scan. The first scan reports inventory only, after the
  * resync's differences. */
-static void diff(struct agent *a, struct scan *last, const struct scan *cur)
+static void diff(struct agent *a, struct scan *last, struct scan *cur)
 {
 	struct fb_event ev;
 	for (size_t i = 0; i < cur->n; i++) {
-		const struct node_port *c = &cur->p[i];
+		struct node_port *c = &cur->p[i];
 		const struct node_port *o = last->valid ? find(last, c) : NULL;
+		c->live = o && (o->live || o->up != c->up);
 		if (!last->valid)
 			resync_port(a, c);
 		if (!o || identity_changed(o, c)) {

@@ -152,10 +152,28 @@ static void an_unassigned_switch_is_left_alone(void)
 	json_decref(m);
 }
 
+/* A live event went out about port 2 and leaf1 since the resync began: it
+ * is newer than the map, which only lags (the second pass's case). */
+static void what_went_out_live_is_left_alone(void)
+{
+	static struct rig r;
+	leaf1(&r);
+	r.ports[2].live = 1;
+	r.sw.live = 1;
+	json_t *m = map("false");
+	CHECK(m);
+	size_t n = ib_resync_diff(&r.c, m, "ib-c", NULL);
+	json_decref(m);
+	CHECK_EQ(n, 1); /* port 1 only: no switch_reachable, nothing for port 2 */
+	CHECK_EQ(r.s.ev[0].kind, FB_KIND_LINK_UP);
+	CHECK_EQ(r.s.ev[0].subj.port, 1);
+}
+
 int main(void)
 {
 	RUN(every_difference_is_one_marked_event);
 	RUN(a_switch_the_map_thinks_dead_is_reachable_again);
 	RUN(an_unassigned_switch_is_left_alone);
+	RUN(what_went_out_live_is_left_alone);
 	return TEST_DONE();
 }
