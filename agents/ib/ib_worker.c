@@ -281,9 +281,10 @@ static void resync_try(struct resync *r, struct ib_poll_ctx *c, const struct ib_
 			    JSON_INTEGER_FORMAT ")", r->passes == 1 ? " (second pass)" : "", n,
 			    n == 1 ? "" : "s", json_integer_value(json_object_get(map, "LastEventId")));
 		json_decref(map);
+		/* The topology events wait for the last pass: their PortState and
+		 * "the switch answered" would move the map the second pass reads,
+		 * without the link or switch event a consumer acts on. */
 		if (--r->passes > 0) {
-			emit_topology(c, r->topology);
-			r->topology = 0;
 			r->not_before = now;
 			add_ms(&r->not_before, RESYNC_AGAIN_MS);
 			return;

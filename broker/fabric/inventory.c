@@ -197,7 +197,11 @@ int fb_inventory_learn(struct fb_inventory *inv, const struct fb_event *ev)
 	e->port = ev->subj.port;
 	e->lid = ev->subj.lid;
 	e->ifindex = ev->subj.ifindex;
-	e->link = link_of(ev);
+	/* The inventory gives a new port its state; a known port's changes only
+	 * come as link events, so a restarted agent's inventory cannot move it
+	 * without the event its resync sends (proto/PROTOCOL.md). */
+	if (!e->link)
+		e->link = link_of(ev);
 	memcpy(e->node, ev->subj.node, sizeof(e->node));
 	memcpy(e->device, ev->subj.device, sizeof(e->device));
 	int rc = 0;

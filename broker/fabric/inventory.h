@@ -8,7 +8,7 @@
  * for a key wins.
  *
  * Each port also keeps its own link state as its node agent last said it
- * (the inventory event's state, then the node-side link_down/link_up), for
+ * (the first inventory event's state, then the node-side link_down/link_up), for
  * the node agent's resync (proto/PROTOCOL.md): "link" in fb_inventory_json.
  *
  * Used by ingest.c to fill subj.node of switch-side events, and by status.c.
