@@ -4,9 +4,10 @@
  * drops duplicates by (agent id, seq), gives the event the next EventId,
  * appends it to the journal buffer and to the pending batch. commit.c, run
  * once all readable connections have been served, writes the journal, syncs
- * it per JournalSync, acks every agent whose events are now durable and hands
- * the batch to the sinks (ws_server.c). Nothing is acked or published before
- * it is durable.
+ * it per JournalSync, tells ingest which agents are durable up to where (the
+ * acks; through b->durable, so commit does not call ingest) and hands the
+ * batch to every registered output (output.h: the WebSocket server, Kafka).
+ * Nothing is acked or published before it is durable.
  */
 #ifndef FB_BROKER_H
 #define FB_BROKER_H
@@ -14,6 +15,7 @@
 #include "agent_table.h"
 #include "batch.h"
 #include "config.h"
+#include "output.h"
 
 #include <event2/event.h>
 #include <event2/listener.h>
@@ -28,7 +30,10 @@ struct fb_fabric_map;
 struct fb_listener;
 
 #define FB_BATCH_CAP 4096
-#define FB_PENDING_BATCHES_MAX 64 /* commit inline past this many full batches */
+/* Commit inline past this many full batches: bounds the events one commit
+ * hands to the outputs (16 x 4096 x 968 bytes = 64 MB; see the peak RSS
+ * formula in docs/configuration.md). */
+#define FB_PENDING_BATCHES_MAX 16
 
 struct fb_broker_stats {
 	uint64_t events;        /* accepted and journaled */
@@ -44,8 +49,17 @@ struct fb_broker {
 	struct event_base *base;
 	const struct fb_config *cfg;
 	struct fb_journal *journal;
-	struct fb_ws *ws;
-	struct fb_kafka *kafka;   /* NULL unless KafkaBrokers is set */
+	struct fb_ws *ws;         /* registered in outputs; kept for shutdown */
+	struct fb_kafka *kafka;   /* NULL unless KafkaBrokers is set; also in outputs */
+	struct fb_outputs outputs; /* called with every durable batch (output.h) */
+	/* Called by commit for each agent whose events just became durable
+	 * (set by main to ingest's ack sender). */
+	void (*durable)(struct fb_broker *b, struct fb_agent *a, uint64_t seq);
+	/* Called with 1 when an output is over its bound, 0 when all are ready
+	 * again (set by main to fb_ingest_hold). */
+	void (*hold_agents)(struct fb_broker *b, int hold);
+	int held;                 /* agents are held (see hold_agents) */
+	struct event *resume_ev;  /* activated (any thread) when outputs are ready again */
 	struct fb_agent_table *agents;
 	struct fb_inventory *inventory; /* port GUID/MAC -> node (inventory.h) */
 	struct fb_fabric_map *fabric_map; /* topology + jobs, /fabric/map (fabric_map.h) */
@@ -86,8 +100,13 @@ void fb_ingest_close_all(struct fb_broker *b, uint16_t code, const char *why);
 void fb_ingest_free_all(struct fb_broker *b);
 /* Heartbeats out and idle agents dropped; called from the 1 s tick. */
 void fb_ingest_tick(struct fb_broker *b, uint64_t now_ns);
-/* Send the cumulative ack to an agent's live connection. */
-void fb_ingest_send_ack(struct fb_conn *c, uint64_t seq);
+/* Agent a is durable up to seq: send the cumulative ack to its live
+ * connection (the b->durable callback). */
+void fb_ingest_durable(struct fb_broker *b, struct fb_agent *a, uint64_t seq);
+/* Stop (hold=1) or resume (0) reading agent sockets: backpressure from an
+ * output that fell behind. Heartbeats still go out; silence is not counted
+ * against agents while held. */
+void fb_ingest_hold(struct fb_broker *b, int hold);
 /* "ip:port" of a connection, for logs and status. */
 const char *fb_conn_peer(const struct fb_conn *c);
 
@@ -107,6 +126,8 @@ void fb_commit_mark(struct fb_broker *b, struct fb_agent *a);
 /* Write, sync per policy, ack and publish now. Returns 0 or a fatal error
  * (the journal could not be written: the broker stops rather than ack). */
 int fb_commit_now(struct fb_broker *b);
+/* Resume reading agents; safe from any thread (an output's `ready`). */
+void fb_commit_outputs_ready(void *broker);
 /* Stop the loop because the journal failed. */
 void fb_broker_fatal(struct fb_broker *b, const char *what, int err);
 

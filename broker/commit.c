@@ -11,20 +11,24 @@
  *                      JournalSyncInterval, then acks and publishes.
  * JournalSync=none     write, then ack and publish (durable against a
  *                      broker crash, not against power loss).
+ *
+ * "Publish" is a call to every registered output (output.h). An output that
+ * falls behind says so (FB_OUTPUT_BUSY): the broker then stops reading its
+ * agents until the output is ready again, so the agents wait instead of the
+ * output dropping events or subscribers.
  */
 #include "broker.h"
 
 #include "fb_err.h"
 #include "fb_log.h"
 #include "journal.h"
-#include "kafka_sink.h"
-#include "ws_server.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static void commit_cb(evutil_socket_t fd, short what, void *arg);
 static void sync_timer_cb(evutil_socket_t fd, short what, void *arg);
+static void resume_cb(evutil_socket_t fd, short what, void *arg);
 
 void fb_broker_fatal(struct fb_broker *b, const char *what, int err)
 {
@@ -42,6 +46,9 @@ int fb_commit_init(struct fb_broker *b)
 	b->commit_ev = event_new(b->base, -1, 0, commit_cb, b);
 	if (!b->commit_ev || event_priority_set(b->commit_ev, 1) != 0)
 		return -12;
+	b->resume_ev = event_new(b->base, -1, 0, resume_cb, b);
+	if (!b->resume_ev)
+		return -12;
 	if (b->cfg->sync_policy == FB_SYNC_INTERVAL) {
 		b->sync_timer = event_new(b->base, -1, EV_PERSIST, sync_timer_cb, b);
 		struct timeval tv = { (time_t)(b->cfg->sync_interval_ms / 1000),
@@ -58,7 +65,9 @@ void fb_commit_fini(struct fb_broker *b)
 		event_free(b->commit_ev);
 	if (b->sync_timer)
 		event_free(b->sync_timer);
-	b->commit_ev = b->sync_timer = NULL;
+	if (b->resume_ev)
+		event_free(b->resume_ev);
+	b->commit_ev = b->sync_timer = b->resume_ev = NULL;
 	for (unsigned i = 0; i < b->n_pending; i++)
 		fb_batch_unref(b->pending[i]);
 	b->n_pending = 0;
@@ -108,20 +117,24 @@ static void release(struct fb_broker *b)
 		struct fb_agent *a = b->dirty[i];
 		a->durable_seq = a->stored_seq;
 		a->dirty = 0;
-		if (a->conn)
-			fb_ingest_send_ack(a->conn, a->durable_seq);
+		if (b->durable)
+			b->durable(b, a, a->durable_seq);
 	}
 	b->n_dirty = 0;
+	int busy = 0;
 	for (unsigned i = 0; i < b->n_pending; i++) {
 		struct fb_batch *bt = b->pending[i];
-		if (bt->n && b->ws)
-			fb_ws_publish(b->ws, bt);
+		if (fb_outputs_committed(&b->outputs, bt) == FB_OUTPUT_BUSY)
+			busy = 1;
 		fb_batch_unref(bt);
 	}
 	b->n_pending = 0;
 	b->committed_id = b->last_event_id;
-	if (b->kafka) /* the Kafka thread follows the journal up to here */
-		fb_kafka_committed(b->kafka, b->committed_id);
+	if (busy && !b->held) {
+		b->held = 1;
+		if (b->hold_agents)
+			b->hold_agents(b, 1);
+	}
 	b->unsynced = 0;
 	b->st.commits++;
 }
@@ -150,6 +163,28 @@ int fb_commit_now(struct fb_broker *b)
 	}
 	release(b);
 	return 0;
+}
+
+/* Any thread: an output drained below its bound. Level-triggered on the
+ * loop: the hold ends only if no output is still busy, which the next
+ * commit would report again (it re-holds at once). */
+void fb_commit_outputs_ready(void *broker)
+{
+	struct fb_broker *b = broker;
+	if (b->resume_ev)
+		event_active(b->resume_ev, 0, 0);
+}
+
+static void resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fb_broker *b = arg;
+	if (!b->held)
+		return;
+	b->held = 0;
+	if (b->hold_agents)
+		b->hold_agents(b, 0);
 }
 
 static void commit_cb(evutil_socket_t fd, short what, void *arg)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void fb_ws_filter_init(struct fb_ws_filter *f) { memset(f, 0, sizeof(*f)); }
+void fb_filter_init(struct fb_filter *f) { memset(f, 0, sizeof(*f)); }
 
 /* Strictly decimal: no sign, no spaces, no hex, no overflow. */
 static int parse_u64(const char *s, uint64_t *out)
@@ -27,9 +27,9 @@ static int parse_u64(const char *s, uint64_t *out)
 }
 
 /* Split a comma list in place and hand each non-empty element to fn. */
-typedef int (*elem_fn)(struct fb_ws_filter *f, const char *elem, const char **why);
+typedef int (*elem_fn)(struct fb_filter *f, const char *elem, const char **why);
 
-static int for_each_elem(struct fb_ws_filter *f, char *list, elem_fn fn, const char *empty,
+static int for_each_elem(struct fb_filter *f, char *list, elem_fn fn, const char *empty,
 			 const char **why)
 {
 	int seen = 0;
@@ -47,9 +47,9 @@ static int for_each_elem(struct fb_ws_filter *f, char *list, elem_fn fn, const c
 	return 0;
 }
 
-static int add_prefix(struct fb_ws_filter *f, const char *e, const char **why)
+static int add_prefix(struct fb_filter *f, const char *e, const char **why)
 {
-	if (f->n_prefix >= FB_WS_FILTER_PREFIXES) {
+	if (f->n_prefix >= FB_FILTER_PREFIXES) {
 		*why = "prefix: too many prefixes (at most 8)";
 		return FB_ETOOBIG;
 	}
@@ -61,7 +61,7 @@ static int add_prefix(struct fb_ws_filter *f, const char *e, const char **why)
 	return 0;
 }
 
-static int add_severity(struct fb_ws_filter *f, const char *e, const char **why)
+static int add_severity(struct fb_filter *f, const char *e, const char **why)
 {
 	int s = fb_severity_parse(e);
 	if (s < 0) {
@@ -72,10 +72,10 @@ static int add_severity(struct fb_ws_filter *f, const char *e, const char **why)
 	return 0;
 }
 
-int fb_ws_filter_arg(struct fb_ws_filter *f, const char *arg, const char **why)
+int fb_filter_arg(struct fb_filter *f, const char *arg, const char **why)
 {
 	static const char *const names[] = { "since", "prefix", "severity", "origin" };
-	char buf[FB_WS_FILTER_ARG_MAX];
+	char buf[FB_FILTER_ARG_MAX];
 	const char *eq = strchr(arg, '=');
 	size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
 	int which = -1;
@@ -135,7 +135,7 @@ static int origin_match(const char *want, const char *origin)
 	return want[n - 1] == '/' || origin[n] == '\0' || origin[n] == '/';
 }
 
-int fb_ws_filter_match(const struct fb_ws_filter *f, const char *message_id, unsigned severity,
+int fb_filter_match(const struct fb_filter *f, const char *message_id, unsigned severity,
 		       const char *origin)
 {
 	if (f->sev_mask && (severity >= 32 || !(f->sev_mask & (1u << severity))))
@@ -153,7 +153,7 @@ int fb_ws_filter_match(const struct fb_ws_filter *f, const char *message_id, uns
 	return 1;
 }
 
-int fb_ws_filter_json(const struct fb_ws_filter *f, struct fb_buf *out)
+int fb_filter_json(const struct fb_filter *f, struct fb_buf *out)
 {
 	int rc = fb_buf_puts(out, "{");
 	const char *sep = "";

@@ -1,6 +1,6 @@
 /* filter.h - a subscriber's filter (WebSocket query string, Kafka topic
- * subscription): parsing and matching. The functions keep their fb_ws_filter_
- * names for now (renaming them touches the WebSocket server).
+ * subscription, and the SSE and push subscriptions to come): parsing and
+ * matching.
  *
  * Pure functions, no lws and no allocation, so the parsing rules are unit
  * tested without sockets. The query arrives as lws hands it over: one
@@ -22,43 +22,43 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FB_WS_FILTER_PREFIXES 8
-#define FB_WS_FILTER_PREFIX_MAX 128 /* including the NUL */
-#define FB_WS_FILTER_ORIGIN_MAX 256 /* == FB_REDFISH_ORIGIN_MAX */
-#define FB_WS_FILTER_ARG_MAX 1100   /* longest fragment worth looking at */
+#define FB_FILTER_PREFIXES 8
+#define FB_FILTER_PREFIX_MAX 128 /* including the NUL */
+#define FB_FILTER_ORIGIN_MAX 256 /* == FB_REDFISH_ORIGIN_MAX */
+#define FB_FILTER_ARG_MAX 1100   /* longest fragment worth looking at */
 
 /* A plain value, owned by whoever declared it. Zeroed = match everything,
  * no since. */
-struct fb_ws_filter {
+struct fb_filter {
 	int has_since;
 	uint64_t since;
 	unsigned n_prefix;
-	char prefix[FB_WS_FILTER_PREFIXES][FB_WS_FILTER_PREFIX_MAX];
+	char prefix[FB_FILTER_PREFIXES][FB_FILTER_PREFIX_MAX];
 	unsigned sev_mask; /* bit (1 << enum fb_severity); 0 = any */
-	char origin[FB_WS_FILTER_ORIGIN_MAX]; /* "" = any */
+	char origin[FB_FILTER_ORIGIN_MAX]; /* "" = any */
 };
 
-void fb_ws_filter_init(struct fb_ws_filter *f);
+void fb_filter_init(struct fb_filter *f);
 
 /* Apply one "name=value" fragment. The value is taken verbatim: lws has
  * already decoded %XX escapes while parsing the request line (decoding
  * again would turn an origin's "%2520" into a space). Returns 0, or
  * FB_EMALFORMED / FB_ETOOBIG with *why set to a static message naming the
  * parameter. */
-int fb_ws_filter_arg(struct fb_ws_filter *f, const char *arg, const char **why);
+int fb_filter_arg(struct fb_filter *f, const char *arg, const char **why);
 
 /* 1 if an event with this MessageId, severity and OriginOfCondition passes.
  * origin is only read when the filter has an origin. */
-int fb_ws_filter_match(const struct fb_ws_filter *f, const char *message_id, unsigned severity,
+int fb_filter_match(const struct fb_filter *f, const char *message_id, unsigned severity,
 		       const char *origin);
 
 /* 1 if matching needs the origin string (so callers can skip computing it). */
-static inline int fb_ws_filter_wants_origin(const struct fb_ws_filter *f)
+static inline int fb_filter_wants_origin(const struct fb_filter *f)
 {
 	return f->origin[0] != '\0';
 }
 
 /* Append the filter as a JSON object (for /status). */
-int fb_ws_filter_json(const struct fb_ws_filter *f, struct fb_buf *out);
+int fb_filter_json(const struct fb_filter *f, struct fb_buf *out);
 
 #endif

@@ -118,7 +118,7 @@ static void conn_write(struct fb_conn *c, const struct fb_buf *f)
 		fb_log_warn("agent %s from %s: cannot queue %zu bytes", agent_name(c), c->peer, f->len);
 }
 
-void fb_ingest_send_ack(struct fb_conn *c, uint64_t seq)
+static void send_ack(struct fb_conn *c, uint64_t seq)
 {
 	if (c->state != CONN_READY || seq <= c->acked_sent)
 		return;
@@ -128,6 +128,30 @@ void fb_ingest_send_ack(struct fb_conn *c, uint64_t seq)
 	if (fb_wire_put_ack(&f, seq) == 0)
 		bufferevent_write(c->bev, f.data, f.len);
 	c->acked_sent = seq;
+}
+
+void fb_ingest_durable(struct fb_broker *b, struct fb_agent *a, uint64_t seq)
+{
+	(void)b;
+	if (a->conn)
+		send_ack(a->conn, seq);
+}
+
+/* Backpressure: with EV_READ off the kernel buffers fill and the agents'
+ * sends block; they keep their unacked events and carry on when read again. */
+void fb_ingest_hold(struct fb_broker *b, int hold)
+{
+	uint64_t now = fb_now_ns();
+	for (struct fb_conn *c = b->conns; c; c = c->next) {
+		if (c->state != CONN_READY)
+			continue;
+		if (hold) {
+			bufferevent_disable(c->bev, EV_READ);
+		} else {
+			c->last_rx_ns = now; /* not their silence: we did not read */
+			bufferevent_enable(c->bev, EV_READ);
+		}
+	}
 }
 
 static void handle_hello(struct fb_conn *c, const uint8_t *body, size_t len)
@@ -427,7 +451,7 @@ void fb_ingest_tick(struct fb_broker *b, uint64_t now_ns)
 	struct fb_conn *c = b->conns;
 	while (c) {
 		struct fb_conn *next = c->next;
-		if (c->state != CONN_CLOSING && now_ns - c->last_rx_ns > 3 * hb_ns) {
+		if (c->state != CONN_CLOSING && !b->held && now_ns - c->last_rx_ns > 3 * hb_ns) {
 			fb_log_warn("agent %s from %s: silent for %llu ms (3 heartbeats); dropping it",
 				    agent_name(c), c->peer,
 				    (unsigned long long)((now_ns - c->last_rx_ns) / 1000000));

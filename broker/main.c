@@ -4,6 +4,7 @@
 
 #include "fabric_map.h"
 #include "fb_err.h"
+#include "fb_file.h"
 #include "fb_log.h"
 #include "fb_wire.h"
 #include "inventory.h"
@@ -132,12 +133,13 @@ static uint64_t load_epoch(const char *dir)
 		return e;
 	if (getrandom(&e, sizeof(e), 0) != (ssize_t)sizeof(e))
 		e = fb_now_ns();
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "%016" PRIx64 "\n", e) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0)
-		fb_log_warn("cannot write %s: %s (agents will see a new epoch after restart)", path,
-			    strerror(errno));
-	if (f)
-		fclose(f);
+	char text[24];
+	int n = snprintf(text, sizeof(text), "%016" PRIx64 "\n", e);
+	const char *step = "write";
+	int rc = fb_file_replace(path, text, (size_t)n, 0644, &step);
+	if (rc)
+		fb_log_warn("cannot %s %s: %s (agents will see a new epoch after restart)", step, path,
+			    strerror(-rc));
 	return e;
 }
 
@@ -233,8 +235,19 @@ static int start_ws(struct fb_broker *b)
 		.default_fabric = c->fabric_name, .ring_events = c->ws_ring_events,
 		.queue_events = c->ws_queue_events, .ping_interval_s = (int)c->ws_ping_s,
 		.max_subscribers = c->ws_max_subscribers, .fabric_map = b->fabric_map,
+		.ready = fb_commit_outputs_ready, .ready_arg = b,
 	};
-	return fb_ws_start(&wo, b->committed_id, &b->ws);
+	int rc = fb_ws_start(&wo, b->committed_id, &b->ws);
+	return rc ? rc : fb_outputs_add(&b->outputs, "websocket", fb_ws_committed, b->ws);
+}
+
+/* The Kafka thread follows the journal itself: it only needs the newest
+ * committed EventId (an atomic store and a wake; never busy). */
+static int kafka_committed(void *k, struct fb_batch *batch, uint64_t last_id)
+{
+	(void)batch;
+	fb_kafka_committed(k, last_id);
+	return 0;
 }
 
 /* Never waits for Kafka: the thread connects, resumes and retries alone. */
@@ -242,7 +255,8 @@ static int start_kafka(struct fb_broker *b)
 {
 	if (!b->cfg->kafka_brokers[0])
 		return 0;
-	return fb_kafka_start(b->cfg, b->epoch, b->committed_id, &b->kafka);
+	int rc = fb_kafka_start(b->cfg, b->epoch, b->committed_id, &b->kafka);
+	return rc ? rc : fb_outputs_add(&b->outputs, "kafka", kafka_committed, b->kafka);
 }
 
 static int run(struct fb_broker *b)
@@ -323,7 +337,8 @@ int main(int argc, char **argv)
 		fb_log_info("no configuration file given (-f): using embedded defaults");
 	signal(SIGPIPE, SIG_IGN);
 
-	struct fb_broker b = { .cfg = &cfg, .start_ns = fb_now_ns() };
+	struct fb_broker b = { .cfg = &cfg, .start_ns = fb_now_ns(), .durable = fb_ingest_durable,
+			       .hold_agents = fb_ingest_hold };
 	/* Before the base exists: the lws thread wakes the loop with
 	 * event_active (job registrations, fabric_map.h). */
 	if (evthread_use_pthreads() != 0) {

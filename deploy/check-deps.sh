@@ -38,6 +38,12 @@ need python3-confluent-kafka '/usr/lib/python3/dist-packages/confluent_kafka/__i
 need python3-jsonschema '/usr/lib/python3/dist-packages/jsonschema/__init__.py'
 need default-jre-headless "$(command -v java 2>/dev/null || echo /usr/bin/java)"
 need maven "$(command -v mvn 2>/dev/null || echo /usr/bin/mvn)"
+# fabricbus-agent-snmp: built with libsnmp-dev, tested against snmpd and
+# snmptrap (tests/lib/snmp.py), benchmarked against snmptrapd.
+need libsnmp-dev /usr/include/net-snmp/net-snmp-config.h
+need snmpd /usr/sbin/snmpd
+need snmp /usr/bin/snmptrap
+need snmptrapd /usr/sbin/snmptrapd
 need procps /usr/bin/pgrep
 need iproute2 /usr/sbin/ip /usr/bin/ip /bin/ip
 need util-linux /usr/bin/prlimit

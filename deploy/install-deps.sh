@@ -21,6 +21,11 @@
 # - slurmctld/slurmd/slurm-client/munge: the real Slurm cluster on loopback
 #   the Slurm adapter and SPANK plugin tests run against (tests/lib/slurm.py);
 #   libslurm-dev to build them.
+# - snmpd/snmp/snmptrapd: the real SNMP peers of fabricbus-agent-snmp's
+#   tests (tests/lib/snmp.py runs snmpd as a switch stand-in in a network
+#   namespace; test_snmp sends snmptrap v1/v2c/v3 with good and bad keys) and
+#   the reference receiver of tests/bench/bench_snmp.sh (snmptrapd);
+#   libsnmp-dev builds the agent.
 # - procps (pgrep/ps), iproute2 (ip netns), util-linux (unshare, prlimit):
 #   used by the test helpers; present on most images, named so a minimal one
 #   works too.
@@ -33,6 +38,7 @@ ibsim-utils libumad2sim0 opensm infiniband-diags libopensm-dev
 python3 python3-websockets python3-jsonschema curl gdb
 kcat python3-confluent-kafka
 slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
+snmpd snmp snmptrapd
 procps iproute2 util-linux"
 missing=""
 for p in $pkgs; do

@@ -64,6 +64,8 @@ static const char *const counter_names[FB_CTR__END] = {
 	[FB_CTR_CAUSE_EVENT_ID] = "cause_event_id",
 	[FB_CTR_NODE_COUNT] = "node_count",
 	[FB_CTR_NODE_LIMIT] = "node_limit",
+	[FB_CTR_IF_IN_DISCARDS] = "if_in_discards",
+	[FB_CTR_IF_OUT_DISCARDS] = "if_out_discards",
 	[FB_CTR_RESYNC] = "resync",
 };
 

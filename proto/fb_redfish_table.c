@@ -244,6 +244,8 @@ static const char *const ctr_prop[FB_CTR__END] = {
 	[FB_CTR_RCV_PKTS] = "PortRcvPkts",
 	[FB_CTR_IF_IN_ERRORS] = "RXErrors",
 	[FB_CTR_IF_OUT_ERRORS] = "TXErrors",
+	[FB_CTR_IF_IN_DISCARDS] = "RXDiscards",
+	[FB_CTR_IF_OUT_DISCARDS] = "TXDiscards",
 };
 
 /* The counter that crossed: the first one the event carries with a

@@ -1,13 +1,14 @@
 /* slurm_state.c - the state file: JSON in and out, written atomically. */
 #include "slurm_state.h"
 
+#include "fb_file.h"
+
 #include "fb_err.h"
 #include "fb_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -499,66 +500,23 @@ int fbs_state_parse(const char *json, size_t len, struct fbs_state *s, struct fb
 
 /* ---- files -------------------------------------------------------------------- */
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int fsync_dir(const char *path)
-{
-	char buf[4096];
-	snprintf(buf, sizeof(buf), "%s", path);
-	int fd = open(dirname(buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	int rc = fsync(fd) ? -errno : 0;
-	close(fd);
-	return rc;
-}
-
 int fbs_state_save(const char *path, const struct fbs_state *s, const struct fbs_policy *p,
 		   char *err, size_t errsz)
 {
-	char *doc = NULL, tmp[4200];
+	char *doc = NULL;
 	int rc = fbs_state_dump(s, p, (uint64_t)time(NULL), &doc);
 	if (rc) {
 		snprintf(err, errsz, "%s: out of memory serializing the state", path);
 		return rc;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	const char *what = "create";
-	if (fd < 0) {
-		rc = -errno;
-	} else {
-		size_t n = strlen(doc);
-		doc[n] = '\n'; /* json_dumps left room for the NUL: a newline ends the file */
-		if ((rc = write_all(fd, doc, n + 1)))
-			what = "write";
-		else if (fsync(fd))
-			rc = -errno, what = "fsync";
-		if (close(fd) && !rc)
-			rc = -errno, what = "close";
-		if (!rc && rename(tmp, path))
-			rc = -errno, what = "rename over the state file";
-		if (rc)
-			unlink(tmp);
-		else if ((rc = fsync_dir(path)))
-			what = "fsync the directory after renaming";
-	}
+	size_t n = strlen(doc);
+	doc[n] = '\n'; /* json_dumps left room for the NUL: a newline ends the file */
+	const char *what = "write";
+	rc = fb_file_replace(path, doc, n + 1, 0644, &what);
 	free(doc);
 	if (rc)
-		snprintf(err, errsz, "%s: cannot %s %s: %s (is the directory there and writable?)",
-			 path, what, tmp, strerror(-rc));
+		snprintf(err, errsz, "%s: cannot %s %s.tmp: %s (is the directory there and writable?)",
+			 path, what, path, strerror(-rc));
 	return rc;
 }
 

@@ -1,7 +1,7 @@
 /* ws_server.c - the libwebsockets context, its service thread, the publish
  * queue from the libevent loop, and the HTTP side (/status, upgrade checks).
  * The ring lives in ws_ring.c, positions and replay in ws_sub.c, query
- * parsing in ws_filter.c, /fabric/map and /fabric/jobs in ws_fabric.c.
+ * parsing in ../filter.c, /fabric/map and /fabric/jobs in ws_fabric.c.
  *
  * Writes: each subscriber gets at most one write per WRITEABLE callback, of
  * whole pre-framed messages concatenated (up to WRITE_BUDGET bytes). lws
@@ -12,6 +12,8 @@
  * so at most one write per subscriber is ever held in lws memory.
  */
 #include "ws_server.h"
+
+#include "output.h"
 
 #include "fabric_map.h"
 #include "fb_err.h"
@@ -32,6 +34,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,7 +48,20 @@
  * drain_chunk() events, ~3 MB). */
 #define WRITES_PER_CALLBACK 64
 #define OVERFLOW_CLOSE_TIMEOUT_S 30
-#define QUEUE_MIN_EVENTS 8192
+/* Committed events waiting for this thread (each a 968-byte record in its
+ * batch) before the agents are held: a few commits' worth keeps this thread
+ * busy; more would only be memory (docs/configuration.md, peak RSS). */
+#define QUEUE_EVENTS 65536
+/* A live subscriber at the lag bound holds rendering (and, through the
+ * queue, the agents) only while its socket drains: once the kernel has not
+ * taken a byte of its output for this long, it is cut off instead. */
+#define STALL_NS (2000ull * 1000000ull)
+#define BLOCKED_RECHECK_US (100 * 1000)
+/* The loop may overshoot the queue bound by one commit (up to
+ * FB_PENDING_BATCHES_MAX x FB_BATCH_CAP events) before it holds the agents;
+ * past this the batch is refused and the ring reset (should not happen). */
+#define QUEUE_OVERSHOOT_EVENTS (1u << 17)
+#define HOLD_LOG_NS (10ull * 1000000000ull)
 
 /* Per-connection data: a subscriber once upgraded, an HTTP request before. */
 struct ws_pss {
@@ -64,6 +82,11 @@ struct fb_ws {
 	pthread_mutex_t mu;
 	struct fb_batch **q;
 	size_t q_n, q_cap, q_events, q_max_events;
+	int q_busy;                /* said FB_OUTPUT_BUSY; o.ready owed */
+	uint64_t q_holds;          /* times the agents were held */
+	uint64_t slow_demotions;   /* live subscribers sent to catch-up (lws thread) */
+	uint64_t demote_log_ns;
+	uint64_t q_holds_logged, q_hold_log_ns;
 	uint64_t q_dropped_events; /* refused because the lws thread fell behind */
 	uint64_t q_dropped_last_id;
 	char *status_json;
@@ -73,6 +96,11 @@ struct fb_ws {
 	/* lws thread only */
 	struct fb_batch **q_work; /* taken from q, rendered a chunk at a time */
 	size_t q_work_cap, q_work_n, q_work_pos;
+	size_t q_work_rec;         /* next record of q_work[q_work_pos] */
+	_Atomic size_t q_work_events; /* taken but not rendered yet */
+	uint64_t render_limit;     /* highest EventId rendering may reach now */
+	int render_blocked;        /* a live subscriber at the lag bound holds it */
+	lws_sorted_usec_list_t recheck; /* while blocked: stall check, resume */
 	uint64_t pending_drop_id;
 	struct fb_ws_ring ring;
 	struct fb_ws_src src;
@@ -103,10 +131,10 @@ static void lws_emit(int level, const char *line)
 
 /* Parse every "name=value" argument of the request into f. On error *why
  * names the parameter ("since: ..."). */
-static int parse_query(struct lws *wsi, struct fb_ws_filter *f, const char **why)
+static int parse_query(struct lws *wsi, struct fb_filter *f, const char **why)
 {
-	char arg[FB_WS_FILTER_ARG_MAX];
-	fb_ws_filter_init(f);
+	char arg[FB_FILTER_ARG_MAX];
+	fb_filter_init(f);
 	for (int i = 0; i < 64; i++) {
 		int n = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i);
 		if (n <= 0)
@@ -117,7 +145,7 @@ static int parse_query(struct lws *wsi, struct fb_ws_filter *f, const char **why
 		}
 		if (lws_hdr_copy_fragment(wsi, arg, sizeof(arg), WSI_TOKEN_HTTP_URI_ARGS, i) < 0)
 			return 0;
-		int rc = fb_ws_filter_arg(f, arg, why);
+		int rc = fb_filter_arg(f, arg, why);
 		if (rc)
 			return rc;
 	}
@@ -131,7 +159,7 @@ static int status_json(struct fb_ws *ws, struct fb_buf *b)
 	int rc = fb_buf_puts(b, "{\"broker\":");
 	if (!rc)
 		rc = fb_buf_puts(b, ws->status_json ? ws->status_json : "null");
-	uint64_t qdrop = ws->q_dropped_events;
+	uint64_t qdrop = ws->q_dropped_events, holds = ws->q_holds;
 	pthread_mutex_unlock(&ws->mu);
 	if (!rc)
 		rc = fb_buf_puts(b, ",\"websocket\":{\"subscribers\":[");
@@ -142,15 +170,16 @@ static int status_json(struct fb_ws *ws, struct fb_buf *b)
 		if (!rc)
 			rc = fb_buf_puts(b, ",\"filter\":");
 		if (!rc)
-			rc = fb_ws_filter_json(&s->filter, b);
+			rc = fb_filter_json(&s->filter, b);
 		if (!rc)
 			rc = fb_buf_printf(b,
 					   ",\"next_id\":%llu,\"lag\":%llu,\"sent\":%llu,\"replayed\":%llu,"
-					   "\"replaying\":%s,\"state\":\"%s\"}",
+					   "\"replaying\":%s,\"slow_switches\":%llu,\"state\":\"%s\"}",
 					   (unsigned long long)s->next_id,
 					   (unsigned long long)fb_ws_sub_lag(s, ws->src.head_id),
 					   (unsigned long long)s->sent, (unsigned long long)s->replayed,
 					   s->reader ? "true" : "false",
+					   (unsigned long long)s->slow_demotions,
 					   s->state == FB_WS_SUB_LIVE	      ? "live"
 					   : s->state == FB_WS_SUB_CATCHUP ? "catching_up"
 									   : "overflowed");
@@ -158,14 +187,16 @@ static int status_json(struct fb_ws *ws, struct fb_buf *b)
 	if (!rc)
 		rc = fb_buf_printf(b,
 				   "],\"sent\":%llu,\"dropped_slow\":%llu,\"replayed\":%llu,"
-				   "\"head_id\":%llu,\"queue_dropped\":%llu,\"ring_resets\":%llu,"
+				   "\"head_id\":%llu,\"queue_dropped\":%llu,\"agents_held\":%llu,"
+				   "\"ring_resets\":%llu,\"slow_readers_to_catchup\":%llu,"
 				   "\"ring\":{\"size\":%zu,\"capacity\":%zu,\"bytes\":%llu,"
 				   "\"oldest_id\":%llu}}}\n",
 				   (unsigned long long)atomic_load(&ws->st_sent),
 				   (unsigned long long)atomic_load(&ws->st_dropped),
 				   (unsigned long long)atomic_load(&ws->st_replayed),
 				   (unsigned long long)ws->src.head_id, (unsigned long long)qdrop,
-				   (unsigned long long)ws->ring_resets, fb_ws_ring_count(&ws->ring),
+				   (unsigned long long)holds, (unsigned long long)ws->ring_resets,
+				   (unsigned long long)ws->slow_demotions, fb_ws_ring_count(&ws->ring),
 				   ws->ring.cap, (unsigned long long)ws->ring.msg_bytes,
 				   (unsigned long long)fb_ws_ring_oldest_id(&ws->ring));
 	return rc;
@@ -205,7 +236,7 @@ static int on_confirm_upgrade(struct fb_ws *ws, struct lws *wsi)
 		return fb_ws_http_error(wsi, 404, "not found", NULL, "WebSocket endpoint is " WS_PATH) ? -1 : 1;
 	if (ws->n_subs >= ws->o.max_subscribers)
 		return fb_ws_http_error(wsi, 503, "too many subscribers", NULL, "max_subscribers reached") ? -1 : 1;
-	struct fb_ws_filter f;
+	struct fb_filter f;
 	const char *why = NULL;
 	if (parse_query(wsi, &f, &why)) {
 		char param[16];
@@ -223,11 +254,12 @@ static void close_with(struct lws *wsi, int status, const char *reason)
 
 static int on_established(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 {
-	struct fb_ws_filter f;
+	struct fb_filter f;
 	const char *why = "query: invalid";
 	int bad = parse_query(wsi, &f, &why);
 	fb_ws_sub_init(s, &f, ws->src.head_id);
 	s->wsi = wsi;
+	s->drained_ns = fb_now_ns();
 	fb_ws_peer_name(wsi, s->peer, sizeof(s->peer));
 	if (bad) {
 		close_with(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, why);
@@ -270,6 +302,8 @@ static void on_closed(struct fb_ws *ws, struct fb_ws_sub *s)
 		    (unsigned long long)s->sent, (unsigned long long)s->next_id);
 	fb_ws_sub_release(s);
 	s->wsi = NULL;
+	if (ws->render_blocked) /* it may have been the one holding rendering */
+		lws_cancel_service(ws->ctx);
 }
 
 static int write_out(struct fb_ws *ws, struct lws *wsi)
@@ -281,12 +315,24 @@ static int write_out(struct fb_ws *ws, struct lws *wsi)
 	return lws_write(wsi, ws->out.data + LWS_PRE, n, LWS_WRITE_HTTP) < 0 ? -1 : 0;
 }
 
-static void overflow(struct fb_ws *ws, struct fb_ws_sub *s);
+static void overflow(struct fb_ws *ws, struct fb_ws_sub *s, const char *why);
+
+/* s moved on: if it was the subscriber holding rendering, render more. */
+static void unblock_if_holder(struct fb_ws *ws, const struct fb_ws_sub *s, uint64_t next_before)
+{
+	if (ws->render_blocked && s->next_id != next_before &&
+	    next_before - 1 + ws->o.queue_events <= ws->render_limit)
+		lws_cancel_service(ws->ctx);
+}
 
 static int on_writeable(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 {
 	if (!s->wsi)
 		return -1;
+	/* lws calls this only once its own buffer for s is flushed: the socket
+	 * is draining. */
+	s->drained_ns = fb_now_ns();
+	uint64_t next_before = s->next_id;
 	if (lws_partial_buffered(wsi)) {
 		lws_callback_on_writable(wsi);
 		return 0;
@@ -328,35 +374,40 @@ static int on_writeable(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 		if (write_out(ws, wsi) < 0)
 			return -1;
 		if (s->state == FB_WS_SUB_OVERFLOWED) { /* fell out of the ring meanwhile */
-			overflow(ws, s);
+			overflow(ws, s, "fell out of the ring");
 			return 0;
 		}
-		if (more && lws_partial_buffered(wsi)) {
-			lws_callback_on_writable(wsi);
+		if (more && lws_partial_buffered(wsi))
+			break;
+		if (!more) {
+			unblock_if_holder(ws, s, next_before);
 			return 0;
 		}
-		if (!more)
-			return 0;
 	}
+	unblock_if_holder(ws, s, next_before);
 	lws_callback_on_writable(wsi);
 	return 0;
 }
 
 /* ---- batches from the libevent loop ---- */
 
-static void overflow(struct fb_ws *ws, struct fb_ws_sub *s)
+/* Cut s off (its state is FB_WS_SUB_OVERFLOWED): the notice goes out when
+ * its socket takes it, then the close. why says whose fault it was. */
+static void overflow(struct fb_ws *ws, struct fb_ws_sub *s, const char *why)
 {
 	atomic_fetch_add_explicit(&ws->st_dropped, 1, memory_order_relaxed);
-	fb_log_warn("ws %s: subscriber too slow, %llu events behind (queue_events %zu); "
+	fb_log_warn("ws %s: subscriber %s, %llu events behind (WsQueueEvents %zu); "
 		    "disconnecting, it can resume with since=%llu",
-		    s->peer, (unsigned long long)s->missed, ws->o.queue_events,
+		    s->peer, why, (unsigned long long)s->missed, ws->o.queue_events,
 		    (unsigned long long)s->resume_since);
 	/* a peer that never reads never becomes writeable: do not wait forever */
 	lws_set_timeout((struct lws *)s->wsi, PENDING_TIMEOUT_USER_OK, OVERFLOW_CLOSE_TIMEOUT_S);
 	lws_callback_on_writable((struct lws *)s->wsi);
 }
 
-static void publish_batch(struct fb_ws *ws, const struct fb_batch *b)
+/* Render b's records from i on, at most max of them and none above
+ * ws->render_limit; returns the index of the first record not rendered. */
+static size_t publish_batch(struct fb_ws *ws, const struct fb_batch *b, size_t i, size_t max)
 {
 	if (!ws->subs) {
 		/* Nobody to render for: move the head and drop the ring (it would
@@ -367,10 +418,13 @@ static void publish_batch(struct fb_ws *ws, const struct fb_batch *b)
 				fb_ws_ring_clear(&ws->ring);
 			ws->src.head_id = b->rec[b->n - 1].event_id;
 		}
-		return;
+		return b->n;
 	}
-	for (size_t i = 0; i < b->n; i++) {
+	size_t end = b->n - i > max ? i + max : b->n;
+	for (; i < end; i++) {
 		const struct fb_record *rec = &b->rec[i];
+		if (rec->event_id > ws->render_limit)
+			break;
 		if (rec->event_id <= ws->src.head_id)
 			continue; /* already seen (cannot happen with a sane loop) */
 		int rc = fb_ws_ring_push(&ws->ring, rec->event_id, &rec->ev);
@@ -379,6 +433,7 @@ static void publish_batch(struct fb_ws *ws, const struct fb_batch *b)
 				   (unsigned long long)rec->event_id, fb_strerror(rc));
 		ws->src.head_id = rec->event_id;
 	}
+	return i;
 }
 
 /* The loop refused batches while we were behind: the ring would have a
@@ -421,6 +476,11 @@ static void take_queue(struct fb_ws *ws)
 	ws->q_work_cap = cap;
 	ws->q_work_n = n;
 	ws->q_work_pos = 0;
+	ws->q_work_rec = 0;
+	size_t events = 0;
+	for (size_t i = 0; i < n; i++)
+		events += ws->q_work[i]->n;
+	atomic_store_explicit(&ws->q_work_events, events, memory_order_relaxed);
 	/* drops only happen while the queue is full, so they follow q[] */
 	if (dropped != ws->seen_dropped) {
 		ws->seen_dropped = dropped;
@@ -428,18 +488,128 @@ static void take_queue(struct fb_ws *ws)
 	}
 }
 
+/* The kernel takes no more of s's output right now: its reader is slower
+ * than we write (or gone). One whose socket is writeable is only waiting for
+ * this thread: not its fault. */
+static int sub_socket_full(const struct fb_ws_sub *s)
+{
+	struct pollfd p = { .fd = lws_get_socket_fd((struct lws *)s->wsi), .events = POLLOUT };
+	return p.fd >= 0 && (poll(&p, 1, 0) == 0 || !(p.revents & POLLOUT));
+}
+
+/* Its socket has taken nothing for STALL_NS and still takes nothing. */
+static int sub_stalled(const struct fb_ws_sub *s, uint64_t now)
+{
+	return now - s->drained_ns >= STALL_NS && sub_socket_full(s);
+}
+
+static void cut_stalled(struct fb_ws *ws, struct fb_ws_sub *s, uint64_t now)
+{
+	int unsent = 0;
+	if (ioctl(lws_get_socket_fd((struct lws *)s->wsi), SIOCOUTQ, &unsent) != 0)
+		unsent = -1;
+	char why[160];
+	snprintf(why, sizeof(why), "stopped reading (its socket took nothing for %llu ms, %d bytes unsent)",
+		 (unsigned long long)((now - s->drained_ns) / 1000000), unsent);
+	fb_ws_sub_overflow(s, ws->src.head_id);
+	overflow(ws, s, why);
+}
+
+/* A live subscriber at the lag bound whose own socket is full reads slower
+ * than the bus runs: it goes on at its own pace from the ring, then the
+ * journal (catch-up), instead of holding rendering and, through the queue,
+ * every agent. It comes back live once within queue_events (ws_sub.c). */
+static void demote_slow_reader(struct fb_ws *ws, struct fb_ws_sub *s, uint64_t now)
+{
+	s->state = FB_WS_SUB_CATCHUP;
+	s->at_bound = 0;
+	s->slow_demotions++;
+	ws->slow_demotions++;
+	if (now - ws->demote_log_ns >= HOLD_LOG_NS) {
+		fb_log_info("ws %s: reads slower than events arrive (its socket is full, %llu events "
+			    "behind): served from the ring and the journal at its own pace so that it "
+			    "holds no one else (%llu such switches since start)",
+			    s->peer, (unsigned long long)fb_ws_sub_lag(s, ws->src.head_id),
+			    (unsigned long long)ws->slow_demotions);
+		ws->demote_log_ns = now;
+	}
+}
+
+/* The highest EventId rendering may reach: no live subscriber whose socket
+ * still drains may end up more than queue_events behind (it would be cut
+ * off for this thread's slowness). Slow readers are switched to catch-up,
+ * stalled ones (live or catching up) are cut off here. */
+static uint64_t compute_render_limit(struct fb_ws *ws, uint64_t now)
+{
+	uint64_t limit = UINT64_MAX;
+	for (struct fb_ws_sub *s = ws->subs; s; s = s->next) {
+		if (s->state == FB_WS_SUB_CATCHUP) {
+			if (s->next_id <= ws->src.head_id && sub_stalled(s, now))
+				cut_stalled(ws, s, now);
+			continue;
+		}
+		if (s->state != FB_WS_SUB_LIVE)
+			continue;
+		uint64_t l = s->next_id - 1 + ws->o.queue_events;
+		if (l > ws->src.head_id) {
+			s->at_bound = 0;
+		} else if (sub_socket_full(s)) {
+			demote_slow_reader(ws, s, now);
+			continue;
+		} else if (!s->at_bound) {
+			/* the stall clock starts when it starts holding others */
+			s->at_bound = 1;
+			s->drained_ns = now;
+		} else if (sub_stalled(s, now)) {
+			cut_stalled(ws, s, now);
+			continue;
+		}
+		if (l < limit)
+			limit = l;
+	}
+	return limit;
+}
+
+/* Under half the bound again after saying busy: let the loop read agents. */
+static void maybe_ready(struct fb_ws *ws)
+{
+	size_t left = atomic_load_explicit(&ws->q_work_events, memory_order_relaxed);
+	pthread_mutex_lock(&ws->mu);
+	int ready = ws->q_busy && ws->q_events + left <= ws->q_max_events / 2;
+	if (ready)
+		ws->q_busy = 0;
+	pthread_mutex_unlock(&ws->mu);
+	if (ready && ws->o.ready)
+		ws->o.ready(ws->o.ready_arg);
+}
+
+static void recheck_cb(lws_sorted_usec_list_t *sul)
+{
+	struct fb_ws *ws = lws_container_of(sul, struct fb_ws, recheck);
+	lws_cancel_service(ws->ctx);
+}
+
 static void drain_queue(struct fb_ws *ws)
 {
 	if (ws->q_work_pos == ws->q_work_n)
 		take_queue(ws);
+	ws->render_limit = compute_render_limit(ws, fb_now_ns());
 	size_t budget = drain_chunk(ws), done = 0;
+	int blocked = 0;
 	while (ws->q_work_pos < ws->q_work_n && done < budget) {
 		struct fb_batch *b = ws->q_work[ws->q_work_pos];
+		size_t from = ws->q_work_rec;
+		ws->q_work_rec = publish_batch(ws, b, from, budget - done);
+		done += ws->q_work_rec - from;
+		if (ws->q_work_rec < b->n) {
+			blocked = b->rec[ws->q_work_rec].event_id > ws->render_limit;
+			break;
+		}
 		ws->q_work[ws->q_work_pos++] = NULL;
-		publish_batch(ws, b);
-		done += b->n;
+		ws->q_work_rec = 0;
 		fb_batch_unref(b);
 	}
+	atomic_fetch_sub_explicit(&ws->q_work_events, done, memory_order_relaxed);
 	if (ws->q_work_pos == ws->q_work_n && ws->pending_drop_id) {
 		reset_ring(ws, ws->pending_drop_id);
 		ws->pending_drop_id = 0;
@@ -449,20 +619,23 @@ static void drain_queue(struct fb_ws *ws)
 	 * publish. */
 	if (ws->q_work_pos == ws->q_work_n)
 		take_queue(ws);
+	ws->render_blocked = blocked;
 	/* Come back after this service pass. A self-wake through the cancel
 	 * pipe, not an lws timer: 4.1's timers only fire on its coarse poll
-	 * timeout, which held rendering to a chunk per ~100 ms. */
-	if (ws->q_work_pos < ws->q_work_n)
+	 * timeout, which held rendering to a chunk per ~100 ms. While blocked,
+	 * the holder's next write wakes us (unblock_if_holder); the timer only
+	 * checks whether it stalled. */
+	if (blocked)
+		lws_sul_schedule(ws->ctx, 0, &ws->recheck, recheck_cb, BLOCKED_RECHECK_US);
+	else if (ws->q_work_pos < ws->q_work_n)
 		lws_cancel_service(ws->ctx);
+	maybe_ready(ws);
 	if (!done)
 		return;
 	atomic_store_explicit(&ws->st_head, ws->src.head_id, memory_order_relaxed);
-	for (struct fb_ws_sub *s = ws->subs; s; s = s->next) {
-		if (fb_ws_sub_check_lag(s, &ws->src))
-			overflow(ws, s);
-		else if (s->state < FB_WS_SUB_OVERFLOWED && s->next_id <= ws->src.head_id)
+	for (struct fb_ws_sub *s = ws->subs; s; s = s->next)
+		if (s->state < FB_WS_SUB_OVERFLOWED && s->next_id <= ws->src.head_id)
 			lws_callback_on_writable((struct lws *)s->wsi);
-	}
 }
 
 /* Sockets accepted by the loop (accept.c): lws adopts them here, on its own
@@ -609,7 +782,7 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 	ws->journal_dir = dup_or_null(o->journal_dir);
 	ws->default_fabric = strdup(o->default_fabric ? o->default_fabric : FB_REDFISH_DEFAULT_FABRIC);
 	size_t ring_events = o->ring_events ? o->ring_events : o->queue_events;
-	ws->q_max_events = ring_events > QUEUE_MIN_EVENTS ? ring_events : QUEUE_MIN_EVENTS;
+	ws->q_max_events = QUEUE_EVENTS;
 	if ((o->host && !ws->host) || (o->journal_dir && !ws->journal_dir) || !ws->default_fabric ||
 	    fb_ws_ring_init(&ws->ring, ring_events, ws->default_fabric) ||
 	    fb_buf_reserve(&ws->out, LWS_PRE + 2 * WRITE_BUDGET)) {
@@ -661,12 +834,26 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 	return 0;
 }
 
-void fb_ws_publish(struct fb_ws *ws, struct fb_batch *b)
+/* The broker, not a subscriber, is behind: say so, at most every 10 s. */
+static void log_hold(struct fb_ws *ws, size_t backlog)
 {
-	if (!b->n)
+	uint64_t now = fb_now_ns();
+	if (now - ws->q_hold_log_ns < HOLD_LOG_NS)
 		return;
+	fb_log_info("ws: fan-out is %zu events behind the journal (bound %zu): holding agents until "
+		    "it catches up (%llu times since start); no subscriber is cut off for this",
+		    backlog, ws->q_max_events, (unsigned long long)ws->q_holds);
+	ws->q_hold_log_ns = now;
+}
+
+int fb_ws_committed(void *arg, struct fb_batch *b, uint64_t last_id)
+{
+	struct fb_ws *ws = arg;
+	(void)last_id;
+	if (!b->n)
+		return 0;
 	pthread_mutex_lock(&ws->mu);
-	int ok = ws->q_events + b->n <= ws->q_max_events || ws->q_n == 0;
+	int ok = ws->q_events + b->n <= ws->q_max_events + QUEUE_OVERSHOOT_EVENTS || ws->q_n == 0;
 	if (ok && ws->q_n == ws->q_cap) {
 		size_t cap = ws->q_cap ? 2 * ws->q_cap : 64;
 		struct fb_batch **q = realloc(ws->q, cap * sizeof(*q));
@@ -685,8 +872,17 @@ void fb_ws_publish(struct fb_ws *ws, struct fb_batch *b)
 		ws->q_dropped_events += b->n;
 		ws->q_dropped_last_id = b->rec[b->n - 1].event_id;
 	}
+	size_t backlog = ws->q_events + atomic_load_explicit(&ws->q_work_events, memory_order_relaxed);
+	int busy = backlog >= ws->q_max_events;
+	if (busy && !ws->q_busy) {
+		ws->q_busy = 1;
+		ws->q_holds++;
+	}
 	pthread_mutex_unlock(&ws->mu);
 	lws_cancel_service(ws->ctx);
+	if (busy)
+		log_hold(ws, backlog);
+	return busy ? FB_OUTPUT_BUSY : 0;
 }
 
 int fb_ws_adopt(struct fb_ws *ws, int fd)
@@ -742,6 +938,7 @@ void fb_ws_stop(struct fb_ws *ws)
 	atomic_store(&ws->stop, 1);
 	lws_cancel_service(ws->ctx);
 	pthread_join(ws->thread, NULL);
+	lws_sul_cancel(&ws->recheck);
 	lws_context_destroy(ws->ctx); /* closes subscribers: CLOSED runs here */
 	ws_free(ws);
 }

@@ -3,7 +3,8 @@
  *
  * Debian's libwebsockets 4.1.6 has no libevent loop, so lws runs its own
  * thread. The libevent loop hands committed batches over with
- * fb_ws_publish() (a mutex-protected queue plus lws_cancel_service()); the
+ * fb_ws_committed(), the server's output (output.h) (a mutex-protected queue
+ * plus lws_cancel_service()); the
  * lws thread owns everything else here: the ring of serialized messages,
  * subscribers, filters and journal replay.
  *
@@ -13,9 +14,11 @@
  *   - each event is serialized once, whatever the number of subscribers;
  *   - since=N replays every event with EventId > N from the journal, then
  *     goes live; without since the subscriber starts at the live head;
- *   - a subscriber more than queue_events behind the head gets the
- *     "missed" notice (fb_redfish_render_missed) and is disconnected; it
- *     never slows the broker or other subscribers.
+ *   - rendering waits for a live subscriber queue_events behind the head
+ *     while its socket drains (the queue from the loop then fills and the
+ *     loop holds its agents: backpressure); one whose socket took nothing
+ *     for 2 s gets the "missed" notice (fb_redfish_render_missed) and is
+ *     disconnected, so it holds the others for at most that long.
  * HTTP GET /status returns {"broker": <last fb_ws_set_status JSON>,
  *   "websocket": {subscribers, per-subscriber lag, sent, dropped ...}}.
  * With a fabric map (fabric_map.h, docs/fabric-map.md):
@@ -44,6 +47,10 @@ struct fb_ws_opts {
 	int ping_interval_s;        /* WebSocket ping; dead peers dropped after 2x */
 	size_t max_subscribers;
 	struct fb_fabric_map *fabric_map; /* /fabric/...; NULL: those paths are 404 */
+	/* Called (lws thread) when the queue from the loop, after
+	 * fb_ws_committed returned FB_OUTPUT_BUSY, is back under half its bound. */
+	void (*ready)(void *arg);
+	void *ready_arg;
 };
 
 struct fb_ws_stats {
@@ -60,8 +67,10 @@ struct fb_ws;
  * newest committed EventId at start (replay limit until new batches arrive).
  * Returns 0, or a negative error after logging why (e.g. port in use). */
 int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out);
-/* Hand a committed batch to the lws thread (takes a reference; thread-safe). */
-void fb_ws_publish(struct fb_ws *ws, struct fb_batch *b);
+/* The output (output.h): hand a committed batch to the lws thread (takes a
+ * reference; thread-safe; ws is the struct fb_ws). FB_OUTPUT_BUSY when the
+ * queue is over its bound: o->ready is called once it is back under. */
+int fb_ws_committed(void *ws, struct fb_batch *b, uint64_t last_id);
 /* Hand a socket the loop accepted to the lws thread, which serves it as an
  * HTTP/WebSocket connection (thread-safe; takes ownership of fd on 0). */
 int fb_ws_adopt(struct fb_ws *ws, int fd);

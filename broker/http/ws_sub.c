@@ -13,7 +13,7 @@
 #define RING_SCAN_MAX 8192
 #define JOURNAL_CHUNK_MAX 512
 
-void fb_ws_sub_init(struct fb_ws_sub *s, const struct fb_ws_filter *f, uint64_t head_id)
+void fb_ws_sub_init(struct fb_ws_sub *s, const struct fb_filter *f, uint64_t head_id)
 {
 	memset(s, 0, sizeof(*s));
 	s->filter = *f;
@@ -41,10 +41,15 @@ int fb_ws_sub_check_lag(struct fb_ws_sub *s, const struct fb_ws_src *src)
 	uint64_t oldest = fb_ws_ring_oldest_id(src->ring);
 	if (lag <= src->queue_events && !(lag && s->next_id < oldest))
 		return 0;
-	s->state = FB_WS_SUB_OVERFLOWED;
-	s->missed = lag;
-	s->resume_since = s->next_id - 1;
+	fb_ws_sub_overflow(s, src->head_id);
 	return 1;
+}
+
+void fb_ws_sub_overflow(struct fb_ws_sub *s, uint64_t head_id)
+{
+	s->state = FB_WS_SUB_OVERFLOWED;
+	s->missed = fb_ws_sub_lag(s, head_id);
+	s->resume_since = s->next_id - 1;
 }
 
 /* Tell the subscriber that [next_id, first_available) is gone and move on. */
@@ -64,10 +69,10 @@ static int match_event(const struct fb_ws_sub *s, const struct fb_event *ev, con
 	fb_redfish_classify(ev, &cls);
 	char origin[FB_REDFISH_ORIGIN_MAX];
 	const char *o = NULL;
-	if (fb_ws_filter_wants_origin(&s->filter) &&
+	if (fb_filter_wants_origin(&s->filter) &&
 	    fb_redfish_origin(ev, fabric, origin, sizeof(origin)) >= 0)
 		o = origin;
-	return fb_ws_filter_match(&s->filter, cls.message_id, cls.severity, o);
+	return fb_filter_match(&s->filter, cls.message_id, cls.severity, o);
 }
 
 /* Replay from the journal up to the record before the ring's oldest (or the
@@ -141,7 +146,7 @@ static void fill_ring(struct fb_ws_sub *s, const struct fb_ws_src *src, struct f
 		}
 		const struct fb_ws_msg *m = fb_ws_ring_at(r, seq);
 		s->next_id = m->event_id + 1;
-		if (!fb_ws_filter_match(&s->filter, m->message_id, m->severity, fb_ws_msg_origin(m)))
+		if (!fb_filter_match(&s->filter, m->message_id, m->severity, fb_ws_msg_origin(m)))
 			continue;
 		/* fb_buf_put can only fail on ENOMEM; the message is then
 		 * lost for this subscriber alone and the lag check catches up */

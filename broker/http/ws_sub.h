@@ -9,9 +9,10 @@
  * States:
  *   catching up  - replaying, or behind the ring's queue bound; no lag limit
  *                  (it reads the journal at its own pace, costing no memory);
- *   live         - within queue_events of the head; if it falls further
- *                  behind it is overflowed: it gets the "missed" notice and
- *                  is closed, and never slows the broker down.
+ *   live         - within queue_events of the head; the server does not
+ *                  render further ahead while its socket drains, and
+ *                  overflows it (the "missed" notice, then a close) once its
+ *                  socket stops draining (ws_server.c).
  *
  * No lws here: the server owns sockets, this owns positions. Lws thread only.
  */
@@ -47,7 +48,7 @@ struct fb_ws_sub {
 	struct fb_ws_sub *prev, *next; /* the server's list */
 	void *wsi;                     /* struct lws *, opaque here */
 	char peer[64];                 /* "ip:port" for logs and /status */
-	struct fb_ws_filter filter;
+	struct fb_filter filter;
 	uint64_t next_id;
 	enum fb_ws_sub_state state;
 	uint64_t missed;               /* for the overflow notice */
@@ -55,10 +56,13 @@ struct fb_ws_sub {
 	struct fb_journal_reader *reader; /* open while replaying */
 	uint64_t sent;                 /* messages written (events and notices) */
 	uint64_t replayed;             /* of which from the journal */
+	uint64_t drained_ns;           /* last time its socket took all we wrote */
+	int at_bound;                  /* live and queue_events behind: holds rendering */
+	uint64_t slow_demotions;       /* times it read too slowly and went to catch-up */
 };
 
 /* Position a new subscriber: since=N -> next_id N+1, else the live head. */
-void fb_ws_sub_init(struct fb_ws_sub *s, const struct fb_ws_filter *f, uint64_t head_id);
+void fb_ws_sub_init(struct fb_ws_sub *s, const struct fb_filter *f, uint64_t head_id);
 void fb_ws_sub_release(struct fb_ws_sub *s);
 
 static inline uint64_t fb_ws_sub_lag(const struct fb_ws_sub *s, uint64_t head_id)
@@ -69,6 +73,10 @@ static inline uint64_t fb_ws_sub_lag(const struct fb_ws_sub *s, uint64_t head_id
 /* 1 if a live subscriber just fell too far behind (call once per batch);
  * it is then FB_WS_SUB_OVERFLOWED with missed/resume_since set. */
 int fb_ws_sub_check_lag(struct fb_ws_sub *s, const struct fb_ws_src *src);
+
+/* Cut a live subscriber off: FB_WS_SUB_OVERFLOWED with missed/resume_since
+ * set against head_id. */
+void fb_ws_sub_overflow(struct fb_ws_sub *s, uint64_t head_id);
 
 /* Append whole frames for s to out until out->len reaches budget (at least
  * one frame if any is due). *more is set when more is ready right now.

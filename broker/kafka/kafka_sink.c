@@ -257,7 +257,7 @@ static void plan(struct fb_kafka *k, struct current *c)
 	c->next = 0;
 	c->dest[c->n_dest++] = k->route_topic[fb_kafka_topic_map_route(&cfg->kafka_map, c->cls.message_id)];
 	for (unsigned i = 0; i < cfg->n_kafka_subs; i++) {
-		if (!fb_ws_filter_match(&cfg->kafka_subs[i].filter, c->cls.message_id, c->cls.severity,
+		if (!fb_filter_match(&cfg->kafka_subs[i].filter, c->cls.message_id, c->cls.severity,
 					c->origin))
 			continue;
 		unsigned t = k->sub_topic[i], j;

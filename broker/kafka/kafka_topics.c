@@ -105,7 +105,7 @@ int fb_kafka_sub_parse(const char *s, struct fb_kafka_sub *out, char *why, size_
 {
 	struct fb_kafka_sub sub;
 	memset(&sub, 0, sizeof(sub));
-	fb_ws_filter_init(&sub.filter);
+	fb_filter_init(&sub.filter);
 	const char *q = strchr(s, '?');
 	size_t tlen = q ? (size_t)(q - s) : strlen(s);
 	if (tlen >= sizeof(sub.topic))
@@ -119,7 +119,7 @@ int fb_kafka_sub_parse(const char *s, struct fb_kafka_sub *out, char *why, size_
 	if (strlen(filter) >= sizeof(sub.text))
 		return fail(why, whysz, "%s", "the filter is too long");
 	strcpy(sub.text, filter);
-	char buf[FB_WS_FILTER_ARG_MAX];
+	char buf[FB_FILTER_ARG_MAX];
 	strcpy(buf, filter);
 	char *save = NULL;
 	for (char *a = strtok_r(buf, "&", &save); a; a = strtok_r(NULL, "&", &save)) {
@@ -133,7 +133,7 @@ int fb_kafka_sub_parse(const char *s, struct fb_kafka_sub *out, char *why, size_
 		if (!((nl == 6 && memcmp(a, "prefix", 6) == 0) || (nl == 8 && memcmp(a, "severity", 8) == 0) ||
 		      (nl == 6 && memcmp(a, "origin", 6) == 0)))
 			return fail(why, whysz, "'%.80s': expected prefix=, severity= or origin=", a);
-		if (fb_ws_filter_arg(&sub.filter, a, &ferr))
+		if (fb_filter_arg(&sub.filter, a, &ferr))
 			return fail(why, whysz, "%s", ferr ? ferr : "bad filter");
 	}
 	*out = sub;

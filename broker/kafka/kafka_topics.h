@@ -46,8 +46,8 @@ struct fb_kafka_topic_map {
 
 struct fb_kafka_sub {
 	char topic[FB_KAFKA_TOPIC_MAX];
-	char text[FB_WS_FILTER_ARG_MAX];  /* the filter as written, for printing */
-	struct fb_ws_filter filter;
+	char text[FB_FILTER_ARG_MAX];  /* the filter as written, for printing */
+	struct fb_filter filter;
 };
 
 /* 1 if name is a legal Kafka topic: [A-Za-z0-9._-]{1,249}, not "." or "..". */

@@ -15,6 +15,7 @@ PUBLISHERS=${PUBLISHERS:-4}
 PER_PUBLISHER=${PER_PUBLISHER:-500000}
 TOTAL=$((PUBLISHERS * PER_PUBLISHER))
 SYNC=${SYNC:-batch}
+RING=${RING:-262144}
 
 . "$here/release_build.sh"
 fabricbusd=$build/broker/fabricbusd
@@ -22,23 +23,9 @@ fabricbus=$build/broker/cli/fabricbus
 relay=$build/tests/bench/bench_relay
 wssink=$build/tests/bench/bench_ws_sink
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+. "$here/bench_lib.sh"
+trap bench_cleanup EXIT
 
-port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-	for _ in $(seq 300); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "port $1 never opened" >&2; exit 1
-}
-now() { date +%s.%N; }
 
 # Run the publishers against $1 and wait for the reader ($2: pid) to finish;
 # sets RATE (events/s over the whole run, publisher start to last event read).
@@ -72,16 +59,24 @@ echo "relay_reader: $(cat "$work/relay.out")"
 ap=$(port); hp=$(port)
 "$fabricbusd" -o "AgentListen=127.0.0.1:$ap" -o "HttpListen=127.0.0.1:$hp" \
 	-o "JournalDir=$work/journal" -o "JournalSync=$SYNC" -o LogLevel=warn \
-	-o WsRingEvents=262144 -o WsQueueEvents=262144 2>"$work/broker.log" & broker=$!; pids+=($broker)
+	-o WsRingEvents=$RING -o WsQueueEvents=$RING 2>"$work/broker.log" & broker=$!; pids+=($broker)
 wait_port "$ap"; wait_port "$hp"
 "$wssink" 127.0.0.1 "$hp" /ws/events "$TOTAL" >"$work/ws.out" & reader=$!; pids+=($reader)
 sleep 0.3
 drive "127.0.0.1:$ap" "$reader"; broker_rate=$RATE
 rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$broker/status")
-syncs=$(curl -s "http://127.0.0.1:$hp/status" | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin)["broker"]["journal"]; print(j["syncs"], j["bytes"])' 2>/dev/null || echo "? ?")
+curl -s "http://127.0.0.1:$hp/status" >"$work/status.json" || true
+syncs=$(/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["broker"]["journal"]; print(j["syncs"], j["bytes"])' "$work/status.json" 2>/dev/null || echo "? ?")
+# The peak RSS bound of docs/configuration.md, from this run's settings and
+# its mean frame size F (ring bytes / ring size, from /status).
+frame=$(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["websocket"]["ring"]; print(r["bytes"] // max(r["size"], 1))' "$work/status.json" 2>/dev/null || echo 700)
+rss_bound_mib=$(awk -v R="$RING" -v F="$frame" -v S=1 'BEGIN {
+	base = 16 * 1048576; Q = 65536; P = 16 * 4096; rec = 968; slot = 64; per_sub = 2 * 65536 + 262144
+	printf "%.0f", (base + R * (F + slot) + (Q + 2 * P) * rec + S * per_sub) / 1048576 }')
 echo "broker_events_per_s: $broker_rate events/s"
 echo "broker_reader: $(cat "$work/ws.out")"
-echo "broker_peak_rss: $((rss_kb / 1024)) MiB"
+echo "broker_peak_rss: $((rss_kb / 1024)) MiB (VmHWM)"
+echo "broker_peak_rss_bound: $rss_bound_mib MiB (docs/configuration.md: WsRingEvents=$RING, mean frame $frame bytes, 1 subscriber)"
 echo "broker_journal: sync=$SYNC fdatasyncs=${syncs% *} bytes=${syncs#* }"
 awk -v b="$broker_rate" -v r="$relay_rate" 'BEGIN {printf "ratio: broker/relay = %.2f\n", b / r}'
 awk -v b="$broker_rate" 'BEGIN {printf "ratio: broker/target(500k) = %.2f\n", b / 500000}'

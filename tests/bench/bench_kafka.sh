@@ -31,25 +31,13 @@ fabricbusd=$build/broker/fabricbusd
 fabricbus=$build/broker/cli/fabricbus
 command -v kcat >/dev/null || { echo "bench_kafka: kcat not found (deploy/install-deps.sh)" >&2; exit 1; }
 
-work=$(mktemp -d)
-pids=()
+. "$here/bench_lib.sh"
 kafka_dir=""
 cleanup() {
-	for p in "${pids[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
 	[ -z "$kafka_dir" ] || "$src/tests/kafka/kafka.sh" kill "$kafka_dir" 2>/dev/null || true
-	rm -rf "$work"
+	bench_cleanup
 }
 trap cleanup EXIT
-
-port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-	for _ in $(seq 300); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "port $1 never opened" >&2; exit 1
-}
-now() { date +%s.%N; }
 
 if [ -n "${FB_KAFKA_BOOTSTRAP:-}" ]; then
 	kafka=$FB_KAFKA_BOOTSTRAP

@@ -2,7 +2,12 @@
  * client that does the RFC 6455 handshake, then counts text messages as fast
  * as the socket delivers them. It measures the broker, not a client library.
  *
- *   bench_ws_sink HOST PORT PATH COUNT
+ *   bench_ws_sink HOST PORT PATH COUNT [FIRST]
+ *
+ * With FIRST it also checks, as the fan-out test needs, that the messages
+ * are exactly the events FIRST, FIRST+1, ... in order (EventId of each
+ * Redfish Event), with no "missed" notice; it exits 1 naming the first
+ * message that is not.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,6 +19,19 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The EventId of a Redfish Event ("EventId":"N"), or 0 if it has none. */
+static uint64_t event_id(const uint8_t *p, size_t n)
+{
+	static const char key[] = "\"EventId\":\"";
+	const uint8_t *k = memmem(p, n, key, sizeof(key) - 1);
+	if (!k)
+		return 0;
+	uint64_t id = 0;
+	for (k += sizeof(key) - 1; k < p + n && *k >= '0' && *k <= '9'; k++)
+		id = id * 10 + (uint64_t)(*k - '0');
+	return id;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -23,11 +41,12 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 5) {
-		fprintf(stderr, "usage: bench_ws_sink HOST PORT PATH COUNT\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: bench_ws_sink HOST PORT PATH COUNT [FIRST]\n");
 		return 2;
 	}
 	uint64_t want = strtoull(argv[4], NULL, 10), got = 0;
+	uint64_t expect = argc == 6 ? strtoull(argv[5], NULL, 10) : 0;
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2])) };
 	inet_pton(AF_INET, argv[1], &sin.sin_addr);
@@ -87,6 +106,18 @@ int main(int argc, char **argv)
 			if (op == 1) {
 				if (got++ == 0)
 					t0 = now_s();
+				if (expect) {
+					uint64_t id = event_id(buf + off + hdr, (size_t)pl);
+					if (id != expect) {
+						fprintf(stderr, "bench_ws_sink: message %llu is %s EventId %llu, "
+							"expected %llu: %.*s\n",
+							(unsigned long long)got, id ? "" : "not an event,",
+							(unsigned long long)id, (unsigned long long)expect, (int)(pl < 200 ? pl : 200),
+							(const char *)buf + off + hdr);
+						return 1;
+					}
+					expect++;
+				}
 			} else if (op == 8) {
 				fprintf(stderr, "bench_ws_sink: server closed after %llu messages\n",
 					(unsigned long long)got);

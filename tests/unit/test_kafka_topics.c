@@ -93,15 +93,15 @@ static void subscription_parses_topic_and_ws_filter(void)
 	char why[256];
 	CHECK_EQ(fb_kafka_sub_parse("ops.critical?severity=Critical&prefix=Fabric.", &s, why, sizeof(why)), 0);
 	CHECK_STR(s.topic, "ops.critical");
-	CHECK(fb_ws_filter_match(&s.filter, "Fabric.1.0.PortFailed", FB_SEV_CRITICAL, NULL));
-	CHECK(!fb_ws_filter_match(&s.filter, "Fabric.1.0.PortOK", FB_SEV_OK, NULL));
-	CHECK(!fb_ws_filter_match(&s.filter, "NetworkDevice.1.1.CableRemoved", FB_SEV_CRITICAL, NULL));
+	CHECK(fb_filter_match(&s.filter, "Fabric.1.0.PortFailed", FB_SEV_CRITICAL, NULL));
+	CHECK(!fb_filter_match(&s.filter, "Fabric.1.0.PortOK", FB_SEV_OK, NULL));
+	CHECK(!fb_filter_match(&s.filter, "NetworkDevice.1.1.CableRemoved", FB_SEV_CRITICAL, NULL));
 	CHECK_EQ(fb_kafka_sub_parse("all", &s, why, sizeof(why)), 0);
-	CHECK(fb_ws_filter_match(&s.filter, "Fabric.1.0.PortOK", FB_SEV_OK, NULL));
+	CHECK(fb_filter_match(&s.filter, "Fabric.1.0.PortOK", FB_SEV_OK, NULL));
 	CHECK_EQ(fb_kafka_sub_parse("sw1?origin=/redfish/v1/Fabrics/IB/Switches/sw1", &s, why, sizeof(why)), 0);
-	CHECK(fb_ws_filter_match(&s.filter, "Fabric.1.0.PortOK", FB_SEV_OK,
+	CHECK(fb_filter_match(&s.filter, "Fabric.1.0.PortOK", FB_SEV_OK,
 				 "/redfish/v1/Fabrics/IB/Switches/sw1/Ports/3"));
-	CHECK(!fb_ws_filter_match(&s.filter, "Fabric.1.0.PortOK", FB_SEV_OK,
+	CHECK(!fb_filter_match(&s.filter, "Fabric.1.0.PortOK", FB_SEV_OK,
 				  "/redfish/v1/Fabrics/IB/Switches/sw10/Ports/3"));
 }
 

@@ -1,0 +1,435 @@
+/* snmp_poll.c - the IF-MIB poller on the agent's libevent loop. */
+#include "snmp_poll.h"
+
+#include "fb_err.h"
+
+#include <net-snmp/library/large_fd_set.h>
+#include "fb_log.h"
+
+#include <net-snmp/net-snmp-config.h>
+#include <net-snmp/net-snmp-includes.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The walked columns, numerically (Debian ships no MIB files). */
+enum { C_ADMIN, C_OPER, C_IN_DISC, C_IN_ERR, C_OUT_DISC, C_OUT_ERR, C_HC_IN, C_HC_OUT, C_NAME,
+       C__N };
+static const oid col_oid[C__N][11] = {
+	[C_ADMIN] = { 1, 3, 6, 1, 2, 1, 2, 2, 1, 7 },
+	[C_OPER] = { 1, 3, 6, 1, 2, 1, 2, 2, 1, 8 },
+	[C_IN_DISC] = { 1, 3, 6, 1, 2, 1, 2, 2, 1, 13 },
+	[C_IN_ERR] = { 1, 3, 6, 1, 2, 1, 2, 2, 1, 14 },
+	[C_OUT_DISC] = { 1, 3, 6, 1, 2, 1, 2, 2, 1, 19 },
+	[C_OUT_ERR] = { 1, 3, 6, 1, 2, 1, 2, 2, 1, 20 },
+	[C_HC_IN] = { 1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 6 },
+	[C_HC_OUT] = { 1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 10 },
+	[C_NAME] = { 1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 1 },
+};
+static const size_t col_len[C__N] = { 10, 10, 10, 10, 10, 10, 11, 11, 11 };
+static const int col_ctr[C__N] = { -1, -1, SNMP_IFC_IN_DISC, SNMP_IFC_IN_ERR, SNMP_IFC_OUT_DISC,
+				   SNMP_IFC_OUT_ERR, -1, -1, -1 };
+static const oid sys_uptime[] = { 1, 3, 6, 1, 2, 1, 1, 3 };          /* .0 */
+static const oid if_table_last_change[] = { 1, 3, 6, 1, 2, 1, 31, 1, 5 }; /* .0 */
+#define REPS 10         /* rows per GETBULK: 9 columns x 10 fit a 1472-byte reply */
+#define MAX_PAGES 4096  /* per round: a table that never ends is a broken agent */
+
+struct target {
+	struct snmp_poll *p;
+	const struct snmp_conf_poll *cp;
+	void *sessp;
+	int fd;
+	struct event *rd;
+	netsnmp_large_fd_set fds;
+	struct snmp_ifc_switch sw;
+	/* the round in progress */
+	int busy, first, names, pages;
+	oid next[C__N][MAX_OID_LEN];
+	size_t next_len[C__N];
+	unsigned done;          /* columns finished, a bit each */
+	struct snmp_ifc_row *rows;
+	size_t n_rows, cap;
+	struct snmp_ifc_round round;
+};
+
+struct snmp_poll {
+	struct snmp_poll_cfg cfg;
+	struct target *t;
+	size_t n;
+	struct event *tick, *timeouts;
+	uint64_t events;
+	int stopping;
+};
+
+void snmp_poll_cfg_default(struct snmp_poll_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->interval_ms = 10000;
+	cfg->timeout_ms = 1000;
+	cfg->retries = 1;
+	snmp_ifc_cfg_default(&cfg->ifc);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void emit(void *arg, const struct fb_event *ev)
+{
+	struct snmp_poll *p = arg;
+	p->events++;
+	p->cfg.emit(p->cfg.emit_arg, ev);
+}
+
+static struct snmp_ifc_row *row_of(struct target *t, uint32_t ifindex)
+{
+	/* Columns come in ifIndex order, so the row is nearly always the last
+	 * or a recent one: search from the end. */
+	for (size_t i = t->n_rows; i-- > 0;)
+		if (t->rows[i].ifindex == ifindex)
+			return &t->rows[i];
+	if (t->n_rows == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct snmp_ifc_row *r = realloc(t->rows, cap * sizeof(*r));
+		if (!r)
+			return NULL;
+		t->rows = r;
+		t->cap = cap;
+	}
+	struct snmp_ifc_row *r = &t->rows[t->n_rows++];
+	memset(r, 0, sizeof(*r));
+	r->ifindex = ifindex;
+	return r;
+}
+
+static int send_page(struct target *t);
+
+static void round_failed(struct target *t, const char *why)
+{
+	t->busy = 0;
+	fb_log_debug("switch '%s' (%s): poll round failed: %s", t->sw.name, t->sw.addr, why);
+	snmp_ifc_failed(&t->sw, &t->p->cfg.ifc, emit, t->p);
+}
+
+static void round_done(struct target *t)
+{
+	t->busy = 0;
+	t->round.rows = t->rows;
+	t->round.n_rows = t->n_rows;
+	t->round.have_names = t->names;
+	t->round.t_ms = mono_ms();
+	if (snmp_ifc_update(&t->sw, &t->p->cfg.ifc, &t->round, emit, t->p) != 0)
+		fb_log_warn("switch '%s': out of memory keeping its ports; round ignored", t->sw.name);
+}
+
+/* One varbind of column c: 0 taken, 1 the column ended. */
+static int take(struct target *t, int c, const netsnmp_variable_list *v)
+{
+	if (v->type == SNMP_ENDOFMIBVIEW || v->type == SNMP_NOSUCHOBJECT ||
+	    v->type == SNMP_NOSUCHINSTANCE || v->name_length != col_len[c] + 1 ||
+	    netsnmp_oid_is_subtree(col_oid[c], col_len[c], v->name, v->name_length) != 0 ||
+	    snmp_oid_compare(v->name, v->name_length, t->next[c], t->next_len[c]) <= 0)
+		return 1;
+	memcpy(t->next[c], v->name, v->name_length * sizeof(oid));
+	t->next_len[c] = v->name_length;
+	oid idx = v->name[col_len[c]];
+	if (idx == 0 || idx > INT32_MAX)
+		return 0;
+	struct snmp_ifc_row *r = row_of(t, (uint32_t)idx);
+	if (!r)
+		return 0;
+	if (c == C_NAME) {
+		if (v->type == ASN_OCTET_STR && v->val.string) {
+			size_t n = v->val_len < sizeof(r->name) - 1 ? v->val_len : sizeof(r->name) - 1;
+			for (size_t i = 0; i < n; i++)
+				r->name[i] = v->val.string[i] >= 0x20 && v->val.string[i] < 0x7f
+						     ? (char)v->val.string[i] : '?';
+			r->name[n] = '\0';
+			r->have |= SNMP_IFC_HAVE_NAME;
+		}
+	} else if (c == C_HC_IN || c == C_HC_OUT) {
+		if (v->type == ASN_COUNTER64 && v->val.counter64) {
+			uint64_t x = ((uint64_t)v->val.counter64->high << 32) | v->val.counter64->low;
+			if (c == C_HC_IN) {
+				r->hc_in = x;
+				r->have |= SNMP_IFC_HAVE_HC_IN;
+			} else {
+				r->hc_out = x;
+				r->have |= SNMP_IFC_HAVE_HC_OUT;
+			}
+		}
+	} else if (v->val.integer && (v->type == ASN_INTEGER || v->type == ASN_COUNTER)) {
+		long x = *v->val.integer;
+		if (c == C_ADMIN) {
+			r->admin = (int)x;
+			r->have |= SNMP_IFC_HAVE_ADMIN;
+		} else if (c == C_OPER) {
+			r->oper = (int)x;
+			r->have |= SNMP_IFC_HAVE_OPER;
+		} else {
+			r->ctr[col_ctr[c]] = (uint32_t)x;
+			r->have |= SNMP_IFC_HAVE_CTR0 << col_ctr[c];
+		}
+	}
+	return 0;
+}
+
+static void take_scalars(struct target *t, const netsnmp_variable_list **v)
+{
+	for (int i = 0; i < 2 && *v; i++, *v = (*v)->next_variable) {
+		const netsnmp_variable_list *x = *v;
+		if (x->type != ASN_TIMETICKS || !x->val.integer)
+			continue;
+		if (x->name_length == 9 && netsnmp_oid_is_subtree(sys_uptime, 8, x->name, 9) == 0) {
+			t->round.uptime_cs = (uint32_t)*x->val.integer;
+			t->round.have_uptime = 1;
+		} else if (x->name_length == 10 &&
+			   netsnmp_oid_is_subtree(if_table_last_change, 9, x->name, 10) == 0) {
+			t->round.last_change = (uint32_t)*x->val.integer;
+			t->round.have_last_change = 1;
+		}
+	}
+}
+
+static void take_page(struct target *t, const netsnmp_pdu *pdu)
+{
+	const netsnmp_variable_list *v = pdu->variables;
+	int active[C__N], n = 0;
+	for (int c = 0; c < C__N; c++)
+		if (!(t->done & (1u << c)))
+			active[n++] = c;
+	if (t->first)
+		take_scalars(t, &v);
+	t->first = 0;
+	unsigned ended = 0;
+	for (int i = 0; v && n; v = v->next_variable, i = (i + 1) % n)
+		if (!(ended & (1u << active[i])) && take(t, active[i], v))
+			ended |= 1u << active[i];
+	/* A column that answered nothing new this page has ended too. */
+	t->done |= ended;
+}
+
+static int on_response(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pdu, void *magic)
+{
+	(void)sess;
+	(void)reqid;
+	struct target *t = magic;
+	if (t->p->stopping || !t->busy)
+		return 1;
+	if (op != NETSNMP_CALLBACK_OP_RECEIVED_MESSAGE) {
+		round_failed(t, "timed out");
+		return 1;
+	}
+	if (pdu->command != SNMP_MSG_RESPONSE || pdu->errstat != SNMP_ERR_NOERROR) {
+		round_failed(t, pdu->errstat ? snmp_errstring((int)pdu->errstat) : "not a response");
+		return 1;
+	}
+	unsigned before = t->done;
+	take_page(t, pdu);
+	if (t->done == before && !pdu->variables) {
+		round_failed(t, "empty response");
+		return 1;
+	}
+	unsigned all = (1u << C__N) - 1;
+	if (t->done == all || ++t->pages >= MAX_PAGES)
+		round_done(t);
+	else if (send_page(t) != 0)
+		round_failed(t, "cannot send");
+	return 1;
+}
+
+static int send_page(struct target *t)
+{
+	netsnmp_pdu *pdu = snmp_pdu_create(SNMP_MSG_GETBULK);
+	if (!pdu)
+		return -ENOMEM;
+	pdu->non_repeaters = t->first ? 2 : 0;
+	pdu->max_repetitions = REPS;
+	if (t->first) {
+		snmp_add_null_var(pdu, sys_uptime, 8);
+		snmp_add_null_var(pdu, if_table_last_change, 9);
+	}
+	for (int c = 0; c < C__N; c++)
+		if (!(t->done & (1u << c)))
+			snmp_add_null_var(pdu, t->next[c], t->next_len[c]);
+	if (snmp_sess_async_send(t->sessp, pdu, on_response, t) == 0) {
+		snmp_free_pdu(pdu);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void start_round(struct target *t)
+{
+	t->busy = 1;
+	t->first = 1;
+	t->pages = 0;
+	t->n_rows = 0;
+	t->names = snmp_ifc_need_names(&t->sw);
+	t->done = t->names ? 0 : 1u << C_NAME;
+	memset(&t->round, 0, sizeof(t->round));
+	for (int c = 0; c < C__N; c++) {
+		memcpy(t->next[c], col_oid[c], col_len[c] * sizeof(oid));
+		t->next_len[c] = col_len[c];
+	}
+	if (send_page(t) != 0)
+		round_failed(t, "cannot send");
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct snmp_poll *p = arg;
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->t[i].busy)
+			start_round(&p->t[i]);
+}
+
+static void on_timeouts(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct snmp_poll *p = arg;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->t[i].busy)
+			snmp_sess_timeout(p->t[i].sessp);
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct target *t = arg;
+	for (int i = 0; i < 64; i++) {
+		errno = 0;
+		NETSNMP_LARGE_FD_SET(t->fd, &t->fds); /* net-snmp clears it after a read */
+		if (snmp_sess_read2(t->sessp, &t->fds) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+	}
+}
+
+static int open_target(struct snmp_poll *p, struct event_base *base, struct target *t,
+		       const struct snmp_conf_poll *cp, char *err, size_t errsz)
+{
+	netsnmp_session s;
+	snmp_sess_init(&s);
+	s.peername = (char *)cp->peer;
+	s.version = SNMP_VERSION_2c;
+	s.community = (u_char *)cp->community;
+	s.community_len = strlen(cp->community);
+	s.timeout = (long)p->cfg.timeout_ms * 1000;
+	s.retries = (int)p->cfg.retries;
+	s.callback = on_response;
+	s.callback_magic = t;
+	t->p = p;
+	t->cp = cp;
+	t->sessp = snmp_sess_open(&s);
+	if (!t->sessp)
+		return fb_err_set(err, errsz, -EINVAL, "Poll=%s: cannot open an SNMP session: %s",
+				  cp->addr, snmp_api_errstring(snmp_errno));
+	netsnmp_transport *tr = snmp_sess_transport(t->sessp);
+	t->fd = tr->sock;
+	int fl = fcntl(t->fd, F_GETFL);
+	if (fl < 0 || fcntl(t->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return fb_err_set(err, errsz, -errno, "Poll=%s: %s", cp->addr, strerror(errno));
+	netsnmp_large_fd_set_init(&t->fds, t->fd + 1);
+	NETSNMP_LARGE_FD_SET(t->fd, &t->fds);
+	t->rd = event_new(base, t->fd, EV_READ | EV_PERSIST, on_read, t);
+	if (!t->rd || event_add(t->rd, NULL))
+		return fb_err_set(err, errsz, -ENOMEM, "out of memory");
+	const struct snmp_conf_switch *sw = snmp_conf_switch(p->cfg.conf, cp->addr);
+	snprintf(t->sw.addr, sizeof(t->sw.addr), "%s", cp->addr);
+	snprintf(t->sw.name, sizeof(t->sw.name), "%s", sw ? sw->name : cp->addr);
+	snprintf(t->sw.fabric, sizeof(t->sw.fabric), "%s", p->cfg.fabric ? p->cfg.fabric : "");
+	t->sw.link_class = sw && sw->link_class != 0xff ? sw->link_class : p->cfg.conf->link_class;
+	return 0;
+}
+
+int snmp_poll_start(struct event_base *base, const struct snmp_poll_cfg *cfg,
+		    struct snmp_poll **out, char *err, size_t errsz)
+{
+	struct snmp_poll *p = calloc(1, sizeof(*p));
+	if (!p)
+		return fb_err_set(err, errsz, -ENOMEM, "out of memory");
+	p->cfg = *cfg;
+	p->n = cfg->conf->n_polls;
+	p->t = calloc(p->n ? p->n : 1, sizeof(*p->t));
+	int rc = p->t ? 0 : fb_err_set(err, errsz, -ENOMEM, "out of memory");
+	for (size_t i = 0; rc == 0 && i < p->n; i++)
+		rc = open_target(p, base, &p->t[i], &cfg->conf->polls[i], err, errsz);
+	struct timeval iv = { cfg->interval_ms / 1000, (cfg->interval_ms % 1000) * 1000 };
+	unsigned tms = cfg->timeout_ms / 4 ? cfg->timeout_ms / 4 : 1;
+	if (tms > 100)
+		tms = 100;
+	struct timeval tv = { 0, tms * 1000 };
+	if (rc == 0) {
+		p->tick = event_new(base, -1, EV_PERSIST, on_tick, p);
+		p->timeouts = event_new(base, -1, EV_PERSIST, on_timeouts, p);
+		if (!p->tick || !p->timeouts || event_add(p->tick, &iv) || event_add(p->timeouts, &tv))
+			rc = fb_err_set(err, errsz, -ENOMEM, "out of memory");
+	}
+	if (rc) {
+		snmp_poll_free(p);
+		return rc;
+	}
+	on_tick(-1, 0, p); /* the first round now: its names and baseline */
+	*out = p;
+	return 0;
+}
+
+const char *snmp_poll_ifname(void *arg, const char *addr, uint32_t ifindex)
+{
+	struct snmp_poll *p = arg;
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->t[i].sw.addr, addr) == 0)
+			return snmp_ifc_name(&p->t[i].sw, ifindex);
+	return NULL;
+}
+
+uint64_t snmp_poll_events(const struct snmp_poll *p)
+{
+	return p->events;
+}
+
+void snmp_poll_stop(struct snmp_poll *p)
+{
+	if (!p)
+		return;
+	p->stopping = 1;
+	if (p->tick)
+		event_del(p->tick);
+	if (p->timeouts)
+		event_del(p->timeouts);
+}
+
+void snmp_poll_free(struct snmp_poll *p)
+{
+	if (!p)
+		return;
+	p->stopping = 1;
+	for (size_t i = 0; p->t && i < p->n; i++) {
+		struct target *t = &p->t[i];
+		if (t->rd)
+			event_free(t->rd);
+		if (t->sessp) {
+			snmp_sess_close(t->sessp);
+			netsnmp_large_fd_set_cleanup(&t->fds);
+		}
+		snmp_ifc_switch_free(&t->sw);
+		free(t->rows);
+	}
+	free(p->t);
+	if (p->tick)
+		event_free(p->tick);
+	if (p->timeouts)
+		event_free(p->timeouts);
+	free(p);
+}
