@@ -66,6 +66,7 @@ static const char *const counter_names[FB_CTR__END] = {
 	[FB_CTR_NODE_LIMIT] = "node_limit",
 	[FB_CTR_IF_IN_DISCARDS] = "if_in_discards",
 	[FB_CTR_IF_OUT_DISCARDS] = "if_out_discards",
+	[FB_CTR_RESYNC] = "resync",
 };
 
 static const char *name_of(const char *const *names, unsigned n, unsigned v)

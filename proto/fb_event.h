@@ -90,6 +90,8 @@ enum fb_counter_id {
 	FB_CTR_NODE_LIMIT = 30,      /* the adapter's limit on that number */
 	FB_CTR_IF_IN_DISCARDS = 31,  /* IF-MIB ifInDiscards */
 	FB_CTR_IF_OUT_DISCARDS = 32, /* IF-MIB ifOutDiscards */
+	FB_CTR_RESYNC = 33,          /* 1: found at an agent's resync, not seen live
+				      * (proto/PROTOCOL.md; Redfish Oem "Resync": true) */
 	FB_CTR__END
 };
 

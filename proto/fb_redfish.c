@@ -545,6 +545,8 @@ static void jw_oem(struct jw *w, const struct fb_event *ev)
 		}
 		JW_LIT(w, "}");
 	}
+	if (fb_event_counter(ev, FB_CTR_RESYNC, 0))
+		JW_LIT(w, ",\"Resync\":true"); /* found at an agent's resync (PROTOCOL.md) */
 	if (FLD(ev->text)[0])
 		KEY_STR(w, ",\"Text\":", FLD(ev->text));
 	if (FLD(ev->jobs)[0])

@@ -141,7 +141,7 @@ static int run_batch(const struct fbs_actuator_cfg *c, const struct fbs_batch *b
 	}
 	r->n = b->n;
 	size_t k = sort_targets(c, b, &sn, r, names);
-	fbs_snodes_free(&sn);
+	r->nodes = sn; /* the adapter refreshes its list of Slurm nodes from it */
 	int rc = 0;
 	if (k) {
 		char *hl = fbs_slurm_hostlist(names, k);

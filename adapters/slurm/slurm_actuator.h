@@ -66,7 +66,7 @@ struct fbs_result {
 	uint8_t action;                /* enum fbs_action */
 	size_t n;
 	struct fbs_node_result *r;     /* one per target, in the batch's order */
-	struct fbs_snodes nodes;       /* reconcile: every Slurm node */
+	struct fbs_snodes nodes;       /* every Slurm node (reconcile, and read before a batch) */
 	unsigned cap_base;
 	int cap_partition_missing;
 	unsigned attempts;             /* calls it took (1 = first time) */

@@ -138,6 +138,8 @@ void fbs_adapter_on_message(void *arg, const char *json, size_t len, uint64_t ev
 				 * Kafka, older than where the adapter began */
 		a->events++;
 		handle_event(a, &ev, event_id);
+		if (fb_event_counter(&ev, FB_CTR_RESYNC, 0))
+			fbs_resync_note(a, event_id);
 	}
 	/* Kafka orders per partition only: an EventId is no resume point there
 	 * (slurm_source.h), so LastEventId stays put. */
@@ -212,6 +214,13 @@ static void decide(struct fbs_adapter *a, uint64_t now)
 		b->t = NULL;
 		b->n = 0;
 		a->dirty = 1;
+	}
+	for (size_t i = 0; i < d.n_not_slurm; i++) {
+		const struct fbs_node *n = fbs_policy_node(a->pol, d.not_slurm[i]);
+		fb_log_warn("not draining %s%s%s: slurmctld knows no such node, so it is neither "
+			    "drained nor counted against the cap (check the node names in the "
+			    "broker's inventory or MapFile)", d.not_slurm[i], n && n->n_conds ? " for " : "",
+			    n && n->n_conds ? n->conds[0].cause : "");
 	}
 	if (d.n_newly_refused) {
 		uint64_t cause = 0;
@@ -389,6 +398,18 @@ static void undrain_result(struct fbs_adapter *a, const struct fbs_node_result *
 	}
 }
 
+void fbs_adapter_slurm_nodes(struct fbs_adapter *a, const struct fbs_snodes *sn)
+{
+	if (!sn->v)
+		return;
+	const char **names = calloc(sn->n ? sn->n : 1, sizeof(*names));
+	for (size_t i = 0; names && i < sn->n; i++)
+		names[i] = sn->v[i].name;
+	if (!names || fbs_policy_set_slurm_nodes(a->pol, names, sn->n))
+		fb_log_err("out of memory keeping the list of Slurm nodes; the old one stays");
+	free(names);
+}
+
 void fbs_adapter_on_result(void *arg, struct fbs_result *r)
 {
 	struct fbs_adapter *a = arg;
@@ -407,6 +428,7 @@ void fbs_adapter_on_result(void *arg, struct fbs_result *r)
 		fb_log_err("CapPartition '%s' is not a Slurm partition: the percentage cap allows "
 			   "no drain", a->cfg->cap_partition);
 	fbs_policy_set_cap_base(a->pol, r->cap_base);
+	fbs_adapter_slurm_nodes(a, &r->nodes);
 	uint64_t now = fbs_now_ms();
 	size_t done = 0;
 	for (size_t i = 0; i < r->n && i < b->n; i++)
@@ -495,13 +517,14 @@ int fbs_adapter_start(struct fbs_adapter *a)
 	a->flush_ev = event_new(a->base, -1, 0, on_flush, a);
 	a->due_ev = event_new(a->base, -1, 0, on_flush, a);
 	a->retry_ev = event_new(a->base, -1, 0, fbs_startup_retry, a);
+	a->resync_ev = event_new(a->base, -1, 0, fbs_resync_cb, a);
 	struct fbs_actuator_cfg ac;
 	memset(&ac, 0, sizeof(ac));
 	snprintf(ac.reason_prefix, sizeof(ac.reason_prefix), "%s", c->reason_prefix);
 	snprintf(ac.cap_partition, sizeof(ac.cap_partition), "%s", c->cap_partition);
 	ac.dry_run = c->dry_run;
 	ac.retry_ms = c->retry_ms;
-	if (!a->flush_ev || !a->due_ev || !a->retry_ev ||
+	if (!a->flush_ev || !a->due_ev || !a->retry_ev || !a->resync_ev ||
 	    (rc = fbs_actuator_start(&ac, a->base, fbs_adapter_on_result, a, &a->act)) ||
 	    (rc = fbs_actuator_submit(a->act, FBS_J_RECONCILE, NULL))) {
 		fb_log_err("cannot start the Slurm thread: %s", fb_strerror(rc ? rc : -ENOMEM));
@@ -542,7 +565,7 @@ void fbs_adapter_free(struct fbs_adapter *a)
 	if (a->act)
 		fbs_actuator_stop(a->act, 0);
 	fb_session_free(a->sess);
-	struct event *evs[] = { a->flush_ev, a->due_ev, a->retry_ev };
+	struct event *evs[] = { a->flush_ev, a->due_ev, a->retry_ev, a->resync_ev };
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (evs[i])
 			event_free(evs[i]);

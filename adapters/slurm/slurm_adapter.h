@@ -55,6 +55,9 @@ struct fbs_adapter {
 	struct event *flush_ev;        /* decide + save + submit, after the current callback */
 	struct event *due_ev;          /* the policy's next timer */
 	struct event *retry_ev;        /* start-up phases and failed saves */
+	struct event *resync_ev;       /* converge with the map after an agent's resync */
+	uint64_t resync_id;            /* the newest resync event seen (0: none pending) */
+	unsigned resync_tries;
 
 	uint64_t seen_id;              /* saved as LastEventId: the newest EventId processed
 	                                * (WebSocket), or the first start's (Kafka) */
@@ -95,9 +98,18 @@ int fbs_adapter_sync(struct fbs_adapter *a);
 void fbs_adapter_on_message(void *arg, const char *json, size_t len, uint64_t event_id);
 void fbs_adapter_on_result(void *arg, struct fbs_result *r);
 void fbs_adapter_publish(struct fbs_adapter *a, const struct fb_event *ev);
+/* The nodes slurmctld knows now, for the policy (only they are drained and
+ * counted against the cap); sn without nodes (a failed read) changes nothing. */
+struct fbs_snodes;
+void fbs_adapter_slurm_nodes(struct fbs_adapter *a, const struct fbs_snodes *sn);
 /* slurm_startup.c */
 void fbs_startup_reconciled(struct fbs_adapter *a, const struct fbs_result *r);
 void fbs_startup_retry(evutil_socket_t fd, short what, void *arg);
+/* An event found at an agent's resync (Oem.Fabricbus.Resync): once the
+ * resync is over (RESYNC_QUIET_MS without another), fetch the map and seed
+ * from it as at start, so every node we hold drained is compared with it. */
+void fbs_resync_note(struct fbs_adapter *a, uint64_t event_id);
+void fbs_resync_cb(evutil_socket_t fd, short what, void *arg);
 /* GET /fabric/map now; 0 and a->fabmap replaced, or -1 (logged at level). */
 int fbs_map_fetch(struct fbs_adapter *a, int level);
 

@@ -14,6 +14,9 @@ struct fbs_policy {
 	unsigned cap_base;
 	int cap_base_known;
 	int cap_episode;
+	char (*slurm)[FB_NAME_MAX]; /* the nodes slurmctld knows, sorted */
+	size_t n_slurm;
+	int slurm_known;            /* 0: not read yet, every node counts */
 };
 
 void fbs_batch_free(struct fbs_batch *b)
@@ -29,6 +32,7 @@ void fbs_decision_free(struct fbs_decision *d)
 		fbs_batch_free(&d->batches[i]);
 	free(d->batches);
 	free(d->refused);
+	free(d->not_slurm);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -55,6 +59,7 @@ void fbs_policy_free(struct fbs_policy *p)
 	for (size_t i = 0; i < p->n; i++)
 		node_free(p->nodes[i]);
 	free(p->nodes);
+	free(p->slurm);
 	free(p);
 }
 
@@ -259,6 +264,31 @@ int fbs_policy_observe_all(struct fbs_policy *p, const struct fbs_obs *o, uint64
 
 /* ---- cap ---------------------------------------------------------------------- */
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+int fbs_policy_set_slurm_nodes(struct fbs_policy *p, const char *const *names, size_t n)
+{
+	char (*v)[FB_NAME_MAX] = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		snprintf(v[i], FB_NAME_MAX, "%s", names[i]);
+	qsort(v, n, sizeof(*v), cmp_name);
+	free(p->slurm);
+	p->slurm = v;
+	p->n_slurm = n;
+	p->slurm_known = 1;
+	return 0;
+}
+
+static int is_slurm_node(const struct fbs_policy *p, const char *name)
+{
+	return !p->slurm_known || bsearch(name, p->slurm, p->n_slurm, sizeof(*p->slurm), cmp_name);
+}
+
 void fbs_policy_set_cap_base(struct fbs_policy *p, unsigned nodes)
 {
 	p->cap_base = nodes;
@@ -432,6 +462,25 @@ static int group_drains(struct fbs_policy *p, struct cand *cs, size_t n, struct 
 	return 0;
 }
 
+/* A due node slurmctld does not know is never a candidate: it would take
+ * room under the cap that no drain can use. Reported once until it is known. */
+static int not_slurm(struct fbs_policy *p, struct fbs_node *n, struct fbs_decision *d)
+{
+	if (is_slurm_node(p, n->name)) {
+		n->not_slurm = 0;
+		return 0;
+	}
+	if (n->not_slurm)
+		return 1;
+	char (*v)[FB_NAME_MAX] = realloc(d->not_slurm, (d->n_not_slurm + 1) * sizeof(*v));
+	if (!v)
+		return 1; /* not logged, still not drained */
+	d->not_slurm = v;
+	snprintf(v[d->n_not_slurm++], FB_NAME_MAX, "%s", n->name);
+	n->not_slurm = 1;
+	return 1;
+}
+
 static int decide_drains(struct fbs_policy *p, uint64_t now, struct fbs_decision *d)
 {
 	struct cand *cs = NULL; /* at most one per node, made at the first */
@@ -439,7 +488,8 @@ static int decide_drains(struct fbs_policy *p, uint64_t now, struct fbs_decision
 	for (size_t i = 0; i < p->n; i++) {
 		struct fbs_node *n = p->nodes[i];
 		const struct fbs_cond *c;
-		if (n->hold != FBS_H_NONE || n->suppressed || !(c = due_cond(n, now)))
+		if (n->hold != FBS_H_NONE || n->suppressed || !(c = due_cond(n, now)) ||
+		    not_slurm(p, n, d))
 			continue;
 		if (!cs && !(cs = malloc(p->n * sizeof(*cs))))
 			return -ENOMEM;

@@ -19,6 +19,10 @@
  *    cap, min(MaxDrainNodes, ceil(MaxDrainPercent% of the cap base));
  *    past it the policy drains no more and reports ONE cap event per
  *    episode (an episode ends when the count falls below the cap);
+ *  - only nodes slurmctld knows are drained, or counted against the cap, or
+ *    named by a cap event (fbs_policy_set_slurm_nodes): the hosts behind a
+ *    failed switch include storage and login nodes, which must not use up
+ *    the cap nor make it refuse real nodes;
  *  - a node Slurm refused to us (a foreign reason, not a Slurm node) or
  *    that an admin took back is not drained again until a NEW condition
  *    starts on it.
@@ -64,6 +68,7 @@ struct fbs_node {
 	uint8_t dry_run;               /* DRAINED in a dry run only (Slurm untouched) */
 	uint8_t suppressed;            /* no drain until a new condition starts */
 	uint8_t refused;               /* refused by the cap (logged once) */
+	uint8_t not_slurm;             /* due, but slurmctld knows no such node (logged once) */
 	char reason[FBS_REASON_MAX];   /* the Slurm reason we set or will set */
 	char cause[FBS_CAUSE_MAX];     /* the condition that drained it */
 	uint64_t cause_event_id;
@@ -101,6 +106,8 @@ struct fbs_decision {
 	size_t n_refused;              /* nodes the cap kept from draining now */
 	char (*refused)[FB_NAME_MAX];
 	size_t n_newly_refused;        /* of those, refused for the first time (log them) */
+	size_t n_not_slurm;            /* due, not drained: slurmctld knows no such node; */
+	char (*not_slurm)[FB_NAME_MAX];/* only those found so the first time (log them) */
 };
 void fbs_decision_free(struct fbs_decision *d);
 
@@ -112,6 +119,9 @@ void fbs_policy_free(struct fbs_policy *p);
 /* The cap base: nodes in CapPartition (or in the cluster). Until set the
  * percentage cap allows nothing. */
 void fbs_policy_set_cap_base(struct fbs_policy *p, unsigned nodes);
+/* The nodes slurmctld knows (names[0..n), any order; copied). Until the
+ * first call every node counts as known. 0 or -ENOMEM (the old set stays). */
+int fbs_policy_set_slurm_nodes(struct fbs_policy *p, const char *const *names, size_t n);
 /* The limit now: UINT32_MAX when no cap is set. */
 unsigned fbs_policy_limit(const struct fbs_policy *p);
 /* Nodes drained by us plus in flight. */

@@ -131,6 +131,53 @@ int fbs_map_fetch(struct fbs_adapter *a, int level)
 	return 0;
 }
 
+/* ---- after an agent's resync ---- */
+
+#define RESYNC_QUIET_MS 1000  /* a resync's events come together; then look */
+#define RESYNC_TRIES 10       /* map fetches that may lag the resync's events */
+
+void fbs_resync_note(struct fbs_adapter *a, uint64_t event_id)
+{
+	if (event_id > a->resync_id)
+		a->resync_id = event_id;
+	a->resync_tries = 0;
+	fbs_arm(a->resync_ev, RESYNC_QUIET_MS); /* re-armed by every resync event */
+}
+
+/* A drain must not outlive its cause whatever was missed: compare every
+ * condition with the map, as at start. The map must include the resync
+ * (LastEventId at or past it), or it would bring back what it corrected. */
+void fbs_resync_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fbs_adapter *a = arg;
+	if (a->phase != FBS_P_RUNNING || !a->resync_id)
+		return;
+	int rc = fbs_map_fetch(a, a->resync_tries ? FB_LOG_DEBUG : FB_LOG_WARN);
+	if (rc == MAP_ABSENT)
+		return;
+	if (rc < 0 || a->fabmap.last_event_id < a->resync_id) {
+		if (++a->resync_tries < RESYNC_TRIES) {
+			fbs_arm(a->resync_ev, a->cfg->retry_ms);
+			return;
+		}
+		fb_log_warn("after an agent's resync (EventId %" PRIu64 "): no map that includes it "
+			    "after %u tries; conditions are not compared with the map", a->resync_id,
+			    a->resync_tries);
+		a->resync_id = 0;
+		return;
+	}
+	int n = fbs_map_seed(a->pol, &a->fabmap, &a->ccfg, fbs_now_ms());
+	fb_log_info("after an agent's resync (EventId %" PRIu64 "): map at EventId %" PRIu64 ", %d "
+		    "condition%s seeded or cleared from link states", a->resync_id,
+		    a->fabmap.last_event_id, n, n == 1 ? "" : "s");
+	a->resync_id = 0;
+	if (n)
+		a->dirty = 1;
+	fbs_adapter_kick(a);
+}
+
 /* slurm_source.h: Source= names the source; its files do the rest. */
 struct fbs_source *fbs_source_start(struct fbs_adapter *a)
 {
@@ -206,6 +253,7 @@ void fbs_startup_reconciled(struct fbs_adapter *a, const struct fbs_result *r)
 		fb_log_err("CapPartition '%s' is not a Slurm partition: the percentage cap allows "
 			   "no drain until it exists", a->cfg->cap_partition);
 	fbs_policy_set_cap_base(a->pol, r->cap_base);
+	fbs_adapter_slurm_nodes(a, &r->nodes);
 	reconcile(a, &r->nodes, fbs_now_ms());
 	for (size_t i = 0; i < a->st.n_pending; i++) {
 		const struct fbs_batch *b = &a->st.pending[i];

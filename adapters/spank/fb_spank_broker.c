@@ -48,31 +48,6 @@ static int request(const struct fb_spank_conf *c, const char *method, const char
 	return rc;
 }
 
-/* "/fabric/map?nodes=<list>" into out, or 0 when it does not fit. lws
- * decodes the query once, '+' to a space: everything but unreserved bytes
- * and ',' (a sub-delimiter, and the list's most common byte) is %XX. */
-static int map_path(const char *list, char *out, size_t outsz)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	int n = snprintf(out, outsz, "/fabric/map?nodes=");
-	size_t j = (size_t)n;
-	for (const unsigned char *p = (const unsigned char *)list; *p; p++) {
-		int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-			    (*p >= '0' && *p <= '9') || strchr("-._~,", *p);
-		if (j + 4 > outsz)
-			return 0;
-		if (plain) {
-			out[j++] = (char)*p;
-		} else {
-			out[j++] = '%';
-			out[j++] = hex[*p >> 4];
-			out[j++] = hex[*p & 15];
-		}
-	}
-	out[j] = '\0';
-	return 1;
-}
-
 static int get_map(const struct fb_spank_conf *c, const char *path, struct fb_http_resp *r,
 		   char *err, size_t errsz)
 {
@@ -83,7 +58,7 @@ int fb_spank_fetch_map(const struct fb_spank_conf *c, const char *nodelist, stru
 		       int *filtered, char *err, size_t errsz)
 {
 	char path[FB_SPANK_QUERY_PATH_MAX + 1];
-	int query = nodelist && nodelist[0] && map_path(nodelist, path, sizeof(path));
+	int query = nodelist && nodelist[0] && fb_http_map_target(nodelist, path, sizeof(path));
 	int rc = get_map(c, query ? path : "/fabric/map", r, err, errsz);
 	if (rc == 0 && query && r->status == 400) { /* the whole map, once */
 		fb_http_resp_free(r);

@@ -17,17 +17,25 @@ static struct ib_switch *find(const struct ib_topo *t, uint64_t guid)
 	return NULL;
 }
 
+/* Room for one more switch. */
+static int reserve_one(struct ib_topo *t)
+{
+	if (t->n < t->cap)
+		return 0;
+	size_t cap = t->cap ? t->cap * 2 : 16;
+	struct ib_switch *sw = realloc(t->sw, cap * sizeof(*sw));
+	if (!sw)
+		return -ENOMEM;
+	t->sw = sw;
+	t->cap = cap;
+	return 0;
+}
+
 static int add_switch(struct ib_mad *m, struct ib_topo *t, const struct ib_dr *dr,
 		      const struct ib_node_info *ni)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		struct ib_switch *sw = realloc(t->sw, cap * sizeof(*sw));
-		if (!sw)
-			return -ENOMEM;
-		t->sw = sw;
-		t->cap = cap;
-	}
+	if (reserve_one(t))
+		return -ENOMEM;
 	struct ib_switch *s = &t->sw[t->n];
 	memset(s, 0, sizeof(*s));
 	s->guid = ni->guid;
@@ -190,6 +198,20 @@ int ib_discover(struct ib_mad *m, struct ib_topo *t)
 	}
 	qsort(t->sw, t->n, sizeof(*t->sw), by_guid);
 	return t->n ? 0 : -ENOENT;
+}
+
+int ib_topo_adopt(struct ib_topo *t, struct ib_topo *from, uint64_t guid)
+{
+	struct ib_switch *src = find(from, guid);
+	if (!src || find(t, guid))
+		return -ENOENT;
+	if (reserve_one(t))
+		return -ENOMEM;
+	t->sw[t->n++] = *src;
+	src->ports = NULL; /* t owns them now */
+	t->sw[t->n - 1].assigned = 1;
+	qsort(t->sw, t->n, sizeof(*t->sw), by_guid);
+	return 0;
 }
 
 void ib_topo_free(struct ib_topo *t)

@@ -31,6 +31,7 @@ struct ib_port {
 	int have_pi;
 	struct ib_flap flap;          /* ib_flap.c, fed by ib_poll.c */
 	struct ib_ctr_port ctr;       /* ib_counters.c */
+	uint8_t live;                 /* a link event went out since the resync began */
 };
 
 struct ib_switch {
@@ -40,6 +41,8 @@ struct ib_switch {
 	uint8_t nports;
 	struct ib_port *ports;        /* [0..nports], index = port number */
 	int assigned;                 /* this agent polls it (--switches, --shard) */
+	int announce;                 /* adopted after start: its topology is still to send */
+	uint8_t live;                 /* (un)reachable went out since the resync began */
 	/* reachability (ib_poll.c) */
 	unsigned fails;               /* consecutive failed polls */
 	int unreachable;
@@ -56,6 +59,11 @@ struct ib_topo {
  * (-ENOENT: the local port has no link or no switch answered). */
 int ib_discover(struct ib_mad *m, struct ib_topo *t);
 void ib_topo_free(struct ib_topo *t);
+
+/* Move the switch guid from `from` (a later discovery) into t, keeping t
+ * sorted by GUID, assigned. 0, -ENOENT (not in from, or already in t) or
+ * -ENOMEM. */
+int ib_topo_adopt(struct ib_topo *t, struct ib_topo *from, uint64_t guid);
 
 /* Mark the switches this agent polls: names is NULL/"all" or a comma list of
  * node descriptions; of those, keep index % shard_n == shard_i in GUID order.

@@ -50,9 +50,10 @@ void ib_poll_topology(struct ib_poll_ctx *c, const struct ib_switch *sw)
 	}
 }
 
-static void emit_switch(struct ib_poll_ctx *c, const struct ib_switch *sw, uint8_t kind,
+static void emit_switch(struct ib_poll_ctx *c, struct ib_switch *sw, uint8_t kind,
 			uint8_t sev, const char *text)
 {
+	sw->live = 1; /* newer than whatever a resync's map says of it */
 	struct fb_event ev;
 	ib_poll_fill(&ev, c, sw, 0, kind, sev);
 	snprintf(ev.text, sizeof(ev.text), "%s", text);
@@ -128,6 +129,7 @@ static void diff_port(struct ib_poll_ctx *c, struct ib_switch *sw, unsigned port
 	}
 	struct fb_event ev;
 	ib_poll_fill(&ev, c, sw, port, kind, sev);
+	p->live = 1; /* newer than whatever a resync's map says of it */
 	fb_log_info("%s: switch '%s' (GUID 0x%016" PRIx64 ") port %u peer '%s' port %u: "
 		    "PortState %u->%u PhysState %u->%u", fb_kind_name(kind), sw->desc, sw->guid,
 		    port, p->peer.desc, p->peer.port, was.state, now->state, was.phys, now->phys);

@@ -6,6 +6,8 @@
 #include "ib_discover.h"
 #include "ib_mad.h"
 #include "ib_poll.h"
+#include "fb_map_get.h"
+#include "ib_resync.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +26,7 @@ struct ib_worker {
 	pthread_t thread;
 	int started;
 	_Atomic int stop;
+	_Atomic int resync_req;    /* ib_worker_resync() */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cond;       /* room in the ring, or stop */
@@ -46,6 +49,11 @@ static void add_ms(struct timespec *ts, unsigned ms)
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+static int ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
 static double ms_since(const struct timespec *t0)
@@ -160,6 +168,135 @@ static void poll_all(struct ib_poll_ctx *c)
 	fb_log_debug("poll: %d PortInfo answers in %.2f ms", mads, ms_since(&t0));
 }
 
+/* ---- resync against the broker's map (ib_resync.h) ---- */
+
+#define RESYNC_HTTP_MS 1000      /* one GET /fabric/map, on this thread */
+#define RESYNC_GIVE_UP_MS 60000  /* then report without it */
+
+#define REDISCOVER_POLLS 10     /* look for switches found gone this often */
+/* The map is rendered at most every 100 ms (big ones more rarely), so the
+ * first one read may not show yet what our previous run reported just
+ * before it died; a second pass this much later does. */
+#define RESYNC_AGAIN_MS 1000
+
+struct resync {
+	int pending, topology;     /* a resync to do; topology events wait for it */
+	int passes;                /* diffs still to do: 2, then 1 */
+	struct timespec not_before;/* of the next pass */
+	int logged;                /* the first failure was logged */
+	struct timespec give_up;
+	struct ib_gone gone;       /* ours in the map, not found by discovery */
+	unsigned polls;
+};
+
+/* A resync begins: what goes out live from now on is newer than any map. */
+static void clear_live(struct ib_topo *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		t->sw[i].live = 0;
+		for (unsigned p = 0; p <= t->sw[i].nports; p++)
+			t->sw[i].ports[p].live = 0;
+	}
+}
+
+static void resync_want(struct resync *r, struct ib_topo *t, int topology)
+{
+	clear_live(t);
+	r->pending = 1;
+	r->passes = 2;
+	r->topology |= topology;
+	r->logged = 0;
+	clock_gettime(CLOCK_MONOTONIC, &r->give_up);
+	r->not_before = r->give_up; /* now */
+	add_ms(&r->give_up, RESYNC_GIVE_UP_MS);
+}
+
+/* all: every assigned switch (at start); else those adopted since. */
+static void emit_topology(struct ib_poll_ctx *c, int all)
+{
+	for (size_t i = 0; i < c->topo->n; i++) {
+		struct ib_switch *sw = &c->topo->sw[i];
+		if (sw->assigned && (all || sw->announce))
+			ib_poll_topology(c, sw);
+		sw->announce = 0;
+	}
+}
+
+/* A switch that failed while we were away is not in our topology, so no
+ * poll sees it come back: discover again now and then, adopt it when it
+ * answers, and resync (the map still says unreachable: switch_reachable,
+ * and its ports' differences). */
+static void rediscover(struct resync *r, struct ib_poll_ctx *c)
+{
+	if (!r->gone.n || ++r->polls % REDISCOVER_POLLS != 0)
+		return;
+	struct ib_topo found = { 0 };
+	size_t adopted = 0;
+	if (ib_discover(c->mad, &found) == 0) {
+		for (size_t i = r->gone.n; i-- > 0;) {
+			uint64_t guid = r->gone.guid[i];
+			if (ib_topo_adopt(c->topo, &found, guid) != 0)
+				continue;
+			for (size_t k = 0; k < c->topo->n; k++)
+				if (c->topo->sw[k].guid == guid) {
+					c->topo->sw[k].announce = 1;
+					fb_log_info("switch '%s' (GUID 0x%016" PRIx64 ") answers again: "
+						    "polling it", c->topo->sw[k].desc, guid);
+				}
+			ib_gone_remove(&r->gone, i);
+			adopted++;
+		}
+	}
+	ib_topo_free(&found);
+	if (adopted)
+		resync_want(r, c->topo, 0);
+}
+
+/* Diff against the map before the topology events (their PortState would
+ * move the map's LinkState without the link event a consumer acts on). */
+static void resync_try(struct resync *r, struct ib_poll_ctx *c, const struct ib_worker_cfg *cfg)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!r->pending || ts_before(&now, &r->not_before))
+		return;
+	json_t *map = NULL;
+	char err[320];
+	int rc = cfg->map_host ? fb_map_get(cfg->map_host, cfg->map_port, "/fabric/map",
+					    RESYNC_HTTP_MS, &map, err, sizeof(err))
+			       : 1;
+	if (rc < 0) {
+		int give_up = !ts_before(&now, &r->give_up);
+		if (!r->logged || give_up)
+			fb_log_warn("resync: %s; %s", err,
+				    give_up ? "giving up: changes made while this agent was away may "
+					      "stay unreported (is fabricbusd's HttpListen at --map?)"
+					    : "retrying at every poll");
+		r->logged = 1;
+		if (!give_up)
+			return;
+	} else if (rc == 0) {
+		size_t n = ib_resync_diff(c, map, cfg->agent_id, &r->gone);
+		fb_log_info("resync%s: %zu difference%s against the broker's map (LastEventId %"
+			    JSON_INTEGER_FORMAT ")", r->passes == 1 ? " (second pass)" : "", n,
+			    n == 1 ? "" : "s", json_integer_value(json_object_get(map, "LastEventId")));
+		json_decref(map);
+		/* The topology events wait for the last pass: their PortState and
+		 * "the switch answered" would move the map the second pass reads,
+		 * without the link or switch event a consumer acts on. */
+		if (--r->passes > 0) {
+			r->not_before = now;
+			add_ms(&r->not_before, RESYNC_AGAIN_MS);
+			return;
+		}
+	} else if (cfg->map_host) {
+		fb_log_warn("resync: the broker has no GET /fabric/map (HTTP 404); not resyncing");
+	}
+	r->pending = 0;
+	emit_topology(c, r->topology);
+	r->topology = 0;
+}
+
 static void counters_all(struct ib_poll_ctx *c)
 {
 	struct timespec t0;
@@ -257,11 +394,6 @@ static void traps_drain(struct traps *t, struct ib_poll_ctx *c)
 	}
 }
 
-static int ts_before(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 /* Ticks stay on a fixed grid; a round longer than its period starts the next
  * one at once instead of a burst of catch-up rounds. */
 static void advance(struct timespec *next, unsigned ms, const char *what, size_t n)
@@ -303,9 +435,11 @@ static void *run(void *arg)
 	}
 	struct ib_poll_ctx c = { mad, &topo, cfg->fabric, cfg->unreachable_after, push, w,
 				 &w->stop, &cfg->ctr, &cfg->flap };
-	for (size_t i = 0; rc == 0 && i < topo.n; i++)
-		if (topo.sw[i].assigned)
-			ib_poll_topology(&c, &topo.sw[i]);
+	struct resync rs = { 0 };
+	if (rc == 0) {
+		resync_want(&rs, &topo, 1);
+		resync_try(&rs, &c, cfg);
+	}
 	int counters = cfg->ctr.interval_ms > 0;
 	if (rc == 0 && counters)
 		counters_all(&c); /* the baseline: the first round then has deltas */
@@ -327,6 +461,10 @@ static void *run(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (!ts_before(&now, &next)) {
 			poll_all(&c);
+			if (atomic_exchange(&w->resync_req, 0))
+				resync_want(&rs, &topo, 0);
+			rediscover(&rs, &c);
+			resync_try(&rs, &c, cfg);
 			advance(&next, cfg->interval_ms, "a PortInfo poll", topo.n);
 			if (cfg->traps && ++traps.polls % TRAP_CHECK_POLLS == 0)
 				traps_check(&traps, mad, 0);
@@ -336,6 +474,7 @@ static void *run(void *arg)
 			advance(&next_ctr, cfg->ctr.interval_ms, "a counters round", topo.n);
 		}
 	}
+	ib_gone_free(&rs.gone);
 	ib_topo_free(&topo);
 	ib_mad_close(mad);
 	return NULL;
@@ -389,6 +528,12 @@ uint64_t ib_worker_dropped(struct ib_worker *w)
 	uint64_t n = w->dropped;
 	pthread_mutex_unlock(&w->mu);
 	return n;
+}
+
+void ib_worker_resync(struct ib_worker *w)
+{
+	if (w)
+		atomic_store(&w->resync_req, 1);
 }
 
 void ib_worker_free(struct ib_worker *w)

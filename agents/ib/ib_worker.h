@@ -35,6 +35,11 @@ struct ib_worker_cfg {
 	struct ib_ctr_cfg ctr;      /* counters round; ctr.interval_ms 0: none */
 	struct ib_flap_cfg flap;
 	int traps;                  /* subscribe to SA traps 64/65/128 (--no-traps: 0) */
+	/* Resync (ib_resync.h) against GET /fabric/map at this HTTP address
+	 * after discovery and on ib_worker_resync(); map_host NULL: none. */
+	const char *map_host;
+	int map_port;
+	const char *agent_id;
 };
 
 struct ib_worker;
@@ -52,6 +57,9 @@ int ib_worker_start(struct event_base *base, const struct ib_worker_cfg *cfg,
  * still queued. */
 void ib_worker_stop(struct ib_worker *w);
 uint64_t ib_worker_dropped(struct ib_worker *w);
+/* Any thread: resync against the broker's map again at the next poll (the
+ * session reconnected: the broker may have lost what we told it). */
+void ib_worker_resync(struct ib_worker *w);
 void ib_worker_free(struct ib_worker *w);
 
 /* --once: on the calling thread, discover, poll once, and write the topology

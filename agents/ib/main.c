@@ -27,12 +27,16 @@
 #define DEFAULT_BROKER "127.0.0.1:7411"
 #define SESSION_BUFFER 8192      /* unacked events kept for resend */
 #define FLUSH_WAIT_MS 2000       /* bounded wait for acks at exit */
+#define DEFAULT_MAP_PORT 7412    /* fabricbusd's HttpListen */
+#define RECONNECT_CHECK_MS 1000  /* how often the loop looks for a reconnect */
 
 struct agent {
 	struct ib_worker_cfg cfg;
 	char host[256];
 	int port;
 	char agent_id[FB_AGENT_ID_MAX];
+	char map_host[256];
+	int map_port, resync;
 	int once;
 	unsigned measure;
 	int ctr_interval_set;
@@ -40,7 +44,8 @@ struct agent {
 	struct event_base *base;
 	struct fb_session *s;
 	struct ib_worker *w;
-	struct event *sigterm, *sigint;
+	struct event *sigterm, *sigint, *reconnect_check;
+	uint64_t reconnects;
 	int stopping, exit_status;
 	uint64_t dropped;
 };
@@ -57,6 +62,7 @@ static void help(void)
 	       "                       [--counters-interval MS] [--error-threshold NAME=RATE]...\n"
 	       "                       [--congestion-threshold PPM] [--xmit-wait-tick-ns NS]\n"
 	       "                       [--flap-count N] [--flap-window SEC]\n"
+	       "                       [--map HOST:PORT] [--no-resync]\n"
 	       "                       [--ca NAME] [--ca-port N] [--log-level LEVEL] [--once]\n"
 	       "                       [--measure N]\n"
 	       "\n"
@@ -78,6 +84,13 @@ static void help(void)
 	       "                         and link_up events still go out)\n"
 	       "    link_class is ISL for a switch peer and HOST for a CA peer; the last known\n"
 	       "    peer is reported for a down link. All MAD I/O runs on its own thread.\n"
+	       "\n"
+	       "    Resync: after discovery, and again after the session reconnects, the agent\n"
+	       "    reads the broker's GET /fabric/map (--map) and reports every difference\n"
+	       "    with its own view as the event a live change would give (link_down,\n"
+	       "    link_up, switch_unreachable, switch_reachable) with the counter resync=1\n"
+	       "    (Oem.Fabricbus.Resync), before its topology events: a change made while\n"
+	       "    the agent was down is reported, not taken as the new baseline.\n"
 	       "\n"
 	       "    Every --counters-interval it also reads PortCounters (and, when the switch's\n"
 	       "    PerfMgt ClassPortInfo has them, PortCountersExtended) of every port by the\n"
@@ -114,6 +127,9 @@ static void help(void)
 	       "        --xmit-wait-tick-ns NS the PortXmitWait tick assumed, 1..1000 (default 4)\n"
 	       "        --flap-count N         link downs that make a flap, 2..%d (default 3)\n"
 	       "        --flap-window SEC      1..86400 (default 60)\n"
+	       "        --map HOST:PORT        fabricbusd's HttpListen, for the resync (default: the\n"
+	       "                               --broker host, port %d)\n"
+	       "        --no-resync            do not resync against the broker's map\n"
 	       "        --no-traps             do not subscribe to SA traps 64/65/128 (a Report\n"
 	       "                               only triggers an early poll of its switch)\n"
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
@@ -135,7 +151,7 @@ static void help(void)
 	       "    0  clean stop (or --once printed the topology)\n"
 	       "    1  the IB port cannot be opened, or --once found nothing\n"
 	       "    2  usage error\n",
-	       DEFAULT_BROKER, FB_AGENT_ID_MAX, IB_FLAP_COUNT_MAX, FLUSH_WAIT_MS);
+	       DEFAULT_BROKER, FB_AGENT_ID_MAX, IB_FLAP_COUNT_MAX, DEFAULT_MAP_PORT, FLUSH_WAIT_MS);
 }
 
 static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -166,7 +182,8 @@ static int parse_shard(const char *s, unsigned *i, unsigned *n)
 static int parse_opts(struct agent *a, int argc, char **argv)
 {
 	enum { O_SHARD = 256, O_TIMEOUT, O_RETRIES, O_CA, O_CAPORT, O_ONCE, O_CTR_INTERVAL,
-	       O_ERR_THR, O_CONG_THR, O_TICK, O_FLAP_COUNT, O_FLAP_WINDOW, O_MEASURE, O_NO_TRAPS };
+	       O_ERR_THR, O_CONG_THR, O_TICK, O_FLAP_COUNT, O_FLAP_WINDOW, O_MEASURE, O_NO_TRAPS,
+	       O_MAP, O_NO_RESYNC };
 	static const struct option lo[] = {
 		{ "broker", required_argument, NULL, 'b' },
 		{ "agent-id", required_argument, NULL, 'a' },
@@ -189,10 +206,12 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		{ "flap-count", required_argument, NULL, O_FLAP_COUNT },
 		{ "flap-window", required_argument, NULL, O_FLAP_WINDOW },
 		{ "no-traps", no_argument, NULL, O_NO_TRAPS },
+		{ "map", required_argument, NULL, O_MAP },
+		{ "no-resync", no_argument, NULL, O_NO_RESYNC },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *broker = DEFAULT_BROKER;
+	const char *broker = DEFAULT_BROKER, *map = NULL;
 	unsigned v;
 	int c, level = FB_LOG_INFO;
 	opterr = 0;
@@ -311,6 +330,8 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 						      optarg);
 			break;
 		case O_NO_TRAPS: a->cfg.traps = 0; break;
+		case O_MAP: map = optarg; break;
+		case O_NO_RESYNC: a->resync = 0; break;
 		case 'h': help(); return -1;
 		case ':': return fb_usage_error(PROG, "%s needs a value", argv[optind - 1]);
 		default: return fb_usage_error(PROG, "unknown option '%s'", argv[optind - 1]);
@@ -323,6 +344,15 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 	if (fb_addr_parse(broker, "127.0.0.1", a->host, sizeof(a->host), &a->port) != 0)
 		return fb_usage_error(PROG, "bad --broker '%s': want HOST:PORT, [IPV6]:PORT or :PORT",
 				      broker);
+	if (map && fb_addr_parse(map, "127.0.0.1", a->map_host, sizeof(a->map_host), &a->map_port) != 0)
+		return fb_usage_error(PROG, "bad --map '%s': want HOST:PORT, [IPV6]:PORT or :PORT", map);
+	if (!map) {
+		snprintf(a->map_host, sizeof(a->map_host), "%s", a->host);
+		a->map_port = DEFAULT_MAP_PORT;
+	}
+	a->cfg.map_host = a->resync ? a->map_host : NULL;
+	a->cfg.map_port = a->map_port;
+	a->cfg.agent_id = a->agent_id;
 	fb_log_set_level(level);
 	return 0;
 }
@@ -382,6 +412,24 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		event_base_loopbreak(a->base); /* out of memory: stop without waiting */
 }
 
+/* After a reconnect, once the broker holds everything we sent, resync: a
+ * broker that lost its journal's tail (or was replaced) has a map older
+ * than what we told it. */
+static void reconnect_check_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct agent *a = arg;
+	struct fb_session_stats st;
+	fb_session_get_stats(a->s, &st);
+	if (st.reconnects == a->reconnects || !st.connected || st.unacked)
+		return;
+	a->reconnects = st.reconnects;
+	fb_log_info("reconnected to %s:%d and everything is acked: resyncing against the broker's map",
+		    a->host, a->port);
+	ib_worker_resync(a->w);
+}
+
 static int run(struct agent *a)
 {
 	struct fb_session_opts o = { a->host, a->port, a->agent_id, SESSION_BUFFER, 512, 5000 };
@@ -393,8 +441,10 @@ static int run(struct agent *a)
 	fb_session_set_callbacks(a->s, NULL, on_err, a);
 	a->sigterm = evsignal_new(a->base, SIGTERM, on_signal, a);
 	a->sigint = evsignal_new(a->base, SIGINT, on_signal, a);
-	if (!a->sigterm || !a->sigint || event_add(a->sigterm, NULL) ||
-	    event_add(a->sigint, NULL)) {
+	a->reconnect_check = event_new(a->base, -1, EV_PERSIST, reconnect_check_cb, a);
+	struct timeval every = { RECONNECT_CHECK_MS / 1000, (RECONNECT_CHECK_MS % 1000) * 1000 };
+	if (!a->sigterm || !a->sigint || !a->reconnect_check || event_add(a->sigterm, NULL) ||
+	    event_add(a->sigint, NULL) || (a->resync && event_add(a->reconnect_check, &every))) {
 		fb_log_err("out of memory setting up the event loop");
 		return 1;
 	}
@@ -424,6 +474,7 @@ int main(int argc, char **argv)
 				        .unreachable_after = 3, .fabric = "IB",
 				        .switches = "all", .shard_n = 1,
 				        .flap = { .count = 3, .window_s = 60 }, .traps = 1 };
+	a.resync = 1;
 	ib_ctr_cfg_default(&a.cfg.ctr, a.cfg.interval_ms);
 	fb_log_init(PROG, 0, FB_LOG_INFO);
 	fb_session_default_agent_id("ib", a.agent_id, sizeof(a.agent_id));
@@ -448,6 +499,8 @@ int main(int argc, char **argv)
 		event_free(a.sigterm);
 	if (a.sigint)
 		event_free(a.sigint);
+	if (a.reconnect_check)
+		event_free(a.reconnect_check);
 	event_base_free(a.base);
 	return status;
 }

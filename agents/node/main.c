@@ -13,11 +13,14 @@
 #include "fb_err.h"
 #include "fb_event_json.h"
 #include "fb_log.h"
+#include "fb_http.h"
+#include "fb_map_get.h"
 #include "fb_session.h"
 #include "fb_usage.h"
 #include "fb_wire.h"
 #include "node_eth.h"
 #include "node_ib.h"
+#include "node_resync.h"
 
 #include <event2/event.h>
 #include <getopt.h>
@@ -33,6 +36,9 @@
 #define DEFAULT_BROKER "127.0.0.1:7411"
 #define SESSION_BUFFER 8192
 #define FLUSH_WAIT_MS 2000
+#define DEFAULT_MAP_PORT 7412 /* fabricbusd's HttpListen */
+#define MAP_TIMEOUT_MS 2000   /* a GET /fabric/map of the resync, at start */
+#define RESYNC_AGAIN_MS 1000  /* its second pass */
 
 struct scan {
 	struct node_port p[NODE_PORTS_MAX];
@@ -47,6 +53,10 @@ struct agent {
 	char node[FB_NAME_MAX];
 	unsigned interval_ms;
 	int no_ib, no_eth, once;
+	char map_host[256];
+	int map_port, resync;
+	json_t *map;              /* the broker's view of this node, during the first scans */
+	struct event *resync_again;
 
 	struct event_base *base;
 	struct fb_session *s;
@@ -65,7 +75,7 @@ static void help(void)
 	       "SYNOPSIS\n"
 	       "    " PROG " [--broker HOST:PORT] [--agent-id ID] [--node-name NAME]\n"
 	       "                         [--interval MS] [--no-ib] [--no-eth] [--log-level LEVEL]\n"
-	       "                         [--once]\n"
+	       "                         [--map HOST:PORT] [--no-resync] [--once]\n"
 	       "\n"
 	       "DESCRIPTION\n"
 	       "    Runs on every compute node. At start it sends one inventory event per local\n"
@@ -84,6 +94,11 @@ static void help(void)
 	       "    Under ibsim's umad2sim shim, sysfs is a snapshot taken when the process\n"
 	       "    started: inventory is right, but later link changes are not seen here;\n"
 	       "    fabricbus-agent-ib reports those from the switch side.\n"
+	       "    Resync: at start, before its inventory, the agent reads GET\n"
+	       "    /fabric/map?nodes=<node> (--map) and reports each port whose state differs\n"
+	       "    from the broker's NodeLinkState as link_down/link_up with the counter\n"
+	       "    resync=1 (Oem.Fabricbus.Resync): a change made while it was down is\n"
+	       "    reported, not taken as the new baseline.\n"
 	       "\n"
 	       "OPTIONS\n"
 	       "    -b, --broker HOST:PORT  agent protocol address (default %s)\n"
@@ -93,6 +108,9 @@ static void help(void)
 	       "    -i, --interval MS       IB sysfs poll period, 100..3600000 (default 1000)\n"
 	       "        --no-ib             do not report InfiniBand ports\n"
 	       "        --no-eth            do not report Ethernet interfaces\n"
+	       "        --map HOST:PORT     fabricbusd's HttpListen, for the resync (default: the\n"
+	       "                            --broker host, port %d)\n"
+	       "        --no-resync         do not resync against the broker's map\n"
 	       "    -l, --log-level LEVEL   error, warn, info (default) or debug\n"
 	       "        --once              print the inventory as JSON lines on stdout and exit;\n"
 	       "                            no broker is contacted\n"
@@ -105,7 +123,7 @@ static void help(void)
 	       "    0  clean stop (or --once printed the inventory)\n"
 	       "    1  a port source cannot be read, or --once found no port\n"
 	       "    2  usage error\n",
-	       DEFAULT_BROKER, FB_AGENT_ID_MAX, FLUSH_WAIT_MS);
+	       DEFAULT_BROKER, FB_AGENT_ID_MAX, DEFAULT_MAP_PORT, FLUSH_WAIT_MS);
 }
 
 static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -135,7 +153,7 @@ static int default_node_name(char *out, size_t outsz)
 
 static int parse_opts(struct agent *a, int argc, char **argv)
 {
-	enum { O_NO_IB = 256, O_NO_ETH, O_ONCE };
+	enum { O_NO_IB = 256, O_NO_ETH, O_ONCE, O_MAP, O_NO_RESYNC };
 	static const struct option lo[] = {
 		{ "broker", required_argument, NULL, 'b' },
 		{ "agent-id", required_argument, NULL, 'a' },
@@ -145,10 +163,12 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		{ "no-eth", no_argument, NULL, O_NO_ETH },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, O_ONCE },
+		{ "map", required_argument, NULL, O_MAP },
+		{ "no-resync", no_argument, NULL, O_NO_RESYNC },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *broker = DEFAULT_BROKER;
+	const char *broker = DEFAULT_BROKER, *map = NULL;
 	int c, level = FB_LOG_INFO;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":b:a:n:i:l:h", lo, NULL)) != -1) {
@@ -175,6 +195,8 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 			break;
 		case O_NO_IB: a->no_ib = 1; break;
 		case O_NO_ETH: a->no_eth = 1; break;
+		case O_MAP: map = optarg; break;
+		case O_NO_RESYNC: a->resync = 0; break;
 		case 'l':
 			if ((level = fb_log_level_parse(optarg)) < 0)
 				return fb_usage_error(PROG,
@@ -194,6 +216,12 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 	if (fb_addr_parse(broker, "127.0.0.1", a->host, sizeof(a->host), &a->port) != 0)
 		return fb_usage_error(PROG, "bad --broker '%s': want HOST:PORT, [IPV6]:PORT or :PORT",
 				      broker);
+	if (map && fb_addr_parse(map, "127.0.0.1", a->map_host, sizeof(a->map_host), &a->map_port) != 0)
+		return fb_usage_error(PROG, "bad --map '%s': want HOST:PORT, [IPV6]:PORT or :PORT", map);
+	if (!map) {
+		snprintf(a->map_host, sizeof(a->map_host), "%s", a->host);
+		a->map_port = DEFAULT_MAP_PORT;
+	}
 	if (!a->node[0] && default_node_name(a->node, sizeof(a->node)) != 0)
 		return fb_usage_error(PROG, "cannot take the node name from the host name: give --node-name");
 	fb_log_set_level(level);
@@ -262,14 +290,35 @@ static int identity_changed(const struct node_port *o, const struct node_port *c
 	       o->ifindex != c->ifindex || strcmp(o->mac, c->mac) != 0;
 }
 
+/* First scan, before the port's inventory: the broker's map says otherwise
+ * (node_resync.h). */
+static void resync_port(struct agent *a, const struct node_port *c)
+{
+	/* A live event since start is newer than what the map says. */
+	uint8_t kind = a->map && !c->live ? node_resync_kind(a->map, a->node, c) : 0;
+	if (!kind)
+		return;
+	struct fb_event ev;
+	port_event(a, c, kind, &ev);
+	(void)fb_event_add_counter(&ev, FB_CTR_RESYNC, 1); /* the first counter: never full */
+	snprintf(ev.text, sizeof(ev.text), "link %s, found at resync (was %s)",
+		 kind == FB_KIND_LINK_UP ? "up" : "down", kind == FB_KIND_LINK_UP ? "down" : "up");
+	fb_log_info("resync: %s port %u: %s", c->device, c->port, ev.text);
+	emit(a, &ev);
+}
+
 /* Turn the difference between the last scan and cur into events; cur
- * becomes the last scan. The first scan reports inventory only. */
-static void diff(struct agent *a, struct scan *last, const struct scan *cur)
+ * becomes the last scan. The first scan reports inventory only, after the
+ * resync's differences. */
+static void diff(struct agent *a, struct scan *last, struct scan *cur)
 {
 	struct fb_event ev;
 	for (size_t i = 0; i < cur->n; i++) {
-		const struct node_port *c = &cur->p[i];
+		struct node_port *c = &cur->p[i];
 		const struct node_port *o = last->valid ? find(last, c) : NULL;
+		c->live = o && (o->live || o->up != c->up);
+		if (!last->valid)
+			resync_port(a, c);
 		if (!o || identity_changed(o, c)) {
 			port_event(a, c, FB_KIND_INVENTORY, &ev);
 			emit(a, &ev);
@@ -405,6 +454,41 @@ static int start_sources(struct agent *a)
 	return 0;
 }
 
+/* The broker's view of this node, for the resync of the first scans; at
+ * start, bounded: a broker that does not answer costs no more than
+ * MAP_TIMEOUT_MS, and the agent goes on without. */
+static void fetch_map(struct agent *a)
+{
+	char target[320], err[512];
+	if (!a->resync)
+		return;
+	if (!fb_http_map_target(a->node, target, sizeof(target)))
+		return;
+	int rc = fb_map_get(a->map_host, a->map_port, target, MAP_TIMEOUT_MS, &a->map, err, sizeof(err));
+	if (rc < 0)
+		fb_log_warn("resync: %s; not resyncing: changes made while this agent was away stay "
+			    "unreported (is fabricbusd's HttpListen at --map?)", err);
+	else if (rc > 0)
+		fb_log_warn("resync: the broker has no GET /fabric/map (HTTP 404); not resyncing");
+}
+
+/* The map is rendered at most every 100 ms (big ones more rarely): the
+ * first one read may not show yet what our previous run said just before it
+ * died. A second look, a little later, against the ports as they are now. */
+static void resync_again_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct agent *a = arg;
+	fetch_map(a);
+	for (size_t i = 0; a->map && i < a->ib.n; i++)
+		resync_port(a, &a->ib.p[i]);
+	for (size_t i = 0; a->map && i < a->eth.n; i++)
+		resync_port(a, &a->eth.p[i]);
+	json_decref(a->map);
+	a->map = NULL;
+}
+
 static int run(struct agent *a)
 {
 	struct fb_session_opts o = { a->host, a->port, a->agent_id, SESSION_BUFFER, 512, 5000 };
@@ -425,8 +509,18 @@ static int run(struct agent *a)
 		fb_log_err("cannot start: %s", fb_strerror(rc));
 		return 1;
 	}
-	if (start_sources(a))
+	fetch_map(a);
+	rc = start_sources(a);
+	json_decref(a->map); /* the first scans are done: it served its purpose */
+	a->map = NULL;
+	if (rc)
 		return 1;
+	struct timeval again = { RESYNC_AGAIN_MS / 1000, (RESYNC_AGAIN_MS % 1000) * 1000 };
+	if (a->resync && (!(a->resync_again = evtimer_new(a->base, resync_again_cb, a)) ||
+			  evtimer_add(a->resync_again, &again))) {
+		fb_log_err("out of memory setting up the event loop");
+		return 1;
+	}
 	fb_log_info("agent '%s' reporting node '%s' (%zu IB ports, %zu Ethernet interfaces) to %s:%d",
 		    a->agent_id, a->node, a->ib.n, a->eth.n, a->host, a->port);
 	event_base_dispatch(a->base);
@@ -455,6 +549,7 @@ int main(int argc, char **argv)
 	static struct agent a; /* the port tables are large: not on the stack */
 	a.interval_ms = 1000;
 	a.nl_fd = -1;
+	a.resync = 1;
 	fb_log_init(PROG, 0, FB_LOG_INFO);
 	fb_session_default_agent_id("node", a.agent_id, sizeof(a.agent_id));
 	int r = parse_opts(&a, argc, argv);
@@ -470,7 +565,7 @@ int main(int argc, char **argv)
 	}
 	int status = run(&a);
 	fb_session_free(a.s);
-	struct event *evs[] = { a.sigterm, a.sigint, a.ib_timer, a.nl_ev };
+	struct event *evs[] = { a.sigterm, a.sigint, a.ib_timer, a.nl_ev, a.resync_again };
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (evs[i])
 			event_free(evs[i]);

@@ -25,6 +25,7 @@ struct node_port {
 	uint8_t port_state;          /* IB PortState / IF-MIB ifOperStatus */
 	uint8_t phys_state;          /* IB PhysPortState */
 	int up;                      /* link up: IB PhysState LinkUp, Ethernet oper up */
+	int live;                    /* main.c: a link event about it went out since start */
 };
 
 #endif

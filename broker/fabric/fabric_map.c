@@ -130,8 +130,10 @@ void fb_fabric_map_free(struct fb_fabric_map *m)
 
 void fb_fabric_map_learn(struct fb_fabric_map *m, const struct fb_event *ev)
 {
-	if (ev->kind == FB_KIND_INVENTORY && ev->subj.node[0])
-		m->dirty = 1; /* the inventory learned it just before us */
+	if ((ev->kind == FB_KIND_INVENTORY && ev->subj.node[0]) ||
+	    (ev->link_class == FB_LINK_NODE &&
+	     (ev->kind == FB_KIND_LINK_DOWN || ev->kind == FB_KIND_LINK_UP)))
+		m->dirty = 1; /* the inventory learned it just before us (NodeLinkState) */
 	int rc = fb_topology_learn(m->topo, ev);
 	if (rc > 0) {
 		m->dirty = 1;

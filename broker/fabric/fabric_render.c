@@ -27,6 +27,7 @@
 /* One node port from the inventory, joined to its switch port. */
 struct mport {
 	const char *node, *device, *guid_s, *node_guid_s, *mac_s;
+	const char *link_s;  /* the node agent's own view: "up", "down" or NULL */
 	json_int_t port, lid;
 	int eth;
 	const struct fb_topo_port *tp;
@@ -134,6 +135,7 @@ static int collect_ports(struct render *r, json_t *inv_json)
 		x->guid_s = str_of(p, "guid");
 		x->node_guid_s = str_of(p, "node_guid");
 		x->mac_s = str_of(p, "mac");
+		x->link_s = str_of(p, "link");
 		x->port = json_integer_value(json_object_get(p, "port"));
 		x->lid = json_integer_value(json_object_get(p, "lid"));
 		x->eth = x->guid_s == NULL;
@@ -207,11 +209,15 @@ static void put_port(struct render *r, const struct mport *p)
 	if (p->eth) {
 		put(r, ",\"MAC\":");
 		put_str(r, p->mac_s);
-	} else {
-		if (hex_u64(p->node_guid_s)) {
-			put(r, ",\"NodeGUID\":");
-			put_str(r, p->node_guid_s);
-		}
+	} else if (hex_u64(p->node_guid_s)) {
+		put(r, ",\"NodeGUID\":");
+		put_str(r, p->node_guid_s);
+	}
+	if (p->link_s) {
+		put(r, ",\"NodeLinkState\":");
+		put_str(r, p->link_s);
+	}
+	if (!p->eth) {
 		put(r, ",\"Port\":");
 		put_int(r, p->port);
 		put(r, ",\"PortGUID\":");
@@ -335,6 +341,49 @@ static void sort_switches(struct render *r)
 		r->rank[r->order[k].sw] = k;
 }
 
+/* The topology's ports by (switch, port number): each switch's "Ports". */
+static int cmp_swport(const void *pa, const void *pb, void *arg)
+{
+	const struct fb_topology *t = arg;
+	const struct fb_topo_port *a = fb_topology_port_at(t, *(const uint32_t *)pa);
+	const struct fb_topo_port *b = fb_topology_port_at(t, *(const uint32_t *)pb);
+	if (a->sw != b->sw)
+		return a->sw < b->sw ? -1 : 1;
+	return (a->port > b->port) - (a->port < b->port);
+}
+
+/* "Ports":[{"LinkState":"down","Port":3},...]: every port of the switch its
+ * agents reported, with the state as last reported (also while the switch
+ * is unreachable): what a restarted agent diffs its fresh view against. */
+static void put_switch_ports(struct render *r, const uint32_t *by_sw, size_t from, size_t to)
+{
+	put(r, ",\"Ports\":[");
+	for (size_t i = from; i < to; i++) {
+		const struct fb_topo_port *p = fb_topology_port_at(r->topo, by_sw[i]);
+		put(r, i > from ? ",{\"LinkState\":\"" : "{\"LinkState\":\"");
+		put(r, fb_link_state_name(p->state));
+		put(r, "\",\"Port\":");
+		put_int(r, p->port);
+		put(r, "}");
+	}
+	put(r, "]");
+}
+
+/* The first place in by_sw (sorted by cmp_swport) of a port of switch sw
+ * or a later one. */
+static size_t lower_port(const struct fb_topology *t, const uint32_t *by_sw, size_t n, uint32_t sw)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (fb_topology_port_at(t, by_sw[mid])->sw < sw)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static void index_switch(struct render *r, size_t off)
 {
 	struct fb_fabric_frag f = { .off = off, .len = r->out.len - off };
@@ -349,7 +398,9 @@ static void put_switches(struct render *r)
 	size_t n_sw = fb_topology_n_switches(t), nh = 0;
 	struct host *h = calloc(r->n_mp ? r->n_mp : 1, sizeof(*h));
 	size_t *first = calloc(n_sw + 1, sizeof(*first));
-	if (!h || !first || r->rc) {
+	size_t n_p = fb_topology_n_ports(t);
+	uint32_t *by_sw = calloc(n_p ? n_p : 1, sizeof(*by_sw));
+	if (!h || !first || !by_sw || r->rc) {
 		r->rc = r->rc ? r->rc : -ENOMEM;
 		goto out;
 	}
@@ -362,6 +413,9 @@ static void put_switches(struct render *r)
 			i++;
 		first[s] = i;
 	}
+	for (uint32_t i = 0; i < n_p; i++)
+		by_sw[i] = i;
+	qsort_r(by_sw, n_p, sizeof(*by_sw), cmp_swport, (void *)t);
 	put(r, "\"Switches\":{");
 	for (size_t k = 0; k < n_sw; k++) {
 		uint32_t s = r->order[k].sw;
@@ -369,7 +423,13 @@ static void put_switches(struct render *r)
 		put(r, k ? "," : "");
 		size_t off = r->out.len;
 		put_guid(r, sw->guid);
-		put(r, ":{\"Hosts\":[");
+		put(r, ":{");
+		if (sw->agent[0]) {
+			put(r, "\"Agent\":");
+			put_str(r, sw->agent);
+			put(r, ",");
+		}
+		put(r, "\"Hosts\":[");
 		for (size_t i = first[s]; i < first[s + 1]; i++) {
 			if (i > first[s] && strcmp(h[i - 1].node, h[i].node) == 0)
 				continue;
@@ -378,11 +438,14 @@ static void put_switches(struct render *r)
 		}
 		put(r, "],\"Name\":");
 		put_str(r, sw->name);
+		size_t p0 = lower_port(t, by_sw, n_p, s), p1 = lower_port(t, by_sw, n_p, s + 1);
+		put_switch_ports(r, by_sw, p0, p1);
 		put(r, sw->reachable ? ",\"Reachable\":true}" : ",\"Reachable\":false}");
 		index_switch(r, off);
 	}
 	put(r, "}");
 out:
+	free(by_sw);
 	free(h);
 	free(first);
 }

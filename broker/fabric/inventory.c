@@ -21,6 +21,7 @@ struct entry {
 	uint16_t port;
 	uint16_t lid;
 	uint32_t ifindex;
+	uint8_t link;   /* 0 not said, 1 up, 2 down: as the node agent last said */
 };
 
 /* key -> entry index + 1 (0: empty slot). Key 0 is never stored. */
@@ -154,8 +155,31 @@ static struct entry *new_entry(struct fb_inventory *inv, uint32_t *idx)
 	return e;
 }
 
+/* A node port's own state, as its agent (node_port.up) sees it: 0 when the
+ * event does not say. */
+static uint8_t link_of(const struct fb_event *ev)
+{
+	uint8_t s = ev->tech == FB_TECH_ETH ? ev->port_state : ev->phys_state;
+	uint8_t up = ev->tech == FB_TECH_ETH ? 1 : 5; /* ifOperStatus up, PhysState LinkUp */
+	return !s ? 0 : s == up ? 1 : 2;
+}
+
+/* A node-side link_down/link_up of a port we know: its state. */
+static void learn_link(struct fb_inventory *inv, const struct fb_event *ev)
+{
+	uint32_t idx = ev->subj.port_guid ? index_get(&inv->guids, ev->subj.port_guid)
+					  : index_get(&inv->macs, parse_mac(ev->subj.addr));
+	if (idx)
+		inv->e[idx - 1].link = ev->kind == FB_KIND_LINK_UP ? 1 : 2;
+}
+
 int fb_inventory_learn(struct fb_inventory *inv, const struct fb_event *ev)
 {
+	if (ev->link_class == FB_LINK_NODE &&
+	    (ev->kind == FB_KIND_LINK_DOWN || ev->kind == FB_KIND_LINK_UP)) {
+		learn_link(inv, ev);
+		return 0;
+	}
 	if (ev->kind != FB_KIND_INVENTORY || !ev->subj.node[0])
 		return 0;
 	uint64_t pg = ev->subj.port_guid, ng = parse_node_guid(ev->text), mac = parse_mac(ev->subj.addr);
@@ -173,6 +197,11 @@ int fb_inventory_learn(struct fb_inventory *inv, const struct fb_event *ev)
 	e->port = ev->subj.port;
 	e->lid = ev->subj.lid;
 	e->ifindex = ev->subj.ifindex;
+	/* The inventory gives a new port its state; a known port's changes only
+	 * come as link events, so a restarted agent's inventory cannot move it
+	 * without the event its resync sends (proto/PROTOCOL.md). */
+	if (!e->link)
+		e->link = link_of(ev);
 	memcpy(e->node, ev->subj.node, sizeof(e->node));
 	memcpy(e->device, ev->subj.device, sizeof(e->device));
 	int rc = 0;
@@ -254,6 +283,8 @@ static json_t *entry_json(const struct entry *e)
 		json_object_set_new(o, "mac", json_string(buf));
 		json_object_set_new(o, "ifindex", json_integer(e->ifindex));
 	}
+	if (e->link)
+		json_object_set_new(o, "link", json_string(e->link == 1 ? "up" : "down"));
 	return o;
 }
 

@@ -289,6 +289,11 @@ int fb_topology_learn(struct fb_topology *t, const struct fb_event *ev)
 		memcpy(sw->name, s->switch_name, sizeof(sw->name));
 		changed = 1;
 	}
+	/* Whoever reported it last resyncs it after a restart (PROTOCOL.md). */
+	if (ev->agent_id[0] && strcmp(sw->agent, ev->agent_id) != 0) {
+		memcpy(sw->agent, ev->agent_id, sizeof(sw->agent));
+		changed = 1;
+	}
 	/* Any report from the switch means it answered. */
 	uint8_t reachable = ev->kind != FB_KIND_SWITCH_UNREACHABLE;
 	if (sw->reachable != reachable) {

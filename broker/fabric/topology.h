@@ -11,8 +11,8 @@
  *                       Ethernet ifOperStatus 1 "up", 2/7 "down"
  *   switch_unreachable  the switch stops answering; any later event from
  *   switch_reachable    it (or switch_reachable) makes it reachable again
- * Every port event also refreshes the switch name and, when it names one,
- * the port's peer. Ports are keyed by (switch GUID, port); events without a
+ * Every port event also refreshes the switch name, the agent that last
+ * reported the switch and, when it names one, the port's peer. Ports are keyed by (switch GUID, port); events without a
  * switch GUID (Ethernet switches known only by address) are not learned.
  *
  * Memory is bounded: at most max_switches switches and max_ports ports;
@@ -39,6 +39,8 @@ enum fb_link_state { FB_LS_UNKNOWN = 0, FB_LS_UP, FB_LS_DOWN, FB_LS_DEGRADED };
 struct fb_topo_switch {
 	uint64_t guid;
 	char name[FB_NAME_MAX];
+	char agent[FB_AGENT_ID_MAX]; /* the agent that reported it last: the owner
+				      * of its resync (proto/PROTOCOL.md) */
 	uint8_t reachable;
 };
 

@@ -242,3 +242,27 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 	}
 	return rc;
 }
+
+int fb_http_map_target(const char *list, char *out, size_t outsz)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	int n = snprintf(out, outsz, "/fabric/map?nodes=");
+	if (n < 0 || (size_t)n >= outsz)
+		return 0;
+	size_t j = (size_t)n;
+	for (const unsigned char *p = (const unsigned char *)list; *p; p++) {
+		int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			    (*p >= '0' && *p <= '9') || strchr("-._~,", *p);
+		if (j + 4 > outsz)
+			return 0;
+		if (plain) {
+			out[j++] = (char)*p;
+		} else {
+			out[j++] = '%';
+			out[j++] = hex[*p >> 4];
+			out[j++] = hex[*p & 15];
+		}
+	}
+	out[j] = '\0';
+	return 1;
+}

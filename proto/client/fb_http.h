@@ -46,4 +46,10 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 		    const char *content_type, const void *body, size_t body_len,
 		    int timeout_ms, size_t max_body, struct fb_http_resp *r, char *err, size_t errsz);
 
+/* "/fabric/map?nodes=<list>" into out (a hostlist, or one node name); 1, or 0
+ * when it does not fit. The broker decodes the query once, '+' to a space:
+ * everything but unreserved bytes and ',' (a sub-delimiter, and the list's
+ * most common byte) is %XX. */
+int fb_http_map_target(const char *list, char *out, size_t outsz);
+
 #endif

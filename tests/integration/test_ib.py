@@ -142,7 +142,7 @@ class Rig:
         return self
 
     def start_agent(self):
-        args = [AGENT, "--broker", self.broker.agent_addr, "--agent-id", self.agent_id,
+        args = [AGENT, "--broker", self.broker.agent_addr, "--map", self.broker.http_addr, "--agent-id", self.agent_id,
                 "--fabric", FABRIC, "--interval", str(INTERVAL_MS)] + self.agent_args
         env = self.sim.sanitizer_env()  # the shim's own ASan findings, this process only
         self.agent_log = os.path.join(self.sim.workdir, "agent.log")

@@ -12,16 +12,20 @@ node GUID, and the broker fills in the node from the inventory.
 
 Ethernet: a veth pair in this namespace (no dummy module here), one end taken
 down and up with `ip link`, must give link_down/link_up with link class node (needs root; the
-interface is removed by name at exit).
+interface is removed by name at exit). Taken down while the agent is killed, and up while it
+is killed again, each restart must report the change, marked Resync (the agent's diff against
+/fabric/map's NodeLinkState).
 
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \
      /usr/bin/python3 tests/integration/test_node.py [test_name ...]
 """
 import atexit
+import contextlib
 import json
 import os
 import subprocess
 import time
+import urllib.request
 
 from fbtest import Broker, Tail, check_redfish_event, main, oem, origin, rec, track
 import ibsim
@@ -113,7 +117,36 @@ def _remove_dummy():
     _ip("link", "del", DUMMY, check=False)
 
 
-def node_eth_link_down_up_events():
+def _eth_agent(broker, log_path):
+    with open(log_path, "ab") as log:
+        return track(subprocess.Popen([NODE_AGENT, "--broker", broker.agent_addr, "--map",
+                                       broker.http_addr, "--agent-id", "node-eth", "--node-name",
+                                       "ethnode", "--no-ib"], stdout=log, stderr=subprocess.STDOUT))
+
+
+def _mine(kind, after=0):
+    return lambda d: (oem(d).get("Kind") == kind and oem(d).get("Node") == "ethnode" and
+                      origin(d).endswith("/NetworkInterfaces/" + DUMMY) and
+                      int(rec(d).get("EventId", 0)) > after)
+
+
+def _last_id(tail):
+    return max([int(rec(d).get("EventId", 0)) for d in list(tail.events)] or [0])
+
+
+def _check_stopped(agent, log_path):
+    agent.terminate()
+    rc = agent.wait(timeout=10)
+    with open(log_path, errors="replace") as f:
+        out = f.read()
+    assert rc == 0, f"node agent exited with {rc}:\n{out[-3000:]}"
+    assert "runtime error:" not in out and "Sanitizer" not in out, out[-3000:]
+
+
+@contextlib.contextmanager
+def _veth_broker():
+    """A veth pair (both ends up), a broker and a tail; everything removed
+    after, and the broker must exit 0 when the body did not fail."""
     if os.geteuid() != 0:
         raise AssertionError("needs root to create a veth pair")
     _remove_dummy()
@@ -123,42 +156,11 @@ def node_eth_link_down_up_events():
     _ip("link", "set", "dev", DUMMY, "up")
     broker = Broker(FabricName=FABRIC).start()
     tail = Tail(broker.http_addr, os.path.join(broker.workdir, "tail.err"))
-    log_path = os.path.join(broker.workdir, "node-eth.log")
-    with open(log_path, "ab") as log:
-        agent = track(subprocess.Popen([NODE_AGENT, "--broker", broker.agent_addr, "--agent-id",
-                                        "node-eth", "--node-name", "ethnode", "--no-ib"],
-                                       stdout=log, stderr=subprocess.STDOUT))
     ok = False
     try:
-        mine = lambda kind: (lambda d: oem(d).get("Kind") == kind and oem(d).get("Node") == "ethnode"
-                             and origin(d).endswith("/NetworkInterfaces/" + DUMMY))
-        d = tail.wait_for(mine("inventory"), timeout=15, what=f"{DUMMY} inventory")
-        mac = oem(d).get("Address") or ""
-        st = broker.wait_status(lambda st: any(p.get("device") == DUMMY and p.get("node") == "ethnode"
-                                               for p in st["broker"]["inventory"]["ports"]), timeout=10)
-        print(f"  {DUMMY} inventory ok (oem address {mac!r})", flush=True)
-        t0 = time.monotonic()
-        _ip("link", "set", "dev", DUMMY, "down")
-        d = tail.wait_for(mine("link_down"), timeout=10, what=f"{DUMMY} link_down")
-        print(f"  link_down after {(time.monotonic() - t0) * 1000:.0f} ms: {rec(d)['MessageId']}",
-              flush=True)
-        check_redfish_event(d)
-        assert oem(d).get("LinkClass") == "node", json.dumps(oem(d))
-        assert rec(d)["MessageId"] == "NetworkDevice.1.1.ConnectionDropped", rec(d)["MessageId"]
-        _ip("link", "set", "dev", DUMMY, "up")
-        d = tail.wait_for(mine("link_up"), timeout=10, what=f"{DUMMY} link_up")
-        assert oem(d).get("LinkClass") == "node", json.dumps(oem(d))
-        agent.terminate()
-        rc = agent.wait(timeout=10)
-        with open(log_path, errors="replace") as f:
-            out = f.read()
-        assert rc == 0, f"node agent exited with {rc}:\n{out[-3000:]}"
-        assert "runtime error:" not in out and "Sanitizer" not in out, out[-3000:]
+        yield broker, tail
         ok = True
     finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.wait()
         tail.stop()
         rc = broker.stop()
         _remove_dummy()
@@ -166,8 +168,87 @@ def node_eth_link_down_up_events():
             assert rc == 0, broker.log()[-3000:]
 
 
+def node_eth_link_down_up_events():
+    with _veth_broker() as (broker, tail):
+        log_path = os.path.join(broker.workdir, "node-eth.log")
+        agent = _eth_agent(broker, log_path)
+        try:
+            d = tail.wait_for(_mine("inventory"), timeout=15, what=f"{DUMMY} inventory")
+            mac = oem(d).get("Address") or ""
+            broker.wait_status(lambda st: any(p.get("device") == DUMMY and p.get("node") == "ethnode"
+                                              for p in st["broker"]["inventory"]["ports"]),
+                               timeout=10)
+            print(f"  {DUMMY} inventory ok (oem address {mac!r})", flush=True)
+            t0 = time.monotonic()
+            _ip("link", "set", "dev", DUMMY, "down")
+            d = tail.wait_for(_mine("link_down"), timeout=10, what=f"{DUMMY} link_down")
+            print(f"  link_down after {(time.monotonic() - t0) * 1000:.0f} ms: "
+                  f"{rec(d)['MessageId']}", flush=True)
+            check_redfish_event(d)
+            assert oem(d).get("LinkClass") == "node", json.dumps(oem(d))
+            assert rec(d)["MessageId"] == "NetworkDevice.1.1.ConnectionDropped", rec(d)["MessageId"]
+            assert "Resync" not in oem(d), json.dumps(oem(d))
+            _ip("link", "set", "dev", DUMMY, "up")
+            d = tail.wait_for(_mine("link_up"), timeout=10, what=f"{DUMMY} link_up")
+            assert oem(d).get("LinkClass") == "node", json.dumps(oem(d))
+            _check_stopped(agent, log_path)
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+                agent.wait()
+
+
+def _node_link_state(broker):
+    with urllib.request.urlopen(f"http://{broker.http_addr}/fabric/map?nodes=ethnode",
+                                timeout=10) as f:
+        m = json.load(f)
+    ports = [p for p in m["Nodes"].get("ethnode", {}).get("Ports", []) if p["Device"] == DUMMY]
+    return ports[0].get("NodeLinkState") if ports else None
+
+
+def _wait_node_link_state(broker, want):
+    deadline = time.monotonic() + 10
+    while _node_link_state(broker) != want:
+        assert time.monotonic() < deadline, \
+            f"NodeLinkState of {DUMMY} is {_node_link_state(broker)!r}, want {want!r}"
+        time.sleep(0.05)
+
+
+def node_eth_resync_after_restart():
+    """The interface goes down while the node agent is killed, and up while it
+    is killed again: each restart reports the change (Resync), and
+    /fabric/map's NodeLinkState follows."""
+    with _veth_broker() as (broker, tail):
+        log_path = os.path.join(broker.workdir, "node-eth.log")
+        agent = _eth_agent(broker, log_path)
+        try:
+            tail.wait_for(_mine("inventory"), timeout=15, what=f"{DUMMY} inventory")
+            _wait_node_link_state(broker, "up")
+            for change, kind, state in (("down", "link_down", "down"), ("up", "link_up", "up")):
+                agent.kill()
+                agent.wait()
+                _ip("link", "set", "dev", DUMMY, change)
+                after = _last_id(tail)
+                agent = _eth_agent(broker, log_path)
+                d = tail.wait_for(_mine(kind, after), timeout=15, what=f"{DUMMY} {kind} at resync")
+                check_redfish_event(d)
+                assert oem(d).get("Resync") is True, json.dumps(oem(d))
+                assert oem(d).get("LinkClass") == "node", json.dumps(oem(d))
+                _wait_node_link_state(broker, state)
+                print(f"  {change} while the agent was down: {rec(d)['MessageId']} "
+                      f"(Resync), NodeLinkState {state}", flush=True)
+            time.sleep(1.5)  # the agent's second pass (a second after its start) repeats nothing
+            # One per change (its veth peer follows it down and up: its own two).
+            n = [d for d in list(tail.events) if oem(d).get("Resync") and _mine(oem(d)["Kind"])(d)]
+            assert len(n) == 2, [json.dumps(oem(d)) for d in n]
+            _check_stopped(agent, log_path)
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+                agent.wait()
+
 ALL = [node_inventory_names_switch_events, node_inventory_survives_broker_restart,
-       node_eth_link_down_up_events]
+       node_eth_link_down_up_events, node_eth_resync_after_restart]
 
 if __name__ == "__main__":
     main(ALL)

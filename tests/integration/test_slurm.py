@@ -24,18 +24,18 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 import types
 import urllib.request
 
-from fbtest import Tail, check_redfish_event, oem, origin, rec, run
+from fbtest import check_redfish_event, oem, origin, rec
 import chain
 import kafka
 from chain import LEAF1_UPLINKS, FabricChain
-import slurm
 from slurm import SlurmCluster
 from slurm_adapter import FABRICBUS_SLURM, SlurmAdapter
+from slurm_rig import FileRig, SlurmRig, is_ours, not_drained
+import slurm_rig
 
 HOLD_DOWN_S = 0.5
 STABLE_S = 2.0
@@ -44,46 +44,19 @@ BASE = {"HoldDown": "500ms", "StableFor": "2s", "MaxDrainNodes": str(CAP),
         "MaxDrainPercent": "0", "RetryInterval": "500ms"}
 
 
-class Rig:
+class Rig(SlurmRig):
     """One fabric chain and one Slurm cluster for the whole file (about 2 s to
     start); every test leaves the links up and no node drained."""
 
     def __init__(self):
-        self.chain = self.cluster = self.tail = None
-
-    def start(self):
-        missing = slurm.available()
-        assert missing is None, f"Slurm not installed ({missing}): run deploy/install-deps.sh"
-        self.chain = FabricChain(interval_ms=100).start()
-        self.cluster = SlurmCluster(nodes=8).start()
-        self.tail = Tail(self.chain.broker.http_addr,
-                         os.path.join(self.chain.broker.workdir, "tail.err"))
-        return self
-
-    def adapter(self, **kw):
-        o = dict(BASE)
-        o.update(kw)
-        return SlurmAdapter(self.chain.broker, self.cluster, **o)
-
-    def stop(self, check):
-        try:
-            if self.tail:
-                self.tail.stop()
-            if self.cluster:
-                self.cluster.stop()
-        finally:
-            if self.chain:
-                self.chain.stop(check=check)
+        super().__init__(slurm_nodes=8, base=BASE)
 
 
-RIG = None
+RIGS = FileRig(Rig)
 
 
 def rig():
-    global RIG
-    if RIG is None:
-        RIG = Rig().start()
-    return RIG
+    return RIGS.get()
 
 
 def action(kind_text, node=None, after=0):
@@ -100,37 +73,11 @@ def action(kind_text, node=None, after=0):
 
 
 def last_event_id(r):
-    ids = [int(rec(d).get("EventId", 0)) for d in list(r.tail.events)]
-    return max(ids) if ids else 0
-
-
-def is_ours(info):
-    return "DRAIN" in info["state"] and info["reason"].startswith("fabric: ")
-
-
-def not_drained(info):
-    return "DRAIN" not in info["state"]
+    return slurm_rig.last_event_id(r.tail)
 
 
 def wait_ready(a, r=None):
-    """Until the adapter is both a live WebSocket subscriber (next to our
-    tail) and a connected agent (for its own events) of the broker."""
-    r = r or rig()
-
-    def ready(st):
-        subs = [s for s in st["websocket"]["subscribers"] if s["state"] == "live"]
-        agents = [x for x in st["broker"]["agents"] if x["id"].startswith("slurm@")]
-        return len(subs) >= 2 and any(x["connected"] for x in agents)
-
-    assert a.proc.poll() is None, f"fabricbus-slurm exited:\n{a.log()[-3000:]}"
-    try:
-        r.chain.broker.wait_status(ready, timeout=15)
-    except AssertionError:
-        st = r.chain.broker.status()
-        raise AssertionError(f"adapter not subscribed and connected: websocket "
-                             f"{json.dumps(st['websocket']['subscribers'])}\n"
-                             f"adapter log:\n{a.log()[-3000:]}") from None
-    time.sleep(0.3)  # its start-up reconciliation
+    (r or rig()).wait_ready(a)
 
 
 def map_link_state(r, node):
@@ -501,10 +448,7 @@ def kafka_source_drains_and_resumes_after_kill9():
 
 def rig_stops_clean():
     """Last: fabricbusd and every agent exit 0 with no sanitizer report."""
-    global RIG
-    if RIG is not None:
-        r, RIG = RIG, None
-        r.stop(check=True)
+    RIGS.stop_clean()
 
 
 ALL = [bad_config_is_refused_with_its_name, link_down_drains_and_stable_link_undrains,
@@ -514,17 +458,5 @@ ALL = [bad_config_is_refused_with_its_name, link_down_drains_and_stable_link_und
        rig_stops_clean, kafka_source_drains_and_resumes_after_kill9]
 
 
-def main():
-    names = sys.argv[1:]
-    tests = [t for t in ALL if not names or t.__name__ in names]
-    if rig_stops_clean not in tests:
-        tests.append(rig_stops_clean)
-    try:
-        run(*tests)
-    finally:
-        if RIG is not None:  # a test failed before the rig could stop
-            RIG.stop(check=False)
-
-
 if __name__ == "__main__":
-    main()
+    RIGS.main(ALL, rig_stops_clean)

@@ -100,19 +100,21 @@ class FabricChain:
 
     def start_node_agent(self, host, node):
         with open(self._log(f"node-{node}.log"), "ab") as log:
-            p = self.sim.spawn([NODE_AGENT, "--broker", self.broker.agent_addr, "--agent-id",
+            p = self.sim.spawn([NODE_AGENT, "--broker", self.broker.agent_addr, "--map",
+                                self.broker.http_addr, "--agent-id",
                                 f"node-{node}", "--node-name", node, "--no-eth", "--interval",
                                 "200"], host, env_extra=self.sim.sanitizer_env(), stdout=log,
                                stderr=subprocess.STDOUT)
         self.agents.append((node, p))
 
-    def start_ib_agent(self, timeout=30.0):
+    def start_ib_agent(self, timeout=30.0, extra_args=()):
         """Start the switch agent and wait until its discovery (topology
         events) is in the broker and a few poll rounds have passed."""
         with open(self._log("agent-ib.log"), "ab") as log:
             self.ib = self.sim.spawn([IB_AGENT, "--broker", self.broker.agent_addr, "--agent-id",
-                                      "ib-sw", "--fabric", FABRIC, "--interval",
-                                      str(self.interval_ms)], self.ib_host,
+                                      "ib-sw", "--fabric", FABRIC, "--map", self.broker.http_addr,
+                                      "--interval", str(self.interval_ms)] + list(extra_args),
+                                     self.ib_host,
                                      env_extra=self.sim.sanitizer_env(), stdout=log,
                                      stderr=subprocess.STDOUT)
 

@@ -97,6 +97,18 @@ static void map_json_joins_node_ports_to_their_switch_ports(void)
 	p = json_array_get(json_object_get(json_object_get(json_object_get(j, "Nodes"), "node003"),
 					   "Ports"), 0);
 	CHECK_STR(json_string_value(json_object_get(p, "LinkState")), "up");
+	CHECK(!json_object_get(p, "NodeLinkState")); /* the inventory event did not say */
+	json_decref(j);
+	/* The node agent's own view of its port: NodeLinkState. */
+	struct fb_event own = inventory_event(3);
+	own.kind = FB_KIND_LINK_DOWN;
+	own.link_class = FB_LINK_NODE;
+	fb_inventory_learn(inv, &own);
+	fb_fabric_map_learn(m, &own);
+	j = render(m, 1237);
+	p = json_array_get(json_object_get(json_object_get(json_object_get(j, "Nodes"), "node003"),
+					   "Ports"), 0);
+	CHECK_STR(json_string_value(json_object_get(p, "NodeLinkState")), "down");
 	json_decref(j);
 	fb_fabric_map_free(m);
 	fb_inventory_free(inv);
@@ -126,6 +138,7 @@ static void map_lists_the_hosts_behind_each_switch(void)
 	 * on leaf2[1]. */
 	learn_second_port(inv, m);
 	struct fb_event ev = host_event(FB_KIND_TOPOLOGY, LEAF2, "leaf2", 1, 99, 4, 5);
+	strcpy(ev.agent_id, "ib-a");
 	fb_fabric_map_learn(m, &ev);
 	json_t *j = render(m, 1);
 	CHECK(j);
@@ -147,6 +160,15 @@ static void map_lists_the_hosts_behind_each_switch(void)
 	hosts = json_object_get(l2, "Hosts");
 	CHECK_EQ(json_array_size(hosts), 1);
 	CHECK_STR(json_string_value(json_array_get(hosts, 0)), "node002");
+	/* Every reported switch port, by number, and who reported the switch last:
+	 * what a restarted agent resyncs against. */
+	CHECK_STR(json_string_value(json_object_get(l2, "Agent")), "ib-a");
+	json_t *swp = json_object_get(l2, "Ports");
+	CHECK_EQ(json_array_size(swp), 2);
+	CHECK_EQ(json_integer_value(json_object_get(json_array_get(swp, 0), "Port")), 1);
+	CHECK_EQ(json_integer_value(json_object_get(json_array_get(swp, 1), "Port")), 7);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(swp, 1), "LinkState")), "up");
+	CHECK_EQ(json_array_size(json_object_get(l1, "Ports")), 9); /* 8 hosts, 1 ISL */
 	json_t *ports = json_object_get(json_object_get(json_object_get(j, "Nodes"), "node002"), "Ports");
 	CHECK_EQ(json_array_size(ports), 2);
 	CHECK_EQ(json_integer_value(json_object_get(json_array_get(ports, 1), "Port")), 2);
@@ -163,6 +185,10 @@ static void map_lists_the_hosts_behind_each_switch(void)
 	json_t *p = json_array_get(json_object_get(json_object_get(json_object_get(j, "Nodes"), "node001"),
 						   "Ports"), 0);
 	CHECK_STR(json_string_value(json_object_get(p, "LinkState")), "unknown");
+	/* The switch's own list keeps the last reported state for the resync. */
+	p = json_array_get(json_object_get(json_object_get(json_object_get(j, "Switches"),
+							   "0x0008f10400411a08"), "Ports"), 0);
+	CHECK_STR(json_string_value(json_object_get(p, "LinkState")), "up");
 	json_decref(j);
 	fb_fabric_map_free(m);
 	fb_inventory_free(inv);

@@ -491,6 +491,7 @@ static void names_parse_back(void)
 	CHECK_EQ(fb_counter_parse("cause_event_id"), 28);
 	CHECK_EQ(fb_counter_parse("node_count"), 29);
 	CHECK_EQ(fb_counter_parse("node_limit"), 30);
+	CHECK_EQ(fb_counter_parse("resync"), 33);
 }
 
 static void error_text_has_no_control_bytes(void)

@@ -551,7 +551,17 @@ static void render_oem_carries_switch_name_port_and_jobs(void)
 	ev.jobs[0] = '\0';
 	CHECK((root = render_json(&ev, 1)));
 	oem = oem_of(record_of(root));
-	ok = !json_object_get(oem, "SwitchName") && !json_object_get(oem, "Port") && !json_object_get(oem, "Jobs");
+	ok = !json_object_get(oem, "SwitchName") && !json_object_get(oem, "Port") && !json_object_get(oem, "Jobs") &&
+	     !json_object_get(oem, "Resync");
+	json_decref(root);
+	CHECK(ok);
+
+	/* found at an agent's resync: "Resync": true, and the counter that carries it */
+	fb_event_add_counter(&ev, FB_CTR_RESYNC, 1);
+	CHECK((root = render_json(&ev, 1)));
+	oem = oem_of(record_of(root));
+	ok = json_is_true(json_object_get(oem, "Resync")) &&
+	     json_integer_value(json_object_get(json_object_get(oem, "Counters"), "resync")) == 1;
 	json_decref(root);
 	CHECK(ok);
 }

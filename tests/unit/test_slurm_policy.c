@@ -481,6 +481,42 @@ static void cap_sends_one_event_per_episode(void)
 	fbs_policy_free(p);
 }
 
+/* Issue 10: 8 hosts behind a failed switch, 4 of them Slurm nodes, cap 6:
+ * the others neither count nor appear in a cap event, and once slurmctld
+ * knows one of them it is drained like any other. */
+static void cap_counts_only_slurm_nodes(void)
+{
+	struct fbs_policy *p = policy(60 * S, 6, 0);
+	struct fbs_decision d;
+	const char *slurm[] = { "node004", "node002", "node003", "node001" }; /* any order */
+	CHECK_EQ(fbs_policy_set_slurm_nodes(p, slurm, 4), 0);
+	for (unsigned i = 1; i <= 8; i++) {
+		char node[16];
+		snprintf(node, sizeof(node), "node%03u", i);
+		feed(p, FB_KIND_LINK_DOWN, i, node, 10 + i, i);
+	}
+	CHECK_EQ(decide(p, 5 * S, &d), 4);
+	CHECK_EQ(d.cap_event, 0);
+	CHECK_EQ(d.n_refused, 0);
+	CHECK_EQ(d.n_not_slurm, 4);
+	CHECK_STR(d.not_slurm[0], "node005");
+	CHECK_STR(d.not_slurm[3], "node008");
+	settle(p, &d, 5 * S);
+	fbs_decision_free(&d);
+	CHECK_EQ(fbs_policy_held(p), 4);
+	CHECK_EQ(decide(p, 6 * S, &d), 0);
+	CHECK_EQ(d.n_not_slurm, 0); /* reported once */
+	fbs_decision_free(&d);
+	/* node007 joins the cluster: drained now, within the cap */
+	const char *more[] = { "node001", "node002", "node003", "node004", "node007" };
+	CHECK_EQ(fbs_policy_set_slurm_nodes(p, more, 5), 0);
+	CHECK_EQ(decide(p, 7 * S, &d), 1);
+	CHECK_STR(d.batches[0].t[0].node, "node007");
+	CHECK_EQ(d.cap_event, 0);
+	fbs_decision_free(&d);
+	fbs_policy_free(p);
+}
+
 static void percentage_cap_rounds_up(void)
 {
 	struct fbs_policy *p = policy(60 * S, 16, 10);
@@ -873,6 +909,7 @@ int main(void)
 	RUN(routing_prefers_the_event_node_then_mapfile_then_the_map);
 	RUN(seeding_restores_conditions_from_link_states);
 	RUN(cap_sends_one_event_per_episode);
+	RUN(cap_counts_only_slurm_nodes);
 	RUN(percentage_cap_rounds_up);
 	RUN(batching_groups_by_reason);
 	RUN(state_file_round_trip);
