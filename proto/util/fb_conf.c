@@ -415,6 +415,12 @@ int fb_conf_load_file(const struct fb_conf_table *t, void *cfg, const char *path
 	return rc;
 }
 
+int fb_conf_set(const struct fb_conf_table *t, void *cfg, const char *key, const char *val,
+		const char *origin, char *err, size_t errsz)
+{
+	return set_kv(t, cfg, key, val, origin, NULL, 0, err, errsz);
+}
+
 int fb_conf_set_option(const struct fb_conf_table *t, void *cfg, const char *keyval,
 		       const char *origin, char *err, size_t errsz)
 {
@@ -423,7 +429,7 @@ int fb_conf_set_option(const struct fb_conf_table *t, void *cfg, const char *key
 		return fb_err_set(err, errsz, FB_ECONFIG, "%s: option too long", origin);
 	strcpy(line, keyval);
 	int rc = fb_conf_split(line, &key, &val, origin, err, errsz);
-	return rc ? rc : set_kv(t, cfg, key, val, origin, NULL, 0, err, errsz);
+	return rc ? rc : fb_conf_set(t, cfg, key, val, origin, err, errsz);
 }
 
 void fb_conf_help(const struct fb_conf_table *t, FILE *f)

@@ -121,6 +121,10 @@ int fb_conf_apply_defaults(const struct fb_conf_table *t, void *cfg, char *err, 
 /* Apply a file: every error reads "path:line: ...". A missing file is an error. */
 int fb_conf_load_file(const struct fb_conf_table *t, void *cfg, const char *path, char *err,
 		      size_t errsz);
+/* Apply one key and value given apart (not from a file: no "set twice");
+ * origin is the option ("-o") or what else names the place. */
+int fb_conf_set(const struct fb_conf_table *t, void *cfg, const char *key, const char *val,
+		const char *origin, char *err, size_t errsz);
 /* Apply one command-line "Key=Value"; origin is the option ("-o"). */
 int fb_conf_set_option(const struct fb_conf_table *t, void *cfg, const char *keyval,
 		       const char *origin, char *err, size_t errsz);
