@@ -1,8 +1,8 @@
 /* fb_conf.h - the generic pieces of fabricbus's slurm.conf-style files.
  *
  * Every fabricbus program that reads a configuration file (fabricbusd,
- * fabricbus-slurm) uses the same syntax: Key=Value lines, '#' comments,
- * blank lines ignored, keys matched case-insensitively by the caller, and
+ * fabricbus-slurm, fabricbus-pmix) uses the same syntax: Key=Value lines,
+ * '#' comments, blank lines ignored, keys matched case-insensitively, and
  * every error names the file and line ("path:12: ..."). This module holds
  * everything that does not depend on a program's keys: reading and splitting
  * lines, the value syntax, and the key-table engine (types, bounds, "bad
