@@ -14,66 +14,106 @@
 #include <string.h>
 #include <strings.h>
 
-enum val_type { V_HOSTPORT, V_PATH, V_SYNC, V_SIZE, V_DURATION_MS, V_DURATION_S, V_COUNT, V_NAME,
-		V_LOGTARGET, V_LOGLEVEL, V_KBROKERS, V_KMAP, V_KSUB };
+static const char *const sync_names[] = { "batch", "interval", "none", NULL };
+static const char *const target_names[] = { "stderr", "syslog", NULL };
 
-/* One row per key: the whole configuration surface in one place. */
-struct key_def {
-	const char *key;
-	enum val_type type;
-	size_t off;       /* offset of the first field in struct fb_config */
-	size_t off2;      /* second field (port of a host:port) */
-	size_t size;      /* buffer size for strings */
-	uint64_t min, max;/* bounds for numbers */
-	const char *help;
-};
+static int name_ok(const char *v)
+{
+	return !strpbrk(v, "/ ?#%");
+}
+
+static int parse_kafka_map(void *cfg, const struct fb_conf_key *k, const char *v, char *why,
+			   size_t whysz)
+{
+	return fb_kafka_topic_map_parse(v, (struct fb_kafka_topic_map *)((char *)cfg + k->off), why,
+					whysz);
+}
+
+static int parse_kafka_sub(void *cfg, const struct fb_conf_key *k, const char *v, char *why,
+			   size_t whysz)
+{
+	struct fb_config *c = cfg;
+	(void)k;
+	if (c->n_kafka_subs == FB_KAFKA_SUBS_MAX)
+		return fb_err_set(why, whysz, FB_ECONFIG, "at most %d subscriptions", FB_KAFKA_SUBS_MAX);
+	int rc = fb_kafka_sub_parse(v, &c->kafka_subs[c->n_kafka_subs], why, whysz);
+	if (!rc)
+		c->n_kafka_subs++;
+	return rc;
+}
+
+static int check_kafka_prop(const char *name, const char *val, char *why, size_t whysz)
+{
+	char w[480];
+	if (fb_kafka_prop_check(name, val, w, sizeof(w)))
+		return fb_err_set(why, whysz, FB_ECONFIG, ": %s", w);
+	return 0;
+}
 
 #define F(f) offsetof(struct fb_config, f)
 #define S(f) sizeof(((struct fb_config *)0)->f)
+#define PATH_EXPECT "expected a non-empty path of at most %zu bytes"
 
-static const struct key_def keys[] = {
-	{ "AgentListen", V_HOSTPORT, F(agent_host), F(agent_port), S(agent_host), 0, 0,
-	  "address:port for agent connections" },
-	{ "HttpListen", V_HOSTPORT, F(http_host), F(http_port), S(http_host), 0, 0,
-	  "address:port for WebSocket subscribers and /status" },
-	{ "JournalDir", V_PATH, F(journal_dir), 0, S(journal_dir), 0, 0, "journal directory" },
-	{ "JournalSync", V_SYNC, F(sync_policy), 0, 0, 0, 0, "batch, interval or none" },
-	{ "JournalSyncInterval", V_DURATION_MS, F(sync_interval_ms), 0, 0, 1, 60000,
-	  "fdatasync period for JournalSync=interval" },
-	{ "JournalSegmentSize", V_SIZE, F(segment_bytes), 0, 0, 64 << 10, 1ull << 40,
-	  "roll journal segments at this size" },
-	{ "JournalRetainSize", V_SIZE, F(retain_bytes), 0, 0, 0, UINT64_MAX,
-	  "delete oldest segments past this total (0 = keep all)" },
-	{ "JournalRetainAge", V_DURATION_S, F(retain_age_s), 0, 0, 0, UINT64_MAX,
-	  "delete segments older than this (0 = keep all)" },
-	{ "MaxFrameSize", V_SIZE, F(max_frame), 0, 0, 4096, 64u << 20, "largest agent frame body" },
-	{ "HeartbeatInterval", V_DURATION_MS, F(heartbeat_ms), 0, 0, 100, 3600000,
-	  "agent heartbeat period; silent agents are dropped after 3x" },
-	{ "MaxAgents", V_COUNT, F(max_agents), 0, 0, 1, 10000000, "agent connections at once" },
-	{ "MaxHttpConnections", V_COUNT, F(max_http_connections), 0, 0, 1, 10000000,
-	  "HTTP and WebSocket connections at once" },
-	{ "WsRingEvents", V_COUNT, F(ws_ring_events), 0, 0, 1024, 1u << 24,
-	  "serialized events kept in memory for subscribers" },
-	{ "WsQueueEvents", V_COUNT, F(ws_queue_events), 0, 0, 16, 1u << 24,
-	  "how far a subscriber may lag before it is dropped" },
-	{ "WsMaxSubscribers", V_COUNT, F(ws_max_subscribers), 0, 0, 1, 1000000,
-	  "WebSocket subscribers at once" },
-	{ "WsPingInterval", V_DURATION_S, F(ws_ping_s), 0, 0, 1, 3600, "WebSocket ping period" },
-	{ "FabricName", V_NAME, F(fabric_name), 0, S(fabric_name), 0, 0,
-	  "fabric id in Redfish paths when an event names none" },
-	{ "LogTarget", V_LOGTARGET, F(log_syslog), 0, 0, 0, 0, "stderr or syslog" },
-	{ "LogLevel", V_LOGLEVEL, F(log_level), 0, 0, 0, 0, "error, warn, info or debug" },
-	{ "KafkaBrokers", V_KBROKERS, F(kafka_brokers), 0, S(kafka_brokers), 0, 0,
-	  "host:port[,host:port] of Kafka bootstrap brokers (empty = Kafka off)" },
-	{ "KafkaTopicMap", V_KMAP, F(kafka_map), 0, 0, 0, 0,
-	  "MessageId registry prefix -> topic, first match wins, *:topic last" },
-	{ "KafkaSubscription", V_KSUB, F(kafka_subs), 0, 0, 0, 0,
-	  "<topic>?<filter>: also produce matching events to topic (repeatable)" },
-	{ "KafkaCursorSync", V_DURATION_MS, F(kafka_cursor_sync_ms), 0, 0, 10, 60000,
-	  "how often the Kafka cursor is persisted" },
+/* One row per key: the whole configuration surface in one place (fb_conf.h). */
+static const struct fb_conf_key keys[] = {
+	{ "AgentListen", FB_CONF_HOSTPORT, F(agent_host), F(agent_port), S(agent_host),
+	  .help = "address:port for agent connections" },
+	{ "HttpListen", FB_CONF_HOSTPORT, F(http_host), F(http_port), S(http_host),
+	  .help = "address:port for WebSocket subscribers and /status" },
+	{ "JournalDir", FB_CONF_STRING, F(journal_dir), 0, S(journal_dir), .expect = PATH_EXPECT,
+	  .help = "journal directory" },
+	{ "JournalSync", FB_CONF_ENUM, F(sync_policy), .names = sync_names,
+	  .help = "batch, interval or none" },
+	{ "JournalSyncInterval", FB_CONF_DURATION_MS, F(sync_interval_ms), .min = 1, .max = 60000,
+	  .help = "fdatasync period for JournalSync=interval" },
+	{ "JournalSegmentSize", FB_CONF_SIZE, F(segment_bytes), .min = 64 << 10, .max = 1ull << 40,
+	  .help = "roll journal segments at this size" },
+	{ "JournalRetainSize", FB_CONF_SIZE, F(retain_bytes), .min = 0, .max = UINT64_MAX,
+	  .help = "delete oldest segments past this total (0 = keep all)" },
+	{ "JournalRetainAge", FB_CONF_DURATION_S, F(retain_age_s), .min = 0, .max = UINT64_MAX,
+	  .help = "delete segments older than this (0 = keep all)" },
+	{ "MaxFrameSize", FB_CONF_SIZE, F(max_frame), .min = 4096, .max = 64u << 20,
+	  .help = "largest agent frame body" },
+	{ "HeartbeatInterval", FB_CONF_DURATION_MS, F(heartbeat_ms), .min = 100, .max = 3600000,
+	  .help = "agent heartbeat period; silent agents are dropped after 3x" },
+	{ "MaxAgents", FB_CONF_COUNT, F(max_agents), .min = 1, .max = 10000000,
+	  .help = "agent connections at once" },
+	{ "MaxHttpConnections", FB_CONF_COUNT, F(max_http_connections), .min = 1, .max = 10000000,
+	  .help = "HTTP and WebSocket connections at once" },
+	{ "WsRingEvents", FB_CONF_COUNT, F(ws_ring_events), .min = 1024, .max = 1u << 24,
+	  .help = "serialized events kept in memory for subscribers" },
+	{ "WsQueueEvents", FB_CONF_COUNT, F(ws_queue_events), .min = 16, .max = 1u << 24,
+	  .help = "how far a subscriber may lag before it is dropped" },
+	{ "WsMaxSubscribers", FB_CONF_COUNT, F(ws_max_subscribers), .min = 1, .max = 1000000,
+	  .help = "WebSocket subscribers at once" },
+	{ "WsPingInterval", FB_CONF_DURATION_S, F(ws_ping_s), .min = 1, .max = 3600,
+	  .help = "WebSocket ping period" },
+	{ "FabricName", FB_CONF_STRING, F(fabric_name), 0, S(fabric_name), .ok = name_ok,
+	  .expect = "expected a non-empty name without '/', ' ', '?', '#', '%%' of at most %zu bytes",
+	  .help = "fabric id in Redfish paths when an event names none" },
+	{ "LogTarget", FB_CONF_ENUM, F(log_syslog), .names = target_names,
+	  .help = "stderr or syslog" },
+	{ "LogLevel", FB_CONF_LOGLEVEL, F(log_level), .help = "error, warn, info or debug" },
+	{ "KafkaBrokers", FB_CONF_HOSTPORT_LIST, F(kafka_brokers), 0, S(kafka_brokers),
+	  .flags = FB_CONF_EMPTY_OK,
+	  .help = "host:port[,host:port] of Kafka bootstrap brokers (empty = Kafka off)" },
+	{ "KafkaTopicMap", FB_CONF_CUSTOM, F(kafka_map), .parse = parse_kafka_map,
+	  .help = "MessageId registry prefix -> topic, first match wins, *:topic last" },
+	{ "KafkaSubscription", FB_CONF_CUSTOM, F(kafka_subs), .flags = FB_CONF_REPEAT,
+	  .parse = parse_kafka_sub,
+	  .help = "<topic>?<filter>: also produce matching events to topic (repeatable)" },
+	{ "KafkaCursorSync", FB_CONF_DURATION_MS, F(kafka_cursor_sync_ms), .min = 10, .max = 60000,
+	  .help = "how often the Kafka cursor is persisted" },
 };
-/* kafka.<librdkafka property>=<value> lines are handled apart (set_kafka_prop). */
-#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* kafka.<librdkafka property>=<value>: kept in order for rd_kafka_conf_set. */
+static const struct fb_conf_table table = {
+	keys, sizeof(keys) / sizeof(keys[0]),
+	{ "kafka.", F(kafka_props), F(n_kafka_props), sizeof(struct fb_kafka_prop),
+	  offsetof(struct fb_kafka_prop, value), FB_KAFKA_PROP_NAME_MAX, FB_KAFKA_PROP_VALUE_MAX,
+	  FB_KAFKA_PROPS_MAX, check_kafka_prop },
+	"fabricbusd --help-config", 0,
+};
 
 void fb_config_defaults(struct fb_config *c)
 {
@@ -119,212 +159,14 @@ int fb_parse_hostport(const char *s, char *host, size_t hostsz, int *port)
 	return fb_addr_parse(s, NULL, host, hostsz, port) ? FB_ECONFIG : 0;
 }
 
-static int set_string(char *dst, size_t dstsz, const char *v)
-{
-	size_t n = strlen(v);
-	if (n == 0 || n >= dstsz)
-		return FB_ECONFIG;
-	memcpy(dst, v, n + 1);
-	return 0;
-}
-
-
-/* Parse v for key k into c; on failure write what was expected into why. */
-static int apply(struct fb_config *c, const struct key_def *k, const char *v, char *why, size_t whysz)
-{
-	char *base = (char *)c;
-	uint64_t num = 0;
-	int rc = 0;
-	switch (k->type) {
-	case V_HOSTPORT:
-		rc = fb_parse_hostport(v, base + k->off, k->size, (int *)(base + k->off2));
-		if (rc)
-			snprintf(why, whysz, "expected HOST:PORT with a port 1..65535");
-		return rc;
-	case V_PATH:
-	case V_NAME:
-		rc = set_string(base + k->off, k->size, v);
-		if (!rc && k->type == V_NAME && strpbrk(v, "/ ?#%"))
-			rc = FB_ECONFIG;
-		if (rc)
-			snprintf(why, whysz, "expected a non-empty %s of at most %zu bytes",
-				 k->type == V_NAME ? "name without '/', ' ', '?', '#', '%'" : "path",
-				 k->size - 1);
-		return rc;
-	case V_SYNC:
-		if (strcasecmp(v, "batch") == 0) *(int *)(base + k->off) = FB_SYNC_BATCH;
-		else if (strcasecmp(v, "interval") == 0) *(int *)(base + k->off) = FB_SYNC_INTERVAL;
-		else if (strcasecmp(v, "none") == 0) *(int *)(base + k->off) = FB_SYNC_NONE;
-		else {
-			snprintf(why, whysz, "expected batch, interval or none");
-			return FB_ECONFIG;
-		}
-		return 0;
-	case V_LOGTARGET:
-		if (strcasecmp(v, "stderr") == 0) *(int *)(base + k->off) = 0;
-		else if (strcasecmp(v, "syslog") == 0) *(int *)(base + k->off) = 1;
-		else {
-			snprintf(why, whysz, "expected stderr or syslog");
-			return FB_ECONFIG;
-		}
-		return 0;
-	case V_LOGLEVEL: {
-		int l = fb_log_level_parse(v);
-		if (l < 0) {
-			snprintf(why, whysz, "expected error, warn, info or debug");
-			return FB_ECONFIG;
-		}
-		*(int *)(base + k->off) = l;
-		return 0;
-	}
-	case V_KBROKERS:
-		return fb_conf_set_hostport_list(base + k->off, k->size, v, why, whysz);
-	case V_KMAP:
-		return fb_kafka_topic_map_parse(v, (struct fb_kafka_topic_map *)(base + k->off), why,
-						whysz);
-	case V_KSUB:
-		if (c->n_kafka_subs == FB_KAFKA_SUBS_MAX) {
-			snprintf(why, whysz, "at most %d subscriptions", FB_KAFKA_SUBS_MAX);
-			return FB_ECONFIG;
-		}
-		rc = fb_kafka_sub_parse(v, &c->kafka_subs[c->n_kafka_subs], why, whysz);
-		if (!rc)
-			c->n_kafka_subs++;
-		return rc;
-	case V_SIZE:
-		rc = fb_parse_size(v, &num);
-		break;
-	case V_DURATION_MS:
-		rc = fb_parse_duration_ms(v, &num);
-		break;
-	case V_DURATION_S:
-		rc = fb_parse_duration_ms(v, &num);
-		num /= 1000;
-		break;
-	case V_COUNT: {
-		char *end;
-		errno = 0;
-		num = strtoull(v, &end, 10);
-		rc = (errno || *end || end == v || v[0] == '-') ? FB_ECONFIG : 0;
-		break;
-	}
-	}
-	if (!rc && (num < k->min || num > k->max))
-		rc = FB_ECONFIG;
-	if (rc) {
-		const char *what = k->type == V_SIZE ? "a size such as 64M"
-				   : k->type == V_COUNT ? "a whole number"
-							: "a duration such as 500ms, 30s, 7d";
-		snprintf(why, whysz, "expected %s between %" PRIu64 " and %" PRIu64, what, k->min, k->max);
-		return rc;
-	}
-	*(uint64_t *)(base + k->off) = num;
-	return 0;
-}
-
-static const struct key_def *find_key(const char *name)
-{
-	for (size_t i = 0; i < NKEYS; i++)
-		if (strcasecmp(keys[i].key, name) == 0)
-			return &keys[i];
-	return NULL;
-}
-
-/* kafka.<name>=<value>: kept in order for rd_kafka_conf_set. A file may set
- * a property once; -o replaces it. librdkafka judges the value now, so a
- * typo is reported with its file:line rather than at connect time. */
-static int set_kafka_prop(struct fb_config *c, const char *name, const char *val,
-			  const char *origin, int from_file, char *err, size_t errsz)
-{
-	char why[512];
-	if (!*name || strlen(name) >= FB_KAFKA_PROP_NAME_MAX || strlen(val) >= FB_KAFKA_PROP_VALUE_MAX) {
-		snprintf(err, errsz, "%s: kafka.%.64s: name or value too long", origin, name);
-		return FB_ECONFIG;
-	}
-	if (fb_kafka_prop_check(name, val, why, sizeof(why))) {
-		snprintf(err, errsz, "%s: kafka.%s: %s", origin, name, why);
-		return FB_ECONFIG;
-	}
-	struct fb_kafka_prop *p = NULL;
-	for (unsigned i = 0; i < c->n_kafka_props; i++)
-		if (strcmp(c->kafka_props[i].name, name) == 0)
-			p = &c->kafka_props[i];
-	if (p && from_file) {
-		snprintf(err, errsz, "%s: kafka.%s is set twice", origin, name);
-		return FB_ECONFIG;
-	}
-	if (!p) {
-		if (c->n_kafka_props == FB_KAFKA_PROPS_MAX) {
-			snprintf(err, errsz, "%s: too many kafka.* properties (at most %d)", origin,
-				 FB_KAFKA_PROPS_MAX);
-			return FB_ECONFIG;
-		}
-		p = &c->kafka_props[c->n_kafka_props++];
-		strcpy(p->name, name);
-	}
-	strcpy(p->value, val);
-	return 0;
-}
-
-/* Apply one Key=Value; origin is "file:line" or "-o". seen (file loads
- * only) records the line each key was set on, to refuse a second setting. */
-static int set_kv(struct fb_config *c, const char *key, const char *val, const char *origin,
-		  int *seen, int lineno, char *err, size_t errsz)
-{
-	if (strncasecmp(key, "kafka.", 6) == 0)
-		return set_kafka_prop(c, key + 6, val, origin, seen != NULL, err, errsz);
-	const struct key_def *k = find_key(key);
-	if (!k) {
-		snprintf(err, errsz, "%s: unknown key '%.64s' (see fabricbusd --help-config)", origin, key);
-		return FB_ECONFIG;
-	}
-	if (seen && k->type != V_KSUB) {
-		int *s = &seen[k - keys];
-		if (*s) {
-			snprintf(err, errsz, "%s: %s is set twice (first at line %d)", origin, k->key, *s);
-			return FB_ECONFIG;
-		}
-	}
-	char why[160];
-	if (apply(c, k, val, why, sizeof(why))) {
-		snprintf(err, errsz, "%s: %s: bad value '%.80s': %s", origin, k->key, val, why);
-		return FB_ECONFIG;
-	}
-	if (seen)
-		seen[k - keys] = lineno;
-	return 0;
-}
-
 int fb_config_set(struct fb_config *c, const char *keyval, const char *origin, char *err, size_t errsz)
 {
-	char line[4200];
-	if (strlen(keyval) >= sizeof(line)) {
-		snprintf(err, errsz, "%s: option too long", origin);
-		return FB_ECONFIG;
-	}
-	strcpy(line, keyval);
-	char *key, *val;
-	int rc = fb_conf_split(line, &key, &val, origin, err, errsz);
-	return rc ? rc : set_kv(c, key, val, origin, NULL, 0, err, errsz);
-}
-
-struct load_ctx {
-	struct fb_config *c;
-	int *seen;
-};
-
-static int load_line(void *arg, const char *key, const char *val, const char *origin, int lineno,
-		     char *err, size_t errsz)
-{
-	struct load_ctx *x = arg;
-	return set_kv(x->c, key, val, origin, x->seen, lineno, err, errsz);
+	return fb_conf_set_option(&table, c, keyval, origin, err, errsz);
 }
 
 int fb_config_load_file(struct fb_config *c, const char *path, char *err, size_t errsz)
 {
-	int seen[NKEYS] = { 0 };
-	struct load_ctx x = { c, seen };
-	return fb_conf_read_file(path, load_line, &x, err, errsz);
+	return fb_conf_load_file(&table, c, path, err, errsz);
 }
 
 int fb_config_check(const struct fb_config *c, char *err, size_t errsz)
@@ -372,18 +214,13 @@ void fb_config_print(const struct fb_config *c, void *file)
 	for (unsigned i = 0; i < c->n_kafka_subs; i++)
 		fprintf(f, "KafkaSubscription=%s%s%s\n", c->kafka_subs[i].topic,
 			c->kafka_subs[i].text[0] ? "?" : "", c->kafka_subs[i].text);
-	for (unsigned i = 0; i < c->n_kafka_props; i++) {
-		const char *n = c->kafka_props[i].name;
-		int secret = strstr(n, "password") || strstr(n, "secret");
-		fprintf(f, "kafka.%s=%s\n", n, secret ? "(hidden)" : c->kafka_props[i].value);
-	}
+	fb_conf_print_props(&table, c, f);
 }
 
 void fb_config_help(void *file)
 {
 	FILE *f = file;
-	for (size_t i = 0; i < NKEYS; i++)
-		fprintf(f, "  %-20s %s\n", keys[i].key, keys[i].help);
+	fb_conf_help(&table, f);
 	fprintf(f, "  %-20s %s\n", "kafka.<property>",
 		"a librdkafka property, e.g. kafka.security.protocol=SASL_SSL (docs/kafka.md)");
 }

@@ -1,9 +1,11 @@
 /* pmix_conf.h - fabricbus-pmix's settings (docs/pmix.md, CONFIGURATION).
- * Key=Value lines through proto/fb_conf.c, -o overrides after -f. */
+ * Key=Value lines through the key-table engine of proto/util/fb_conf.c, -o
+ * overrides after -f. */
 #ifndef FBP_CONF_H
 #define FBP_CONF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum fbp_delivery { FBP_DELIVERY_SLURM = 0, FBP_DELIVERY_SERVER = 1 };
 
@@ -26,7 +28,7 @@ struct fbp_config {
 	int code;                /* Code= */
 	int range;               /* enum fbp_range */
 	unsigned kinds;          /* Kinds= */
-	int scan_ms;             /* ScanInterval */
+	uint64_t scan_ms;        /* ScanInterval */
 	int log_level;
 };
 

@@ -10,6 +10,7 @@
 #include "jobs.h"
 
 #include "fb_err.h"
+#include "fb_sorted.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -311,24 +312,16 @@ static int cmp_id(const char *a, const char *b)
 	return la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
 }
 
+/* fb_sorted_pos comparator: key is an id, elem points into n->ids. */
+static int cmp_id_elem(const void *key, const void *elem)
+{
+	return cmp_id(key, *(const char *const *)elem);
+}
+
 /* Index of id in n->ids, or where it would go (*found says which). */
 static size_t id_pos(const struct node *n, const char *id, int *found)
 {
-	size_t lo = 0, hi = n->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp_id(n->ids[mid], id);
-		if (c == 0) {
-			*found = 1;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = 0;
-	return lo;
+	return fb_sorted_pos(n->ids, n->n, sizeof(*n->ids), id, cmp_id_elem, found);
 }
 
 static void node_add_id(struct node *n, const char *id)

@@ -2,11 +2,12 @@
 #include "fb_conf.h"
 
 #include "fb_addr.h"
-
 #include "fb_err.h"
+#include "fb_log.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,4 +184,273 @@ int fb_conf_set_hostport_list(char *dst, size_t dstsz, const char *v, char *why,
 	}
 	strcpy(dst, v);
 	return 0;
+}
+
+void fb_conf_format_duration_ms(uint64_t ms, char *out, size_t outsz)
+{
+	if (ms % 1000 == 0)
+		snprintf(out, outsz, "%" PRIu64 "s", ms / 1000);
+	else
+		snprintf(out, outsz, "%" PRIu64 "ms", ms);
+}
+
+/* ---- the key-table engine ---- */
+
+static int parse_count(const char *v, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	return (errno || *end || end == v || v[0] == '-' || v[0] == '+') ? FB_ECONFIG : 0;
+}
+
+/* "expected a, b or c" from a NULL-terminated list. */
+static int apply_enum(const struct fb_conf_key *k, int *dst, const char *v, char *why, size_t whysz)
+{
+	size_t n = 0, off;
+	for (; k->names[n]; n++)
+		if (strcasecmp(v, k->names[n]) == 0) {
+			*dst = (int)n;
+			return 0;
+		}
+	off = (size_t)snprintf(why, whysz, "expected");
+	for (size_t i = 0; i < n && off < whysz; i++)
+		off += (size_t)snprintf(why + off, whysz - off, "%s %s", i == 0 ? "" : i + 1 < n ? "," : " or",
+					k->names[i]);
+	return FB_ECONFIG;
+}
+
+static int apply_string(const struct fb_conf_key *k, char *dst, const char *v, char *why,
+			size_t whysz)
+{
+	size_t n = strlen(v);
+	if ((n == 0 && !(k->flags & FB_CONF_EMPTY_OK)) || n >= k->size || (k->ok && !k->ok(v))) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral" /* expect: a table constant with one %zu */
+		snprintf(why, whysz, k->expect, k->size - 1);
+#pragma GCC diagnostic pop
+		return FB_ECONFIG;
+	}
+	memcpy(dst, v, n + 1);
+	return 0;
+}
+
+/* What a number of key k must look like, into why. */
+static int number_expected(const struct fb_conf_key *k, char *why, size_t whysz)
+{
+	char lo[32], hi[32];
+	switch (k->type) {
+	case FB_CONF_SIZE:
+		return fb_err_set(why, whysz, FB_ECONFIG, "expected a size such as 64M between %" PRIu64
+				  " and %" PRIu64, k->min, k->max);
+	case FB_CONF_DURATION_MS:
+		fb_conf_format_duration_ms(k->min, lo, sizeof(lo));
+		fb_conf_format_duration_ms(k->max, hi, sizeof(hi));
+		break;
+	case FB_CONF_DURATION_S:
+		snprintf(lo, sizeof(lo), "%" PRIu64 "s", k->min);
+		snprintf(hi, sizeof(hi), "%" PRIu64 "s", k->max);
+		break;
+	default:
+		return fb_err_set(why, whysz, FB_ECONFIG, "expected a whole number between %" PRIu64
+				  " and %" PRIu64, k->min, k->max);
+	}
+	return fb_err_set(why, whysz, FB_ECONFIG, "expected a duration such as 500ms, 30s, 7d "
+			  "between %s and %s", lo, hi);
+}
+
+/* Parse v for key k into cfg; on failure write what was expected into why. */
+static int apply(const struct fb_conf_key *k, void *cfg, const char *v, char *why, size_t whysz)
+{
+	char *field = (char *)cfg + k->off;
+	uint64_t num = 0;
+	int rc = 0, iv;
+	switch (k->type) {
+	case FB_CONF_COUNT:
+		rc = parse_count(v, &num);
+		break;
+	case FB_CONF_SIZE:
+		rc = fb_conf_parse_size(v, &num);
+		break;
+	case FB_CONF_DURATION_MS:
+		rc = fb_conf_parse_duration_ms(v, &num);
+		break;
+	case FB_CONF_DURATION_S:
+		rc = fb_conf_parse_duration_ms(v, &num);
+		num /= 1000;
+		break;
+	case FB_CONF_BOOL:
+		if (fb_conf_parse_bool(v, &iv))
+			return fb_err_set(why, whysz, FB_ECONFIG, "expected yes or no");
+		*(int *)field = iv;
+		return 0;
+	case FB_CONF_ENUM:
+		return apply_enum(k, (int *)field, v, why, whysz);
+	case FB_CONF_LOGLEVEL:
+		if ((iv = fb_log_level_parse(v)) < 0)
+			return fb_err_set(why, whysz, FB_ECONFIG, "expected error, warn, info or debug");
+		*(int *)field = iv;
+		return 0;
+	case FB_CONF_STRING:
+		return apply_string(k, field, v, why, whysz);
+	case FB_CONF_HOSTPORT:
+		if (fb_addr_parse(v, NULL, field, k->size, (int *)((char *)cfg + k->off2)))
+			return fb_err_set(why, whysz, FB_ECONFIG, "expected HOST:PORT with a port 1..65535");
+		return 0;
+	case FB_CONF_HOSTPORT_LIST:
+		return fb_conf_set_hostport_list(field, k->size, v, why, whysz);
+	case FB_CONF_CUSTOM:
+		return k->parse(cfg, k, v, why, whysz);
+	}
+	if (rc || num < k->min || num > k->max)
+		return number_expected(k, why, whysz);
+	*(uint64_t *)field = num;
+	return 0;
+}
+
+static const struct fb_conf_key *find_key(const struct fb_conf_table *t, const char *name)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (strcasecmp(t->keys[i].key, name) == 0)
+			return &t->keys[i];
+	return NULL;
+}
+
+/* Where an error happened, as its message starts: "path:3: " for a file
+ * line, "-o " or "-o: " for an option (fb_conf_table.option_names_key). */
+static const char *where_sep(const struct fb_conf_table *t, int from_file)
+{
+	return from_file || !t->option_names_key ? ": " : " ";
+}
+
+static int set_prop(const struct fb_conf_table *t, void *cfg, const char *name, const char *val,
+		    const char *origin, int from_file, char *err, size_t errsz)
+{
+	const struct fb_conf_props *pp = &t->props;
+	const char *sep = where_sep(t, from_file), *pfx = pp->prefix;
+	char *arr = (char *)cfg + pp->off, *p = NULL, why[512];
+	unsigned *n = (unsigned *)((char *)cfg + pp->count_off);
+	if (!*name || strlen(name) >= pp->name_size || strlen(val) >= pp->value_size)
+		return fb_err_set(err, errsz, FB_ECONFIG, "%s%s%s%.64s: name or value too long (at "
+				  "most %zu and %zu bytes)", origin, sep, pfx, name, pp->name_size - 1,
+				  pp->value_size - 1);
+	if (pp->check && pp->check(name, val, why, sizeof(why)))
+		return fb_err_set(err, errsz, FB_ECONFIG, "%s%s%s%s%s", origin, sep, pfx, name, why);
+	for (unsigned i = 0; i < *n; i++)
+		if (strcmp(arr + i * pp->stride, name) == 0)
+			p = arr + i * pp->stride;
+	if (p && from_file)
+		return fb_err_set(err, errsz, FB_ECONFIG, "%s%s%s%s is set twice", origin, sep, pfx,
+				  name);
+	if (!p) {
+		if (*n == pp->max)
+			return fb_err_set(err, errsz, FB_ECONFIG, "%s%stoo many %s* properties (at "
+					  "most %u)", origin, sep, pfx, pp->max);
+		p = arr + (*n)++ * pp->stride;
+		strcpy(p, name);
+	}
+	strcpy(p + pp->value_off, val);
+	return 0;
+}
+
+/* Apply one Key=Value. seen (file loads only) holds the line each key was
+ * set on, to refuse a second setting. */
+static int set_kv(const struct fb_conf_table *t, void *cfg, const char *key, const char *val,
+		  const char *origin, int *seen, int lineno, char *err, size_t errsz)
+{
+	const char *pfx = t->props.prefix, *sep = where_sep(t, seen != NULL);
+	if (pfx && strncasecmp(key, pfx, strlen(pfx)) == 0)
+		return set_prop(t, cfg, key + strlen(pfx), val, origin, seen != NULL, err, errsz);
+	const struct fb_conf_key *k = find_key(t, key);
+	if (!k && !seen && t->option_names_key)
+		return fb_err_set(err, errsz, FB_ECONFIG, "%s %.64s: unknown key (see %s)", origin,
+				  key, t->see);
+	if (!k)
+		return fb_err_set(err, errsz, FB_ECONFIG, "%s: unknown key '%.64s' (see %s)", origin,
+				  key, t->see);
+	size_t i = (size_t)(k - t->keys);
+	if (seen && seen[i] && !(k->flags & FB_CONF_REPEAT))
+		return fb_err_set(err, errsz, FB_ECONFIG, "%s: %s is set twice (first at line %d)",
+				  origin, k->key, seen[i]);
+	char why[200];
+	if (apply(k, cfg, val, why, sizeof(why)))
+		return fb_err_set(err, errsz, FB_ECONFIG, "%s%s%s: bad value '%.80s': %s", origin, sep,
+				  k->key, val, why);
+	if (seen)
+		seen[i] = lineno;
+	return 0;
+}
+
+int fb_conf_apply_defaults(const struct fb_conf_table *t, void *cfg, char *err, size_t errsz)
+{
+	char why[200];
+	for (size_t i = 0; i < t->n; i++)
+		if (t->keys[i].def && apply(&t->keys[i], cfg, t->keys[i].def, why, sizeof(why)))
+			return fb_err_set(err, errsz, FB_ECONFIG, "%s: bad value '%s': %s",
+					  t->keys[i].key, t->keys[i].def, why);
+	return 0;
+}
+
+struct load_ctx {
+	const struct fb_conf_table *t;
+	void *cfg;
+	int *seen;
+};
+
+static int load_line(void *arg, const char *key, const char *val, const char *origin, int lineno,
+		     char *err, size_t errsz)
+{
+	struct load_ctx *x = arg;
+	return set_kv(x->t, x->cfg, key, val, origin, x->seen, lineno, err, errsz);
+}
+
+int fb_conf_load_file(const struct fb_conf_table *t, void *cfg, const char *path, char *err,
+		      size_t errsz)
+{
+	struct load_ctx x = { t, cfg, calloc(t->n ? t->n : 1, sizeof(int)) };
+	if (!x.seen)
+		return fb_err_set(err, errsz, FB_ECONFIG, "%s: out of memory", path);
+	int rc = fb_conf_read_file(path, load_line, &x, err, errsz);
+	free(x.seen);
+	return rc;
+}
+
+int fb_conf_set(const struct fb_conf_table *t, void *cfg, const char *key, const char *val,
+		const char *origin, char *err, size_t errsz)
+{
+	return set_kv(t, cfg, key, val, origin, NULL, 0, err, errsz);
+}
+
+int fb_conf_set_option(const struct fb_conf_table *t, void *cfg, const char *keyval,
+		       const char *origin, char *err, size_t errsz)
+{
+	char line[FB_CONF_LINE_MAX], *key, *val;
+	if (strlen(keyval) >= sizeof(line))
+		return fb_err_set(err, errsz, FB_ECONFIG, "%s: option too long", origin);
+	strcpy(line, keyval);
+	int rc = fb_conf_split(line, &key, &val, origin, err, errsz);
+	return rc ? rc : fb_conf_set(t, cfg, key, val, origin, err, errsz);
+}
+
+void fb_conf_help(const struct fb_conf_table *t, FILE *f)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct fb_conf_key *k = &t->keys[i];
+		if (k->def)
+			fprintf(f, "    %s=%s\n        %s\n", k->key, k->def, k->help);
+		else
+			fprintf(f, "  %-20s %s\n", k->key, k->help);
+	}
+}
+
+void fb_conf_print_props(const struct fb_conf_table *t, const void *cfg, FILE *f)
+{
+	const struct fb_conf_props *pp = &t->props;
+	const char *arr = (const char *)cfg + pp->off;
+	unsigned n = *(const unsigned *)((const char *)cfg + pp->count_off);
+	for (unsigned i = 0; i < n; i++) {
+		const char *name = arr + i * pp->stride;
+		int secret = strstr(name, "password") || strstr(name, "secret");
+		fprintf(f, "%s%s=%s\n", pp->prefix, name, secret ? "(hidden)" : name + pp->value_off);
+	}
 }

@@ -24,7 +24,7 @@ relay=$build/tests/bench/bench_relay
 wssink=$build/tests/bench/bench_ws_sink
 
 . "$here/bench_lib.sh"
-trap bench_cleanup EXIT
+bench_start
 
 
 # Run the publishers against $1 and wait for the reader ($2: pid) to finish;

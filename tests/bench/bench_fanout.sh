@@ -28,7 +28,7 @@ sink=$build/tests/bench/bench_ws_sink
 ref=$build/tests/bench/bench_fanout_ref
 
 . "$here/bench_lib.sh"
-trap bench_cleanup EXIT
+bench_start
 ulimit -n 8192 2>/dev/null || true
 
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat"; }

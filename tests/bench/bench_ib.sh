@@ -28,9 +28,8 @@ SWITCH=leaf1
 topos=$src/tests/lib/topologies
 UMAD2SIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 
-for f in /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery /usr/sbin/perfquery "$UMAD2SIM"; do
-	[ -e "$f" ] || { echo "skipped: $f is not installed"; exit 77; }
-done
+. "$here/bench_lib.sh"
+bench_require /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery /usr/sbin/perfquery "$UMAD2SIM"
 
 . "$here/release_build.sh"
 agent=$build/agents/ib/fabricbus-agent-ib
@@ -152,7 +151,6 @@ fab_p99=$(val poll_ms_p99 "$work/b.out")
 
 # Live: the agent as deployed, --interval 1000 (counters every 1000 ms too),
 # reporting to a fabricbusd, for DURATION s; its debug log times every round.
-port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 ap=$(port)
 "$fabricbusd" -o "AgentListen=127.0.0.1:$ap" -o "HttpListen=127.0.0.1:$(port)" \
 	-o "JournalDir=$work/journal" -o LogLevel=warn 2>"$work/broker.log" & broker=$!

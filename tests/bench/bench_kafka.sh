@@ -32,6 +32,7 @@ fabricbus=$build/broker/cli/fabricbus
 command -v kcat >/dev/null || { echo "bench_kafka: kcat not found (deploy/install-deps.sh)" >&2; exit 1; }
 
 . "$here/bench_lib.sh"
+bench_start
 kafka_dir=""
 cleanup() {
 	[ -z "$kafka_dir" ] || "$src/tests/kafka/kafka.sh" kill "$kafka_dir" 2>/dev/null || true

@@ -1,8 +1,29 @@
-# Sourced by the benchmark scripts: loopback ports, waiting for one, a clock.
-# bench_cleanup (call it from the script's EXIT trap) kills $pids and
-# removes $work.
-work=$(mktemp -d)
-pids=()
+# Sourced by the benchmark scripts: skipping when a tool is missing, loopback
+# ports, waiting for one, a clock, and a work directory.
+# bench_start makes $work and sets the EXIT trap to bench_cleanup, which
+# kills $pids and removes $work (a script with more to clean up calls
+# bench_cleanup from its own trap).
+
+# bench_require FILE...: exit 77 (skipped) unless every FILE is installed.
+bench_require() {
+	for f in "$@"; do
+		[ -e "$f" ] || { echo "skipped: $f is not installed"; exit 77; }
+	done
+}
+# bench_require_built FILE [WHY]: exit 77 unless the build made FILE.
+bench_require_built() {
+	[ -x "$1" ] || { echo "skipped: $1 not built${2:+ ($2)}"; exit 77; }
+}
+# bench_exec_python SCRIPT: a Python benchmark against $build, with tests/lib.
+bench_exec_python() {
+	export FB_BUILD=$build FB_SRC=$src PYTHONPATH=$src/tests/lib
+	exec /usr/bin/python3 "$1"
+}
+bench_start() {
+	work=$(mktemp -d)
+	pids=()
+	trap bench_cleanup EXIT
+}
 bench_cleanup() {
 	for p in "${pids[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
 	rm -rf "$work"

@@ -11,10 +11,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-for f in /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/munged /usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix.so; do
-	[ -e "$f" ] || { echo "skipped: $f is not installed"; exit 77; }
-done
+. "$here/bench_lib.sh"
+bench_require /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/munged \
+	/usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix.so
 . "$here/release_build.sh"
-[ -x "$build/adapters/pmix/fabricbus-pmix" ] || { echo "skipped: fabricbus-pmix not built (libpmix-dev)"; exit 77; }
-export FB_BUILD=$build FB_SRC=$src PYTHONPATH=$src/tests/lib
-exec /usr/bin/python3 "$here/bench_pmix.py"
+bench_require_built "$build/adapters/pmix/fabricbus-pmix" libpmix-dev
+bench_exec_python "$here/bench_pmix.py"

@@ -21,13 +21,12 @@ NODES=${NODES:-100}
 SLURMDS=${SLURMDS:-4}
 ROUNDS=${ROUNDS:-3}
 
-for f in /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/munged /usr/bin/scontrol; do
-	[ -e "$f" ] || { echo "skipped: $f is not installed"; exit 77; }
-done
+. "$here/bench_lib.sh"
+bench_require /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/munged /usr/bin/scontrol
 
 . "$here/release_build.sh" tests/bench/bench_slurm_batch
 bench=$build/tests/bench/bench_slurm_batch
-[ -x "$bench" ] || { echo "skipped: $bench not built (libslurm-dev missing?)"; exit 77; }
+bench_require_built "$bench" "libslurm-dev missing?"
 
 exec /usr/bin/python3 - "$src" "$bench" "$NODES" "$SLURMDS" "$ROUNDS" <<'PY'
 import shutil

@@ -11,10 +11,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-for f in /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/munged; do
-	[ -e "$f" ] || { echo "skipped: $f is not installed"; exit 77; }
-done
+. "$here/bench_lib.sh"
+bench_require /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/munged
 . "$here/release_build.sh"
-[ -x "$build/adapters/slurm/fabricbus-slurm" ] || { echo "skipped: fabricbus-slurm not built"; exit 77; }
-export FB_BUILD=$build FB_SRC=$src PYTHONPATH=$src/tests/lib
-exec /usr/bin/python3 "$here/bench_slurm_drain.py"
+bench_require_built "$build/adapters/slurm/fabricbus-slurm"
+bench_exec_python "$here/bench_slurm_drain.py"

@@ -277,7 +277,7 @@ def bad_settings_are_refused():
     """A Code that is neither PMIX_FABRIC_UPDATED nor a site code, and
     Delivery=server without ServerUri: exit 2 naming the key."""
     from pmix import FABRICBUS_PMIX
-    for args, want in ((["-o", "Code=-5"], "Code: '-5'"),
+    for args, want in ((["-o", "Code=-5"], "Code: bad value '-5'"),
                        (["-o", "Delivery=server"], "ServerUri"),
                        (["-o", "Kinds=link_down,bogus"], "unknown kind 'bogus'")):
         p = subprocess.run([FABRICBUS_PMIX, *args, "--check-config"], capture_output=True, text=True,

@@ -124,6 +124,67 @@ def stop_gracefully(proc, name, timeout=30):
     return proc.returncode
 
 
+class Program:
+    """A fabricbus program as a test process: `path -o Key=Value...` in its
+    workdir, its output in <name>.log there, stopped by pid. Subclasses set
+    the overrides a test run needs (fabricbus-slurm, fabricbus-pmix)."""
+
+    def __init__(self, path, workdir, overrides, env=None, missing=""):
+        self.path, self.name = path, os.path.basename(path)
+        self.workdir = workdir or tempfile.mkdtemp(prefix=f"fb-{self.name}-")
+        _workdirs.append(self.workdir)  # removed by run() after a clean run
+        self.overrides = dict(overrides)
+        self.env = env
+        self.missing = missing  # why it may not be built, for the assertion
+        self.log_path = os.path.join(self.workdir, self.name + ".log")
+        self.proc = None
+
+    def args(self):
+        a = [self.path]
+        for k, v in self.overrides.items():
+            a += ["-o", f"{k}={v}"]
+        return a
+
+    def start(self):
+        assert os.access(self.path, os.X_OK), f"{self.path} not built{self.missing}"
+        with open(self.log_path, "ab") as log:
+            self.proc = track(subprocess.Popen(self.args(), stdout=log, stderr=subprocess.STDOUT,
+                                               env=self.env, cwd=self.workdir))
+        return self
+
+    def log(self):
+        return read_text(self.log_path)
+
+    def wait_log(self, text, timeout=10.0, count=1):
+        """Until text is in the log count times; fails early if the program exits."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.log().count(text) >= count:
+                return
+            assert self.proc.poll() is None, \
+                f"{self.name} exited {self.proc.returncode}:\n{self.log()[-3000:]}"
+            time.sleep(0.02)
+        times = f" (x{count})" if count > 1 else ""
+        raise AssertionError(f"no {text!r}{times} in the {self.name} log within {timeout}s:\n"
+                             f"{self.log()[-3000:]}")
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self, check=True):
+        """SIGTERM; with check, asserts exit 0 and no sanitizer report."""
+        if self.proc is None:
+            return 0
+        rc = stop_gracefully(self.proc, self.name)
+        self.proc = None
+        if check:
+            out = self.log()
+            assert rc == 0, f"{self.name} exited with {rc}:\n{out[-3000:]}"
+            assert_no_sanitizer_report(out, self.name)
+        return rc
+
+
 class Broker:
     """One fabricbusd with its own journal dir and ports."""
 

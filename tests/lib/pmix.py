@@ -8,14 +8,13 @@ line, and the test PMIx server (tests/lib/fb_pmix_server.c).
 """
 import os
 import re
-import signal
 import subprocess
 import tempfile
 import threading
 import time
 
 import fbtest
-from fbtest import BUILD, assert_no_sanitizer_report, stop_gracefully, track
+from fbtest import BUILD, track
 
 PMIX_DIR = os.path.join(BUILD, "adapters", "pmix")
 FABRICBUS_PMIX = os.path.join(PMIX_DIR, "fabricbus-pmix")
@@ -125,11 +124,10 @@ class Srun:
             raise AssertionError(f"srun did not end within {timeout}s:\n{self.out.text()[-3000:]}")
 
 
-class PmixAdapter:
+class PmixAdapter(fbtest.Program):
     def __init__(self, broker_http, workdir=None, env=None, **overrides):
-        self.workdir = workdir or tempfile.mkdtemp(prefix="fb-pmix-adapter-")
-        fbtest._workdirs.append(self.workdir)
-        self.env = dict(env or os.environ)
+        super().__init__(FABRICBUS_PMIX, workdir, {"Broker": broker_http, "LogLevel": "debug"},
+                         env=dict(env or os.environ), missing=" (needs libpmix-dev)")
         # OpenPMIx 4.2.2 keeps a few strings that PMIx_tool_init loads after
         # PMIx_tool_finalize (MCA parameters, the server's URI; full stacks
         # with fast_unwind_on_malloc=0 end in libpmix): not fabricbus-pmix's.
@@ -138,53 +136,7 @@ class PmixAdapter:
             f.write("leak:libpmix.so\n")
         cur = self.env.get("LSAN_OPTIONS", "")
         self.env["LSAN_OPTIONS"] = ":".join(x for x in (cur, f"suppressions={lsupp}") if x)
-        self.overrides = {"Broker": broker_http, "LogLevel": "debug"}
         self.overrides.update(overrides)
-        self.log_path = os.path.join(self.workdir, "fabricbus-pmix.log")
-        self.proc = None
-
-    def start(self):
-        assert os.access(FABRICBUS_PMIX, os.X_OK), f"{FABRICBUS_PMIX} not built (needs libpmix-dev)"
-        args = [FABRICBUS_PMIX]
-        for k, v in self.overrides.items():
-            args += ["-o", f"{k}={v}"]
-        with open(self.log_path, "ab") as log:
-            self.proc = track(subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
-                                               cwd=self.workdir, env=self.env))
-        return self
-
-    def log(self):
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
-
-    def wait_log(self, text, timeout=10.0, count=1):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.log().count(text) >= count:
-                return
-            assert self.proc.poll() is None, \
-                f"fabricbus-pmix exited {self.proc.returncode}:\n{self.log()[-3000:]}"
-            time.sleep(0.02)
-        raise AssertionError(f"no {text!r} (x{count}) in the adapter log within {timeout}s:\n"
-                             f"{self.log()[-3000:]}")
-
-    def kill9(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self, check=True):
-        if self.proc is None:
-            return 0
-        rc = stop_gracefully(self.proc, "fabricbus-pmix")
-        self.proc = None
-        if check:
-            out = self.log()
-            assert rc == 0, f"fabricbus-pmix exited with {rc}:\n{out[-3000:]}"
-            assert_no_sanitizer_report(out, "fabricbus-pmix")
-        return rc
 
 
 class PmixServer:

@@ -1,8 +1,9 @@
-/* test_util.c - proto/util's clock and file writer: the clock never goes
- * back and its three units agree; fb_file_replace leaves the whole new
+/* test_util.c - proto/util's clock, file writer and sorted search: the clock
+ * never goes back and its three units agree; fb_file_replace leaves the whole new
  * content and no temporary file, replaces an existing file, and names the
- * step that failed. */
+ * step that failed; fb_sorted_pos finds every key and places every missing one. */
 #include "fb_file.h"
+#include "fb_sorted.h"
 #include "fb_test.h"
 #include "fb_time.h"
 
@@ -84,11 +85,40 @@ static void write_all_writes_everything(void)
 	CHECK_EQ(fb_write_all(-1, "x", 1), -EBADF);
 }
 
+static int cmp_int(const void *key, const void *elem)
+{
+	int a = *(const int *)key, b = *(const int *)elem;
+	return (a > b) - (a < b);
+}
+
+/* Every key of an odd and an even length array is found at its index, and
+ * every missing key gets the index that keeps the array ascending. */
+static void sorted_pos_finds_and_places(void)
+{
+	static const int a[] = { 10, 20, 30, 40, 50, 60 };
+	int found = -1, key;
+	for (size_t n = 0; n <= 6; n++) {
+		for (size_t i = 0; i < n; i++) {
+			CHECK_EQ(fb_sorted_pos(a, n, sizeof(int), &a[i], cmp_int, &found), i);
+			CHECK_EQ(found, 1);
+		}
+		for (size_t i = 0; i <= n; i++) {
+			key = 10 * (int)i + 5; /* between a[i - 1] and a[i] */
+			CHECK_EQ(fb_sorted_pos(a, n, sizeof(int), &key, cmp_int, &found), i);
+			CHECK_EQ(found, 0);
+		}
+	}
+	key = 1;
+	CHECK_EQ(fb_sorted_pos(a, 6, sizeof(int), &key, cmp_int, &found), 0);
+	CHECK_EQ(found, 0);
+}
+
 int main(void)
 {
 	RUN(clock_is_monotonic_and_units_agree);
 	RUN(replace_writes_whole_file_and_no_tmp);
 	RUN(replace_names_the_failed_step);
 	RUN(write_all_writes_everything);
+	RUN(sorted_pos_finds_and_places);
 	return TEST_DONE();
 }

@@ -191,6 +191,20 @@ static int broker_down(struct fbt_broker *b)
 	return st;
 }
 
+/* Each test's start: an empty sink and a broker started with extra settings. */
+static int case_up(struct sink *s, struct fbt_broker *b, const char *const *extra)
+{
+	sink_init(s);
+	return broker_up(b, extra);
+}
+
+/* Each test's end: the client stopped, the broker stopped clean. */
+static void case_down(struct sink *s, struct fbt_broker *b)
+{
+	sink_free(s);
+	CHECK_EQ(broker_down(b), 0);
+}
+
 /* ---- tests -------------------------------------------------------------- */
 
 /* Start the client with o, as s's, and wait until it is connected. */
@@ -210,8 +224,7 @@ static void wsc_delivers_all_events_in_order_on_the_loop_thread(void)
 	struct fbt_broker b;
 	struct sink s;
 	struct fb_wsc_stats st;
-	sink_init(&s);
-	CHECK(broker_up(&b, NULL));
+	CHECK(case_up(&s, &b, NULL));
 	CHECK_EQ(fbt_publish(&b, "wsc-order", 1000), 0); /* before: replayed from the journal */
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	CHECK(start_connected(&s, &o));
@@ -231,16 +244,14 @@ static void wsc_delivers_all_events_in_order_on_the_loop_thread(void)
 	CHECK_EQ(st.connected, 1);
 	CHECK_EQ(s.ups, 1);
 	CHECK(strstr(s.why, "connected with since=0"));
-	sink_free(&s);
-	CHECK_EQ(broker_down(&b), 0);
+	case_down(&s, &b);
 }
 
 static void wsc_from_now_gets_only_events_published_after_start(void)
 {
 	struct fbt_broker b;
 	struct sink s;
-	sink_init(&s);
-	CHECK(broker_up(&b, NULL));
+	CHECK(case_up(&s, &b, NULL));
 	CHECK_EQ(fbt_publish(&b, "wsc-now", 300), 0);
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	o.from_now = 1;
@@ -251,8 +262,7 @@ static void wsc_from_now_gets_only_events_published_after_start(void)
 	settle(&s, 300);
 	CHECK(ids_exactly(&s, 301, 500));
 	CHECK_EQ(s.wrong_thread, 0);
-	sink_free(&s);
-	CHECK_EQ(broker_down(&b), 0);
+	case_down(&s, &b);
 }
 
 static void wsc_since_k_gets_exactly_k_plus_1_to_n(void)
@@ -260,8 +270,7 @@ static void wsc_since_k_gets_exactly_k_plus_1_to_n(void)
 	struct fbt_broker b;
 	struct sink s;
 	char err[256];
-	sink_init(&s);
-	CHECK(broker_up(&b, NULL));
+	CHECK(case_up(&s, &b, NULL));
 	CHECK_EQ(fbt_publish(&b, "wsc-since", 500), 0);
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	o.since = 123;
@@ -272,8 +281,7 @@ static void wsc_since_k_gets_exactly_k_plus_1_to_n(void)
 	settle(&s, 300);
 	CHECK(ids_exactly(&s, 124, 500));
 	CHECK_EQ(fb_wsc_last_id(s.c), 500);
-	sink_free(&s);
-	CHECK_EQ(broker_down(&b), 0);
+	case_down(&s, &b);
 }
 
 static void wsc_resumes_exactly_after_broker_sigkill_and_restart(void)
@@ -281,8 +289,7 @@ static void wsc_resumes_exactly_after_broker_sigkill_and_restart(void)
 	struct fbt_broker b;
 	struct sink s;
 	struct fb_wsc_stats st;
-	sink_init(&s);
-	CHECK(broker_up(&b, NULL));
+	CHECK(case_up(&s, &b, NULL));
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	CHECK(start_connected(&s, &o));
 	/* acked means journaled; kill -9 while the stream may still be flowing */
@@ -300,8 +307,7 @@ static void wsc_resumes_exactly_after_broker_sigkill_and_restart(void)
 	CHECK_EQ(st.duplicates, 0);
 	CHECK(st.reconnects >= 1);
 	CHECK_EQ(s.wrong_thread, 0);
-	sink_free(&s);
-	CHECK_EQ(broker_down(&b), 0);
+	case_down(&s, &b);
 }
 
 static void wsc_slow_consumer_is_flow_controlled_and_loses_nothing(void)
@@ -311,8 +317,7 @@ static void wsc_slow_consumer_is_flow_controlled_and_loses_nothing(void)
 	struct fbt_broker b;
 	struct sink s;
 	struct fb_wsc_stats st;
-	sink_init(&s);
-	CHECK(broker_up(&b, extra));
+	CHECK(case_up(&s, &b, extra));
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	o.max_queued = 64;
 	CHECK(start_connected(&s, &o));
@@ -335,8 +340,7 @@ static void wsc_slow_consumer_is_flow_controlled_and_loses_nothing(void)
 	CHECK(st.queued_max <= 64);
 	CHECK_EQ(st.duplicates, 0);
 	CHECK_EQ(st.reconnects, 0);
-	sink_free(&s);
-	CHECK_EQ(broker_down(&b), 0);
+	case_down(&s, &b);
 }
 
 static void wsc_missed_notice_is_delivered_then_resume_loses_nothing(void)
@@ -346,8 +350,7 @@ static void wsc_missed_notice_is_delivered_then_resume_loses_nothing(void)
 	struct fbt_broker b;
 	struct sink s;
 	struct fb_wsc_stats st;
-	sink_init(&s);
-	CHECK(broker_up(&b, extra));
+	CHECK(case_up(&s, &b, extra));
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	o.max_queued = 64;
 	CHECK(start_connected(&s, &o));
@@ -372,16 +375,14 @@ static void wsc_missed_notice_is_delivered_then_resume_loses_nothing(void)
 	CHECK_EQ(st.notices, s.notices);
 	CHECK(st.reconnects >= 1);
 	CHECK_EQ(st.delivered, total + s.notices);
-	sink_free(&s);
-	CHECK_EQ(broker_down(&b), 0);
+	case_down(&s, &b);
 }
 
 static void wsc_query_filters_at_the_broker_across_reconnects(void)
 {
 	struct fbt_broker b;
 	struct sink s;
-	sink_init(&s);
-	CHECK(broker_up(&b, NULL));
+	CHECK(case_up(&s, &b, NULL));
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	o.query = "severity=Critical";
 	CHECK(start_connected(&s, &o));
@@ -396,8 +397,7 @@ static void wsc_query_filters_at_the_broker_across_reconnects(void)
 	CHECK(run_until(&s, got, 25, 30000));
 	settle(&s, 300);
 	CHECK(ids_exactly(&s, 31, 55));
-	sink_free(&s);
-	CHECK_EQ(broker_down(&b), 0);
+	case_down(&s, &b);
 }
 
 static void wsc_bad_query_is_reported_with_the_broker_answer(void)
@@ -405,8 +405,7 @@ static void wsc_bad_query_is_reported_with_the_broker_answer(void)
 	struct fbt_broker b;
 	struct sink s;
 	char err[256];
-	sink_init(&s);
-	CHECK(broker_up(&b, NULL));
+	CHECK(case_up(&s, &b, NULL));
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	o.query = "severity=Bogus";
 	s.c = fb_wsc_start(&o, err, sizeof(err));
@@ -415,8 +414,7 @@ static void wsc_bad_query_is_reported_with_the_broker_answer(void)
 	CHECK(strstr(s.why, "cannot connect"));
 	CHECK(strstr(s.why, "HTTP 400"));
 	CHECK_EQ(s.ups, 0);
-	sink_free(&s);
-	CHECK_EQ(broker_down(&b), 0);
+	case_down(&s, &b);
 }
 
 static void wsc_connects_once_a_late_broker_starts(void)
@@ -438,8 +436,7 @@ static void wsc_connects_once_a_late_broker_starts(void)
 	CHECK_EQ(fbt_publish(&b, "wsc-late", 10), 0);
 	CHECK(run_until(&s, got, 10, 30000));
 	CHECK(ids_exactly(&s, 1, 10));
-	sink_free(&s);
-	CHECK_EQ(broker_down(&b), 0);
+	case_down(&s, &b);
 }
 
 static void wsc_stop_inside_on_message_ends_delivery(void)
@@ -447,8 +444,7 @@ static void wsc_stop_inside_on_message_ends_delivery(void)
 	struct fbt_broker b;
 	struct sink s;
 	char err[256];
-	sink_init(&s);
-	CHECK(broker_up(&b, NULL));
+	CHECK(case_up(&s, &b, NULL));
 	CHECK_EQ(fbt_publish(&b, "wsc-stop", 100), 0);
 	struct fb_wsc_opts o = opts_for(&s, &b);
 	s.stop_at = 10;
@@ -458,8 +454,7 @@ static void wsc_stop_inside_on_message_ends_delivery(void)
 	settle(&s, 300);
 	CHECK(s.c == NULL);
 	CHECK_EQ(s.n, 10); /* nothing after the stop, and no use after free (ASan) */
-	sink_free(&s);
-	CHECK_EQ(broker_down(&b), 0);
+	case_down(&s, &b);
 }
 
 /* ---- a scripted WebSocket server, for what a real broker never sends ---- */
