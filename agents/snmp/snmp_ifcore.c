@@ -52,27 +52,6 @@ uint32_t snmp_ifc_delta32(uint32_t prev, uint32_t now)
 	return now - prev; /* Counter32 arithmetic is modulo 2^32 (RFC 2578 7.1.6) */
 }
 
-uint64_t snmp_ifc_rate(uint64_t delta, uint64_t ms)
-{
-	return ms ? (delta * 1000 + ms / 2) / ms : 0;
-}
-
-int snmp_ifc_hyst_update(struct snmp_ifc_hyst *h, int above)
-{
-	if (above) {
-		h->below = 0;
-		if (h->active)
-			return 0;
-		h->active = 1;
-		return 1;
-	}
-	if (!h->active || ++h->below < SNMP_IFC_CLEAR_AFTER)
-		return 0;
-	h->active = 0;
-	h->below = 0;
-	return -1;
-}
-
 int snmp_ifc_need_names(const struct snmp_ifc_switch *sw)
 {
 	return !sw->have_round || sw->names_stale;
@@ -162,21 +141,13 @@ static void threshold(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg
 		      struct snmp_ifc_port *p, unsigned c, uint64_t d, uint64_t ms,
 		      snmp_ifc_emit_fn emit, void *arg)
 {
-	int dir = snmp_ifc_hyst_update(&p->h[c], d * 1000 >= cfg->rate[c] * ms);
+	int dir = fb_threshold_update(&p->h[c], d, ms, cfg->rate[c]);
 	if (!dir)
 		return;
 	struct fb_event ev;
-	uint64_t rate = snmp_ifc_rate(d, ms);
 	fill(&ev, sw, p, dir > 0 ? FB_KIND_COUNTER_THRESHOLD : FB_KIND_COUNTER_CLEARED,
 	     dir > 0 ? FB_SEV_WARNING : FB_SEV_OK);
-	/* at most 4 counters: never full; the crossing one first (Redfish
-	 * names the property after it) */
-	(void)fb_event_add_counter(&ev, ctr_id[c], d);
-	(void)fb_event_add_counter(&ev, FB_CTR_RATE_PER_S, rate);
-	(void)fb_event_add_counter(&ev, FB_CTR_THRESHOLD, cfg->rate[c]);
-	(void)fb_event_add_counter(&ev, FB_CTR_INTERVAL_MS, ms);
-	snprintf(ev.text, sizeof(ev.text), "%s %" PRIu64 "/s %s %" PRIu64 "/s over %" PRIu64 " ms",
-		 fb_counter_name(ctr_id[c]), rate, dir > 0 ? ">=" : "<", cfg->rate[c], ms);
+	fb_threshold_describe(&ev, ctr_id[c], fb_counter_name(ctr_id[c]), dir, d, cfg->rate[c], ms);
 	fb_log_info("%s: switch '%s' ifIndex %u: %s", fb_kind_name(ev.kind), sw->name, p->ifindex,
 		    ev.text);
 	emit(arg, &ev);
@@ -194,8 +165,8 @@ static void counters(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg,
 					  emit, arg);
 		if ((row->have & SNMP_IFC_HAVE_HC_IN) && (row->have & SNMP_IFC_HAVE_HC_OUT))
 			fb_log_debug("switch '%s' ifIndex %u: in %" PRIu64 " out %" PRIu64 " bytes/s",
-				     sw->name, p->ifindex, snmp_ifc_rate(row->hc_in - p->hc_in, ms),
-				     snmp_ifc_rate(row->hc_out - p->hc_out, ms));
+				     sw->name, p->ifindex, fb_rate_per_s(row->hc_in - p->hc_in, ms),
+				     fb_rate_per_s(row->hc_out - p->hc_out, ms));
 	}
 	memcpy(p->prev, row->ctr, sizeof(p->prev));
 	p->hc_in = row->hc_in;

@@ -28,11 +28,12 @@
 #define SNMP_IFCORE_H
 
 #include "fb_event.h"
+#include "fb_threshold.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define SNMP_IFC_CLEAR_AFTER 3
+#define SNMP_IFC_CLEAR_AFTER FB_HYST_CLEAR_AFTER
 
 enum snmp_ifc_ctr { SNMP_IFC_IN_ERR, SNMP_IFC_OUT_ERR, SNMP_IFC_IN_DISC, SNMP_IFC_OUT_DISC,
 		    SNMP_IFC__N };
@@ -70,10 +71,6 @@ struct snmp_ifc_round {
 	uint64_t t_ms;               /* when it completed (monotonic) */
 };
 
-struct snmp_ifc_hyst {
-	uint8_t active, below;
-};
-
 struct snmp_ifc_port {
 	uint32_t ifindex;
 	char name[FB_NAME_MAX];
@@ -82,7 +79,7 @@ struct snmp_ifc_port {
 	uint32_t prev[SNMP_IFC__N];
 	uint64_t hc_in, hc_out;
 	uint64_t t_ms;
-	struct snmp_ifc_hyst h[SNMP_IFC__N];
+	struct fb_hyst h[SNMP_IFC__N];
 };
 
 /* One switch's state. Zero it, then set the identity fields. */
@@ -120,7 +117,5 @@ void snmp_ifc_switch_free(struct snmp_ifc_switch *sw);
 
 /* The arithmetic, for tests and docs. */
 uint32_t snmp_ifc_delta32(uint32_t prev, uint32_t now);
-uint64_t snmp_ifc_rate(uint64_t delta, uint64_t ms);
-int snmp_ifc_hyst_update(struct snmp_ifc_hyst *h, int above);
 
 #endif

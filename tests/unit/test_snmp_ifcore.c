@@ -84,8 +84,8 @@ static void ifcore_counter32_wrap_is_a_small_delta(void)
 {
 	CHECK_EQ(snmp_ifc_delta32(0xFFFFFFF0u, 0x10u), 0x20);
 	CHECK_EQ(snmp_ifc_delta32(5, 5), 0);
-	CHECK_EQ(snmp_ifc_rate(50, 1000), 50);
-	CHECK_EQ(snmp_ifc_rate(1, 3), 333);
+	CHECK_EQ(fb_rate_per_s(50, 1000), 50);
+	CHECK_EQ(fb_rate_per_s(1, 3), 333);
 	struct snmp_ifc_cfg cfg;
 	struct snmp_ifc_switch sw = { .addr = "a", .name = "a" };
 	struct sink s = { .n = 0 };
