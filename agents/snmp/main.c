@@ -15,6 +15,7 @@
 #include "snmp_conf.h"
 #include "snmp_netsnmp.h"
 #include "snmp_poll.h"
+#include "snmp_resync.h"
 #include "snmp_trap.h"
 
 #include <event2/event.h>
@@ -51,7 +52,7 @@ static void help(void)
 	       "                         [--rcvbuf BYTES] [--buffer EVENTS]\n"
 	       "                         [--poll-interval MS] [--poll-timeout MS] [--poll-retries N]\n"
 	       "                         [--unreachable-after N] [--error-threshold NAME=RATE]...\n"
-	       "                         [--log-level LEVEL]\n"
+	       "                         [--map HOST:PORT] [--no-resync] [--log-level LEVEL]\n"
 	       "\n"
 	       "DESCRIPTION\n"
 	       "    Traps (v1, v2c, v3 authPriv; INFORMs acknowledged): linkDown becomes\n"
@@ -62,6 +63,11 @@ static void help(void)
 	       "    --poll-interval and reports ifOperStatus changes the same way, error and\n"
 	       "    discard rates over --error-threshold (counter_threshold / counter_cleared,\n"
 	       "    with hysteresis) and switch_unreachable / switch_reachable.\n"
+	       "    Resync: after a switch's first poll round, and again after the session\n"
+	       "    reconnects, the poller reads the broker's GET /fabric/map (--map) and\n"
+	       "    reports every difference with its own view as the event a live change\n"
+	       "    would give, with the counter resync=1 (Oem.Fabricbus.Resync); a port the\n"
+	       "    broker has no state of gets a topology event (its baseline).\n"
 	       "    docs/agents.md has the config file format, events and counters.\n"
 	       "\n"
 	       "OPTIONS\n"
@@ -82,6 +88,9 @@ static void help(void)
 	       "        --error-threshold NAME=RATE  per second; NAME if_in_errors,\n"
 	       "                               if_out_errors, if_in_discards, if_out_discards\n"
 	       "                               (defaults 10, 10, 100, 100)\n"
+	       "        --map HOST:PORT        fabricbusd's HttpListen, for the resync (default: the\n"
+	       "                               --broker host, port %d)\n"
+	       "        --no-resync            do not resync against the broker's map\n"
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
 	       "    -h, --help                 show this help\n"
 	       "\n"
@@ -92,7 +101,8 @@ static void help(void)
 	       "\n"
 	       "EXIT STATUS\n"
 	       "    0 clean stop; 1 cannot start (config, address, broker session); 2 usage\n",
-	       FB_AGENT_DEFAULT_BROKER, FB_AGENT_ID_MAX, DEFAULT_LISTEN, FB_AGENT_DRAIN_MS);
+	       FB_AGENT_DEFAULT_BROKER, FB_AGENT_ID_MAX, DEFAULT_LISTEN, FB_AGENT_MAP_PORT,
+	       FB_AGENT_DRAIN_MS);
 }
 
 static int parse_opts(struct agent *a, int argc, char **argv)
@@ -102,6 +112,7 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 	static const struct option lo[] = {
 		FB_AGENT_OPTIONS,
 		FB_AGENT_FABRIC_OPTION,
+		FB_AGENT_MAP_OPTIONS,
 		{ "config", required_argument, NULL, 'c' },
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "no-traps", no_argument, NULL, O_NO_TRAPS },
@@ -236,6 +247,21 @@ static void on_usr1(evutil_socket_t sig, short what, void *arg)
 	log_stats(arg);
 }
 
+/* snmp_poll_cfg.resync: a switch's round is complete, diff it against the
+ * broker's map. */
+static void on_resync(void *arg, const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit,
+		      void *emit_arg)
+{
+	struct agent *a = arg;
+	snmp_resync_switch(a->ag.map_host, a->ag.map_port, sw, emit, emit_arg);
+}
+
+static void on_reconnected(void *arg)
+{
+	struct agent *a = arg;
+	snmp_poll_resync(a->poll);
+}
+
 /* A signal: stop reading. Traps still in the kernel's buffer are not read:
  * the switches resend state on the next change, and the poller catches up. */
 static void on_stop(void *arg)
@@ -251,6 +277,7 @@ static int run(struct agent *a)
 	a->ag.buffer = a->buffer;
 	a->ag.stop = on_stop;
 	a->ag.ack = on_ack;
+	a->ag.reconnected = on_reconnected;
 	a->ag.arg = a;
 	if (fb_agent_session(&a->ag))
 		return 1;
@@ -268,6 +295,7 @@ static int run(struct agent *a)
 	a->pcfg.fabric = a->ag.fabric;
 	a->pcfg.emit = deliver_poll;
 	a->pcfg.emit_arg = a;
+	a->pcfg.resync = a->ag.resync ? on_resync : NULL;
 	if (a->conf.n_polls &&
 	    snmp_poll_start(a->ag.base, &a->pcfg, &a->poll, err, sizeof(err)) != 0) {
 		fb_log_err("%s", err);

@@ -197,6 +197,58 @@ static void reachable(struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit, void *a
 	emit(arg, &ev);
 }
 
+static void resync_port(const struct snmp_ifc_switch *sw, const struct snmp_ifc_port *p, int known,
+			snmp_ifc_emit_fn emit, void *arg)
+{
+	struct fb_event ev;
+	const char *port = p->name[0] ? p->name : "?";
+	int up = p->oper == 1;
+	if (known < 0) {
+		fill(&ev, sw, p, FB_KIND_TOPOLOGY, FB_SEV_OK);
+		snprintf(ev.text, sizeof(ev.text), "poll: %s ifOperStatus %d (baseline)", port, p->oper);
+		emit(arg, &ev);
+		return;
+	}
+	if (known == up)
+		return;
+	if (up)
+		fill(&ev, sw, p, FB_KIND_LINK_UP, FB_SEV_OK);
+	else if (p->admin == 2) /* an operator's shutdown, as oper_changed() says it */
+		fill(&ev, sw, p, FB_KIND_PORT_STATE, FB_SEV_OK);
+	else
+		fill(&ev, sw, p, FB_KIND_LINK_DOWN, FB_SEV_WARNING);
+	(void)fb_event_add_counter(&ev, FB_CTR_RESYNC, 1); /* the first counter: never full */
+	snprintf(ev.text, sizeof(ev.text), "poll: %s ifOperStatus %d, found at resync (was %s)", port,
+		 p->oper, up ? "down" : "up");
+	fb_log_info("resync: switch '%s' ifIndex %u: %s", sw->name, p->ifindex, ev.text);
+	emit(arg, &ev);
+}
+
+size_t snmp_ifc_resync(const struct snmp_ifc_switch *sw, const struct snmp_ifc_known *k,
+		       snmp_ifc_emit_fn emit, void *arg)
+{
+	size_t n = 0;
+	struct fb_event ev;
+	if (k->reachable == 0) {
+		fill(&ev, sw, NULL, FB_KIND_SWITCH_REACHABLE, FB_SEV_OK);
+		(void)fb_event_add_counter(&ev, FB_CTR_RESYNC, 1);
+		snprintf(ev.text, sizeof(ev.text), "SNMP answers, found at resync");
+		emit(arg, &ev);
+		n++;
+	}
+	for (size_t i = 0; i < sw->n_ports; i++) {
+		const struct snmp_ifc_port *p = &sw->ports[i];
+		if (p->oper <= 0 || p->ifindex > 0xffff) /* no state; no port number in the map */
+			continue;
+		int known = k->port_up(k->arg, p->ifindex);
+		if (known < 0 || known != (p->oper == 1)) {
+			resync_port(sw, p, known, emit, arg);
+			n++;
+		}
+	}
+	return n;
+}
+
 int snmp_ifc_update(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg,
 		    const struct snmp_ifc_round *r, snmp_ifc_emit_fn emit, void *arg)
 {

@@ -111,6 +111,22 @@ int snmp_ifc_update(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg,
 /* A round failed (timeout, error status). */
 void snmp_ifc_failed(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg,
 		     snmp_ifc_emit_fn emit, void *arg);
+/* Resync (proto/PROTOCOL.md): what the broker holds of sw, from its
+ * GET /fabric/map (snmp_resync.c). reachable: 1, 0, or -1 not known;
+ * port_up(arg, ifindex): 1 up, 0 down, -1 the broker has no state. */
+struct snmp_ifc_known {
+	int reachable;
+	int (*port_up)(void *arg, uint32_t ifindex);
+	void *arg;
+};
+/* After a complete round: every difference between sw (as the round left
+ * it) and what the broker holds becomes the event a live change would
+ * give (switch_reachable, link_up, link_down, or port_state for an
+ * administratively down port) with the counter resync = 1; a port the
+ * broker has no state of gets a topology event with its ifOperStatus (the
+ * baseline a later resync diffs against). Returns the events emitted. */
+size_t snmp_ifc_resync(const struct snmp_ifc_switch *sw, const struct snmp_ifc_known *k,
+		       snmp_ifc_emit_fn emit, void *arg);
 /* The learned name of a port, or NULL. */
 const char *snmp_ifc_name(const struct snmp_ifc_switch *sw, uint32_t ifindex);
 void snmp_ifc_switch_free(struct snmp_ifc_switch *sw);
