@@ -42,22 +42,7 @@ const char *ib_ctr_err_name(unsigned err)
 
 int ib_ctr_parse_threshold(struct ib_ctr_cfg *cfg, const char *spec)
 {
-	const char *eq = strchr(spec, '=');
-	if (!eq || !eq[1] || eq[1] == '-' || eq[1] == '+')
-		return -EINVAL;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(eq + 1, &end, 10);
-	if (*end || errno || v == 0 || v > 1000000000ULL)
-		return -EINVAL;
-	for (unsigned i = 0; i < IB_ERR__N; i++) {
-		const char *name = ib_ctr_err_name(i);
-		if (strlen(name) == (size_t)(eq - spec) && strncasecmp(spec, name, (size_t)(eq - spec)) == 0) {
-			cfg->err_rate[i] = v;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return fb_threshold_parse(spec, ib_ctr_err_name, IB_ERR__N, cfg->err_rate);
 }
 
 uint64_t ib_ctr_delta(uint64_t prev, uint64_t now)

@@ -317,11 +317,8 @@ static void on_reconnected(void *arg)
 
 static int run(struct agent *a)
 {
-	a->ag.buffer = SESSION_BUFFER;
-	a->ag.stop = on_stop;
-	a->ag.reconnected = on_reconnected;
-	a->ag.arg = a;
-	if (fb_agent_session(&a->ag))
+	const struct fb_agent_hooks h = { .stop = on_stop, .reconnected = on_reconnected, .arg = a };
+	if (fb_agent_session(&a->ag, SESSION_BUFFER, &h))
 		return 1;
 	int rc = ib_worker_start(a->ag.base, &a->cfg, deliver, on_fatal, a, &a->w);
 	if (rc) {

@@ -110,8 +110,8 @@ static void on_err(void *arg, int code, const char *text)
 static void on_ack(void *arg, uint64_t acked_seq)
 {
 	struct fb_agent *ag = arg;
-	if (ag->ack)
-		ag->ack(ag->arg, acked_seq);
+	if (ag->hooks.ack)
+		ag->hooks.ack(ag->hooks.arg, acked_seq);
 }
 
 /* The session's drain is over: everything acked, or the wait ran out. */
@@ -132,8 +132,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	ag->stopping = 1;
 	fb_log_info("signal %d: stopping, waiting up to %d ms for acks", (int)sig,
 		    FB_AGENT_DRAIN_MS);
-	if (ag->stop)
-		ag->stop(ag->arg); /* may still deliver what its sources held */
+	if (ag->hooks.stop)
+		ag->hooks.stop(ag->hooks.arg); /* may still deliver what its sources held */
 	if (fb_session_drain(ag->s, FB_AGENT_DRAIN_MS, on_drained, ag) != 0)
 		event_base_loopbreak(ag->base); /* out of memory: stop without waiting */
 }
@@ -153,13 +153,14 @@ static void reconnect_check_cb(evutil_socket_t fd, short what, void *arg)
 	ag->reconnects = st.reconnects;
 	fb_log_info("reconnected to %s:%d and everything is acked: resyncing against the broker's map",
 		    ag->host, ag->port);
-	ag->reconnected(ag->arg);
+	ag->hooks.reconnected(ag->hooks.arg);
 }
 
-int fb_agent_session(struct fb_agent *ag)
+int fb_agent_session(struct fb_agent *ag, size_t buffer, const struct fb_agent_hooks *hooks)
 {
-	struct fb_session_opts o = { ag->host, ag->port, ag->agent_id, ag->buffer, BATCH_EVENTS,
+	struct fb_session_opts o = { ag->host, ag->port, ag->agent_id, buffer, BATCH_EVENTS,
 				     HEARTBEAT_MS };
+	ag->hooks = *hooks;
 	int rc = fb_session_new(ag->base, &o, &ag->s);
 	if (rc) {
 		fb_log_err("cannot start a session to %s:%d: %s", ag->host, ag->port, fb_strerror(rc));
@@ -173,7 +174,7 @@ int fb_agent_session(struct fb_agent *ag)
 		fb_log_err("out of memory setting up the event loop");
 		return 1;
 	}
-	if (ag->resync && ag->reconnected) {
+	if (ag->resync && ag->hooks.reconnected) {
 		struct timeval every = { RECONNECT_CHECK_MS / 1000, (RECONNECT_CHECK_MS % 1000) * 1000 };
 		ag->reconnect_check = event_new(ag->base, -1, EV_PERSIST, reconnect_check_cb, ag);
 		if (!ag->reconnect_check || event_add(ag->reconnect_check, &every)) {

@@ -41,16 +41,18 @@ enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC };
 	{ "map", required_argument, NULL, FB_AGENT_O_MAP },               \
 	{ "no-resync", no_argument, NULL, FB_AGENT_O_NO_RESYNC }
 
-struct fb_agent {
-	/* Set by the agent before fb_agent_opt(). */
-	const char *prog;        /* "fabricbus-agent-ib": messages and usage errors */
-	void (*help)(void);      /* prints the agent's --help */
-	size_t buffer;           /* events the session keeps unacked */
-	/* Hooks, called on the loop thread with arg. */
+/* What the skeleton calls back, on the loop thread, with arg. */
+struct fb_agent_hooks {
 	void (*stop)(void *arg);        /* a signal: stop the sources (then the drain) */
-	void (*reconnected)(void *arg); /* reconnected and all acked: resync (with resync on) */
+	void (*reconnected)(void *arg); /* reconnected and all acked: resync (NULL: none) */
 	void (*ack)(void *arg, uint64_t acked_seq); /* optional */
 	void *arg;
+};
+
+struct fb_agent {
+	const char *prog;        /* "fabricbus-agent-ib": messages and usage errors */
+	void (*help)(void);      /* prints the agent's --help; set before fb_agent_opt() */
+	struct fb_agent_hooks hooks;
 
 	/* From the options. */
 	char host[256];          /* --broker */
@@ -89,10 +91,10 @@ int fb_agent_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out);
 /* The loop (with libevent's pthread locking when threads: events made
  * active from another thread); SIGPIPE ignored. 0 or 1 (logged). */
 int fb_agent_base(struct fb_agent *ag, int threads);
-/* The session to --broker, the signal events and, with resync and a
- * reconnected hook, the reconnect watch; the session starts connecting.
- * 0 or 1 (logged). */
-int fb_agent_session(struct fb_agent *ag);
+/* The session to --broker keeping up to buffer events unacked, the signal
+ * events and, with resync and a reconnected hook, the reconnect watch; the
+ * session starts connecting. 0 or 1 (logged). */
+int fb_agent_session(struct fb_agent *ag, size_t buffer, const struct fb_agent_hooks *hooks);
 /* Runs the loop until a stop's drain is over (or fb_agent_fatal);
  * returns the exit status. */
 int fb_agent_run(struct fb_agent *ag);

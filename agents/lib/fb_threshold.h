@@ -27,6 +27,10 @@ uint64_t fb_rate_per_s(uint64_t delta, uint64_t ms);
 /* A counter's delta over ms against rate_thr per second (in integers:
  * delta / (ms / 1000) >= rate_thr), through h: as fb_hyst_update. */
 int fb_threshold_update(struct fb_hyst *h, uint64_t delta, uint64_t ms, uint64_t rate_thr);
+/* "NAME=RATE" (--error-threshold): NAME one of name(0..n-1), any case;
+ * RATE 1..1e9 per second, into rate[NAME's index]. 0 or -EINVAL. */
+int fb_threshold_parse(const char *spec, const char *(*name)(unsigned i), unsigned n,
+		       uint64_t *rate);
 /* The counters and text of the counter_threshold (dir > 0) or
  * counter_cleared event ev of counter ctr_id named name: the delta first
  * (Redfish names the property after it), the rate, the threshold, the

@@ -274,12 +274,9 @@ static void on_stop(void *arg)
 static int run(struct agent *a)
 {
 	char err[512];
-	a->ag.buffer = a->buffer;
-	a->ag.stop = on_stop;
-	a->ag.ack = on_ack;
-	a->ag.reconnected = on_reconnected;
-	a->ag.arg = a;
-	if (fb_agent_session(&a->ag))
+	const struct fb_agent_hooks h = { .stop = on_stop, .reconnected = on_reconnected,
+					  .ack = on_ack, .arg = a };
+	if (fb_agent_session(&a->ag, a->buffer, &h))
 		return 1;
 	a->sigusr1 = evsignal_new(a->ag.base, SIGUSR1, on_usr1, a);
 	if (!a->sigusr1 || event_add(a->sigusr1, NULL)) {

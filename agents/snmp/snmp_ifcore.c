@@ -26,25 +26,14 @@ void snmp_ifc_cfg_default(struct snmp_ifc_cfg *cfg)
 	cfg->unreachable_after = 3;
 }
 
+static const char *ctr_name(unsigned i)
+{
+	return fb_counter_name(ctr_id[i]);
+}
+
 int snmp_ifc_parse_threshold(struct snmp_ifc_cfg *cfg, const char *spec)
 {
-	const char *eq = strchr(spec, '=');
-	if (!eq || !eq[1] || eq[1] == '-' || eq[1] == '+')
-		return -EINVAL;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(eq + 1, &end, 10);
-	if (*end || errno || v == 0 || v > 1000000000ULL)
-		return -EINVAL;
-	for (unsigned i = 0; i < SNMP_IFC__N; i++) {
-		const char *name = fb_counter_name(ctr_id[i]);
-		if (strlen(name) == (size_t)(eq - spec) &&
-		    strncasecmp(spec, name, (size_t)(eq - spec)) == 0) {
-			cfg->rate[i] = v;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return fb_threshold_parse(spec, ctr_name, SNMP_IFC__N, cfg->rate);
 }
 
 uint32_t snmp_ifc_delta32(uint32_t prev, uint32_t now)
