@@ -42,22 +42,7 @@ const char *ib_ctr_err_name(unsigned err)
 
 int ib_ctr_parse_threshold(struct ib_ctr_cfg *cfg, const char *spec)
 {
-	const char *eq = strchr(spec, '=');
-	if (!eq || !eq[1] || eq[1] == '-' || eq[1] == '+')
-		return -EINVAL;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(eq + 1, &end, 10);
-	if (*end || errno || v == 0 || v > 1000000000ULL)
-		return -EINVAL;
-	for (unsigned i = 0; i < IB_ERR__N; i++) {
-		const char *name = ib_ctr_err_name(i);
-		if (strlen(name) == (size_t)(eq - spec) && strncasecmp(spec, name, (size_t)(eq - spec)) == 0) {
-			cfg->err_rate[i] = v;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return fb_threshold_parse(spec, ib_ctr_err_name, IB_ERR__N, cfg->err_rate);
 }
 
 uint64_t ib_ctr_delta(uint64_t prev, uint64_t now)
@@ -74,27 +59,6 @@ uint64_t ib_ctr_congestion_ppm(uint64_t delta_ticks, uint64_t interval_ms, unsig
 	 * A 32-bit delta times a tick of <= 1000 ns cannot overflow. */
 	uint64_t ppm = (delta_ticks * tick_ns + interval_ms / 2) / interval_ms;
 	return ppm > 1000000 ? 1000000 : ppm;
-}
-
-uint64_t ib_ctr_rate(uint64_t delta, uint64_t interval_ms)
-{
-	return interval_ms ? (delta * 1000 + interval_ms / 2) / interval_ms : 0;
-}
-
-int ib_hyst_update(struct ib_hyst *h, int above)
-{
-	if (above) {
-		h->below = 0;
-		if (h->active)
-			return 0;
-		h->active = 1;
-		return 1;
-	}
-	if (!h->active || ++h->below < IB_CTR_CLEAR_AFTER)
-		return 0;
-	h->active = 0;
-	h->below = 0;
-	return -1;
 }
 
 static uint64_t err_value(const struct ib_pma_counters *pc, unsigned err)
@@ -114,18 +78,13 @@ static void add(struct fb_event *ev, uint16_t id, uint64_t v)
 }
 
 static void emit_err(struct ib_poll_ctx *c, const struct ib_switch *sw, unsigned port,
-		     unsigned err, int dir, uint64_t delta, uint64_t rate, uint64_t ms)
+		     unsigned err, int dir, uint64_t delta, uint64_t ms)
 {
 	struct fb_event ev;
-	uint64_t thr = c->ctr->err_rate[err];
 	ib_poll_fill(&ev, c, sw, port, dir > 0 ? FB_KIND_COUNTER_THRESHOLD : FB_KIND_COUNTER_CLEARED,
 		     dir > 0 ? FB_SEV_WARNING : FB_SEV_OK);
-	add(&ev, err_ctr_id[err], delta); /* first: Redfish names the property after it */
-	add(&ev, FB_CTR_RATE_PER_S, rate);
-	add(&ev, FB_CTR_THRESHOLD, thr);
-	add(&ev, FB_CTR_INTERVAL_MS, ms);
-	snprintf(ev.text, sizeof(ev.text), "%s %" PRIu64 "/s %s %" PRIu64 "/s over %" PRIu64 " ms",
-		 ib_ctr_err_name(err), rate, dir > 0 ? ">=" : "<", thr, ms);
+	fb_threshold_describe(&ev, err_ctr_id[err], ib_ctr_err_name(err), dir, delta,
+			      c->ctr->err_rate[err], ms);
 	fb_log_info("%s: switch '%s' (GUID 0x%016" PRIx64 ") port %u: %s", fb_kind_name(ev.kind),
 		    sw->desc, sw->guid, port, ev.text);
 	c->emit(c->emit_arg, &ev);
@@ -163,15 +122,13 @@ static void diff_port(struct ib_poll_ctx *c, const struct ib_switch *sw, unsigne
 		return;
 	for (unsigned e = 0; e < IB_ERR__N; e++) {
 		uint64_t d = ib_ctr_delta(err_value(&was, e), err_value(now, e));
-		/* rate >= threshold, in integers: d / (ms / 1000) >= thr */
-		int above = d * 1000 >= c->ctr->err_rate[e] * ms;
-		int dir = ib_hyst_update(&cp->err_h[e], above);
+		int dir = fb_threshold_update(&cp->err_h[e], d, ms, c->ctr->err_rate[e]);
 		if (dir)
-			emit_err(c, sw, port, e, dir, d, ib_ctr_rate(d, ms), ms);
+			emit_err(c, sw, port, e, dir, d, ms);
 	}
 	uint64_t dw = ib_ctr_delta(was.xmit_wait, now->xmit_wait);
 	uint64_t ppm = ib_ctr_congestion_ppm(dw, ms, c->ctr->tick_ns);
-	int dir = ib_hyst_update(&cp->cong_h, ppm >= c->ctr->congestion_ppm);
+	int dir = fb_hyst_update(&cp->cong_h, ppm >= c->ctr->congestion_ppm);
 	if (dir)
 		emit_cong(c, sw, port, dir, ppm, dw, ms);
 }
@@ -182,8 +139,8 @@ static void diff_ext(const struct ib_switch *sw, unsigned port, struct ib_ctr_po
 {
 	if (cp->have_ext && ms)
 		fb_log_debug("switch '%s' port %u: xmit %" PRIu64 " rcv %" PRIu64 " bytes/s", sw->desc,
-			     port, ib_ctr_rate(ib_ctr_delta(cp->prev_ext.xmit_data, now->xmit_data) * 4, ms),
-			     ib_ctr_rate(ib_ctr_delta(cp->prev_ext.rcv_data, now->rcv_data) * 4, ms));
+			     port, fb_rate_per_s(ib_ctr_delta(cp->prev_ext.xmit_data, now->xmit_data) * 4, ms),
+			     fb_rate_per_s(ib_ctr_delta(cp->prev_ext.rcv_data, now->rcv_data) * 4, ms));
 	cp->prev_ext = *now;
 	cp->have_ext = 1;
 }

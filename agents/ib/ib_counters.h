@@ -31,11 +31,12 @@
 #ifndef IB_COUNTERS_H
 #define IB_COUNTERS_H
 
+#include "fb_threshold.h"
 #include "ib_mad.h"
 
 #include <stdint.h>
 
-#define IB_CTR_CLEAR_AFTER 3 /* readings below a threshold before *_cleared */
+#define IB_CTR_CLEAR_AFTER FB_HYST_CLEAR_AFTER /* readings below a threshold before *_cleared */
 
 /* The error counters watched, in --error-threshold order. */
 enum ib_err { IB_ERR_SYMBOL, IB_ERR_LINK_RECOVERY, IB_ERR_LINK_DOWNED, IB_ERR_RCV,
@@ -48,12 +49,6 @@ struct ib_ctr_cfg {
 	unsigned tick_ns;            /* PortXmitWait tick, 1..1000 */
 };
 
-/* Hysteresis of one threshold. */
-struct ib_hyst {
-	uint8_t active;  /* an *_threshold/congestion event went out */
-	uint8_t below;   /* readings below since, while active */
-};
-
 /* Per port (struct ib_port), zeroed = no reading yet. */
 struct ib_ctr_port {
 	int have;                    /* prev holds a reading */
@@ -61,7 +56,7 @@ struct ib_ctr_port {
 	struct ib_pma_counters prev;
 	struct ib_pma_ext prev_ext;
 	int have_ext;
-	struct ib_hyst err_h[IB_ERR__N], cong_h;
+	struct fb_hyst err_h[IB_ERR__N], cong_h;
 };
 
 /* Per switch (struct ib_switch). */
@@ -81,11 +76,6 @@ const char *ib_ctr_err_name(unsigned err);
 /* The arithmetic, exposed for tests and docs. */
 uint64_t ib_ctr_delta(uint64_t prev, uint64_t now);
 uint64_t ib_ctr_congestion_ppm(uint64_t delta_ticks, uint64_t interval_ms, unsigned tick_ns);
-/* events per second, rounded */
-uint64_t ib_ctr_rate(uint64_t delta, uint64_t interval_ms);
-/* Feed one reading: +1 when the threshold event is due, -1 when the
- * cleared event is due, else 0. */
-int ib_hyst_update(struct ib_hyst *h, int above);
 
 struct ib_poll_ctx;
 struct ib_switch;

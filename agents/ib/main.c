@@ -5,49 +5,26 @@
  * the session's bounded buffer is full (broker away for long), events are
  * dropped here and counted, so nothing upstream ever waits on the broker.
  */
-#include "fb_addr.h"
+#include "fb_agent.h"
 #include "fb_err.h"
 #include "fb_log.h"
-#include "fb_session.h"
 #include "fb_usage.h"
-#include "fb_wire.h"
 #include "ib_worker.h"
 
-#include <event2/event.h>
-#include <event2/thread.h>
 #include <getopt.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define PROG "fabricbus-agent-ib"
-#define DEFAULT_BROKER "127.0.0.1:7411"
 #define SESSION_BUFFER 8192      /* unacked events kept for resend */
-#define FLUSH_WAIT_MS 2000       /* bounded wait for acks at exit */
-#define DEFAULT_MAP_PORT 7412    /* fabricbusd's HttpListen */
-#define RECONNECT_CHECK_MS 1000  /* how often the loop looks for a reconnect */
 
 struct agent {
+	struct fb_agent ag;      /* options, session, signals, drain */
 	struct ib_worker_cfg cfg;
-	char host[256];
-	int port;
-	char agent_id[FB_AGENT_ID_MAX];
-	char map_host[256];
-	int map_port, resync;
 	int once;
 	unsigned measure;
 	int ctr_interval_set;
-
-	struct event_base *base;
-	struct fb_session *s;
 	struct ib_worker *w;
-	struct event *sigterm, *sigint, *reconnect_check;
-	uint64_t reconnects;
-	int stopping, exit_status;
-	uint64_t dropped;
 };
 
 static void help(void)
@@ -151,19 +128,8 @@ static void help(void)
 	       "    0  clean stop (or --once printed the topology)\n"
 	       "    1  the IB port cannot be opened, or --once found nothing\n"
 	       "    2  usage error\n",
-	       DEFAULT_BROKER, FB_AGENT_ID_MAX, IB_FLAP_COUNT_MAX, DEFAULT_MAP_PORT, FLUSH_WAIT_MS);
-}
-
-static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-	char *end;
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -1;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*end || v < lo || v > hi)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
+	       FB_AGENT_DEFAULT_BROKER, FB_AGENT_ID_MAX, IB_FLAP_COUNT_MAX, FB_AGENT_MAP_PORT,
+	       FB_AGENT_DRAIN_MS);
 }
 
 static int parse_shard(const char *s, unsigned *i, unsigned *n)
@@ -174,7 +140,8 @@ static int parse_shard(const char *s, unsigned *i, unsigned *n)
 		return -1;
 	memcpy(buf, s, (size_t)(slash - s));
 	buf[slash - s] = '\0';
-	if (parse_uint(buf, 0, 65535, i) || parse_uint(slash + 1, 1, 65536, n) || *i >= *n)
+	if (fb_agent_parse_uint(buf, 0, 65535, i) || fb_agent_parse_uint(slash + 1, 1, 65536, n) ||
+	    *i >= *n)
 		return -1;
 	return 0;
 }
@@ -182,12 +149,11 @@ static int parse_shard(const char *s, unsigned *i, unsigned *n)
 static int parse_opts(struct agent *a, int argc, char **argv)
 {
 	enum { O_SHARD = 256, O_TIMEOUT, O_RETRIES, O_CA, O_CAPORT, O_ONCE, O_CTR_INTERVAL,
-	       O_ERR_THR, O_CONG_THR, O_TICK, O_FLAP_COUNT, O_FLAP_WINDOW, O_MEASURE, O_NO_TRAPS,
-	       O_MAP, O_NO_RESYNC };
+	       O_ERR_THR, O_CONG_THR, O_TICK, O_FLAP_COUNT, O_FLAP_WINDOW, O_MEASURE, O_NO_TRAPS };
 	static const struct option lo[] = {
-		{ "broker", required_argument, NULL, 'b' },
-		{ "agent-id", required_argument, NULL, 'a' },
-		{ "fabric", required_argument, NULL, 'f' },
+		FB_AGENT_OPTIONS,
+		FB_AGENT_FABRIC_OPTION,
+		FB_AGENT_MAP_OPTIONS,
 		{ "interval", required_argument, NULL, 'i' },
 		{ "switches", required_argument, NULL, 's' },
 		{ "shard", required_argument, NULL, O_SHARD },
@@ -196,7 +162,6 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		{ "mad-retries", required_argument, NULL, O_RETRIES },
 		{ "ca", required_argument, NULL, O_CA },
 		{ "ca-port", required_argument, NULL, O_CAPORT },
-		{ "log-level", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, O_ONCE },
 		{ "measure", required_argument, NULL, O_MEASURE },
 		{ "counters-interval", required_argument, NULL, O_CTR_INTERVAL },
@@ -206,32 +171,15 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		{ "flap-count", required_argument, NULL, O_FLAP_COUNT },
 		{ "flap-window", required_argument, NULL, O_FLAP_WINDOW },
 		{ "no-traps", no_argument, NULL, O_NO_TRAPS },
-		{ "map", required_argument, NULL, O_MAP },
-		{ "no-resync", no_argument, NULL, O_NO_RESYNC },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *broker = DEFAULT_BROKER, *map = NULL;
 	unsigned v;
-	int c, level = FB_LOG_INFO;
+	int c, r;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":b:a:f:i:s:u:l:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'b': broker = optarg; break;
-		case 'a':
-			if (!fb_agent_id_valid(optarg))
-				return fb_usage_error(PROG, "bad --agent-id '%s': want 1..%d chars of "
-						      "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
-			snprintf(a->agent_id, sizeof(a->agent_id), "%s", optarg);
-			break;
-		case 'f':
-			if (!*optarg || strlen(optarg) >= FB_FABRIC_MAX)
-				return fb_usage_error(PROG, "bad --fabric '%s': want 1..%d chars", optarg,
-						      FB_FABRIC_MAX - 1);
-			a->cfg.fabric = optarg;
-			break;
 		case 'i':
-			if (parse_uint(optarg, 100, 3600000, &a->cfg.interval_ms))
+			if (fb_agent_parse_uint(optarg, 100, 3600000, &a->cfg.interval_ms))
 				return fb_usage_error(PROG,
 						      "bad --interval '%s': want milliseconds, 100..3600000",
 						      optarg);
@@ -251,20 +199,20 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 						      optarg);
 			break;
 		case 'u':
-			if (parse_uint(optarg, 1, 1000, &a->cfg.unreachable_after))
+			if (fb_agent_parse_uint(optarg, 1, 1000, &a->cfg.unreachable_after))
 				return fb_usage_error(PROG,
 						      "bad --unreachable-after '%s': want 1..1000",
 						      optarg);
 			break;
 		case O_TIMEOUT:
-			if (parse_uint(optarg, 1, 10000, &v))
+			if (fb_agent_parse_uint(optarg, 1, 10000, &v))
 				return fb_usage_error(PROG,
 						      "bad --mad-timeout '%s': want milliseconds, 1..10000",
 						      optarg);
 			a->cfg.timeout_ms = (int)v;
 			break;
 		case O_RETRIES:
-			if (parse_uint(optarg, 1, 10, &v))
+			if (fb_agent_parse_uint(optarg, 1, 10, &v))
 				return fb_usage_error(PROG, "bad --mad-retries '%s': want 1..10", optarg);
 			a->cfg.retries = (int)v;
 			break;
@@ -276,23 +224,17 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 			a->cfg.ca = optarg;
 			break;
 		case O_CAPORT:
-			if (parse_uint(optarg, 1, 254, &v))
+			if (fb_agent_parse_uint(optarg, 1, 254, &v))
 				return fb_usage_error(PROG, "bad --ca-port '%s': want 1..254", optarg);
 			a->cfg.ca_port = (int)v;
 			break;
-		case 'l':
-			if ((level = fb_log_level_parse(optarg)) < 0)
-				return fb_usage_error(PROG,
-						      "bad --log-level '%s': want error, warn, info or debug",
-						      optarg);
-			break;
 		case O_ONCE: a->once = 1; break;
 		case O_MEASURE:
-			if (parse_uint(optarg, 1, 100000, &a->measure))
+			if (fb_agent_parse_uint(optarg, 1, 100000, &a->measure))
 				return fb_usage_error(PROG, "bad --measure '%s': want 1..100000", optarg);
 			break;
 		case O_CTR_INTERVAL:
-			if (parse_uint(optarg, 0, 3600000, &v) || (v && v < 100))
+			if (fb_agent_parse_uint(optarg, 0, 3600000, &v) || (v && v < 100))
 				return fb_usage_error(PROG, "bad --counters-interval '%s': want 0 (off) or "
 						      "milliseconds, 100..3600000", optarg);
 			a->cfg.ctr.interval_ms = v;
@@ -307,53 +249,42 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 						      optarg);
 			break;
 		case O_CONG_THR:
-			if (parse_uint(optarg, 1, 1000000, &v))
+			if (fb_agent_parse_uint(optarg, 1, 1000000, &v))
 				return fb_usage_error(PROG, "bad --congestion-threshold '%s': want parts per "
 						      "million, 1..1000000", optarg);
 			a->cfg.ctr.congestion_ppm = v;
 			break;
 		case O_TICK:
-			if (parse_uint(optarg, 1, 1000, &a->cfg.ctr.tick_ns))
+			if (fb_agent_parse_uint(optarg, 1, 1000, &a->cfg.ctr.tick_ns))
 				return fb_usage_error(PROG,
 						      "bad --xmit-wait-tick-ns '%s': want 1..1000",
 						      optarg);
 			break;
 		case O_FLAP_COUNT:
-			if (parse_uint(optarg, 2, IB_FLAP_COUNT_MAX, &a->cfg.flap.count))
+			if (fb_agent_parse_uint(optarg, 2, IB_FLAP_COUNT_MAX, &a->cfg.flap.count))
 				return fb_usage_error(PROG, "bad --flap-count '%s': want 2..%d", optarg,
 						      IB_FLAP_COUNT_MAX);
 			break;
 		case O_FLAP_WINDOW:
-			if (parse_uint(optarg, 1, 86400, &a->cfg.flap.window_s))
+			if (fb_agent_parse_uint(optarg, 1, 86400, &a->cfg.flap.window_s))
 				return fb_usage_error(PROG,
 						      "bad --flap-window '%s': want seconds, 1..86400",
 						      optarg);
 			break;
 		case O_NO_TRAPS: a->cfg.traps = 0; break;
-		case O_MAP: map = optarg; break;
-		case O_NO_RESYNC: a->resync = 0; break;
-		case 'h': help(); return -1;
-		case ':': return fb_usage_error(PROG, "%s needs a value", argv[optind - 1]);
-		default: return fb_usage_error(PROG, "unknown option '%s'", argv[optind - 1]);
+		default:
+			if ((r = fb_agent_opt(&a->ag, c, argv)) != 0)
+				return r;
 		}
 	}
 	if (!a->ctr_interval_set)
 		a->cfg.ctr.interval_ms = a->cfg.interval_ms;
-	if (optind < argc)
-		return fb_usage_error(PROG, "unexpected argument '%s'", argv[optind]);
-	if (fb_addr_parse(broker, "127.0.0.1", a->host, sizeof(a->host), &a->port) != 0)
-		return fb_usage_error(PROG, "bad --broker '%s': want HOST:PORT, [IPV6]:PORT or :PORT",
-				      broker);
-	if (map && fb_addr_parse(map, "127.0.0.1", a->map_host, sizeof(a->map_host), &a->map_port) != 0)
-		return fb_usage_error(PROG, "bad --map '%s': want HOST:PORT, [IPV6]:PORT or :PORT", map);
-	if (!map) {
-		snprintf(a->map_host, sizeof(a->map_host), "%s", a->host);
-		a->map_port = DEFAULT_MAP_PORT;
-	}
-	a->cfg.map_host = a->resync ? a->map_host : NULL;
-	a->cfg.map_port = a->map_port;
-	a->cfg.agent_id = a->agent_id;
-	fb_log_set_level(level);
+	if ((r = fb_agent_opts_done(&a->ag, argc, argv)) != 0)
+		return r;
+	a->cfg.fabric = a->ag.fabric;
+	a->cfg.map_host = a->ag.resync ? a->ag.map_host : NULL;
+	a->cfg.map_port = a->ag.map_port;
+	a->cfg.agent_id = a->ag.agent_id;
 	return 0;
 }
 
@@ -362,145 +293,70 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 static void deliver(void *arg, const struct fb_event *ev)
 {
 	struct agent *a = arg;
-	int rc = fb_session_submit(a->s, ev);
-	if (rc == 0)
-		return;
-	/* Log the first drop and then every 1000th, so a long outage is visible
-	 * without flooding. */
-	if (a->dropped++ % 1000 == 0)
-		fb_log_warn("dropped %s event for switch '%s' (GUID 0x%016llx) port %u: %s "
-			    "(%llu dropped so far; is fabricbusd at %s:%d up?)",
-			    fb_kind_name(ev->kind), ev->subj.switch_name,
-			    (unsigned long long)ev->subj.switch_guid, ev->subj.port,
-			    rc == FB_EFULL ? "session buffer full" : fb_strerror(rc),
-			    (unsigned long long)a->dropped, a->host, a->port);
+	fb_agent_submit(&a->ag, ev);
 }
 
 static void on_fatal(void *arg)
 {
 	struct agent *a = arg;
-	a->exit_status = 1;
-	event_base_loopbreak(a->base);
+	fb_agent_fatal(&a->ag);
 }
 
-static void on_err(void *arg, int code, const char *text)
-{
-	(void)arg;
-	fb_log_warn("session: %s (code %d)", text, code); /* text names the broker */
-}
-
-/* The session's drain is over: everything acked, or the wait ran out. */
-static void on_drained(void *arg, size_t unacked)
+/* A signal: the MAD thread stops and delivers what it still held. */
+static void on_stop(void *arg)
 {
 	struct agent *a = arg;
-	if (unacked)
-		fb_log_warn("exiting with %zu events not acked by %s:%d", unacked, a->host, a->port);
-	event_base_loopbreak(a->base);
+	ib_worker_stop(a->w);
 }
 
-static void on_signal(evutil_socket_t sig, short what, void *arg)
+static void on_reconnected(void *arg)
 {
-	(void)what;
 	struct agent *a = arg;
-	if (a->stopping)
-		return;
-	a->stopping = 1;
-	fb_log_info("signal %d: stopping the MAD thread, waiting up to %d ms for acks",
-		    (int)sig, FLUSH_WAIT_MS);
-	ib_worker_stop(a->w); /* delivers what it still held */
-	if (fb_session_drain(a->s, FLUSH_WAIT_MS, on_drained, a) != 0)
-		event_base_loopbreak(a->base); /* out of memory: stop without waiting */
-}
-
-/* After a reconnect, once the broker holds everything we sent, resync: a
- * broker that lost its journal's tail (or was replaced) has a map older
- * than what we told it. */
-static void reconnect_check_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	struct agent *a = arg;
-	struct fb_session_stats st;
-	fb_session_get_stats(a->s, &st);
-	if (st.reconnects == a->reconnects || !st.connected || st.unacked)
-		return;
-	a->reconnects = st.reconnects;
-	fb_log_info("reconnected to %s:%d and everything is acked: resyncing against the broker's map",
-		    a->host, a->port);
 	ib_worker_resync(a->w);
 }
 
 static int run(struct agent *a)
 {
-	struct fb_session_opts o = { a->host, a->port, a->agent_id, SESSION_BUFFER, 512, 5000 };
-	int rc = fb_session_new(a->base, &o, &a->s);
-	if (rc) {
-		fb_log_err("cannot start a session to %s:%d: %s", a->host, a->port, fb_strerror(rc));
+	const struct fb_agent_hooks h = { .stop = on_stop, .reconnected = on_reconnected, .arg = a };
+	if (fb_agent_session(&a->ag, SESSION_BUFFER, &h))
 		return 1;
-	}
-	fb_session_set_callbacks(a->s, NULL, on_err, a);
-	a->sigterm = evsignal_new(a->base, SIGTERM, on_signal, a);
-	a->sigint = evsignal_new(a->base, SIGINT, on_signal, a);
-	a->reconnect_check = event_new(a->base, -1, EV_PERSIST, reconnect_check_cb, a);
-	struct timeval every = { RECONNECT_CHECK_MS / 1000, (RECONNECT_CHECK_MS % 1000) * 1000 };
-	if (!a->sigterm || !a->sigint || !a->reconnect_check || event_add(a->sigterm, NULL) ||
-	    event_add(a->sigint, NULL) || (a->resync && event_add(a->reconnect_check, &every))) {
-		fb_log_err("out of memory setting up the event loop");
-		return 1;
-	}
-	rc = fb_session_start(a->s);
-	if (rc == 0)
-		rc = ib_worker_start(a->base, &a->cfg, deliver, on_fatal, a, &a->w);
+	int rc = ib_worker_start(a->ag.base, &a->cfg, deliver, on_fatal, a, &a->w);
 	if (rc) {
 		fb_log_err("cannot start: %s", fb_strerror(rc));
 		return 1;
 	}
 	fb_log_info("agent '%s' reporting fabric '%s' to %s:%d, polling every %u ms, counters "
-		    "every %u ms", a->agent_id, a->cfg.fabric, a->host, a->port, a->cfg.interval_ms,
-		    a->cfg.ctr.interval_ms);
-	event_base_dispatch(a->base);
+		    "every %u ms", a->ag.agent_id, a->cfg.fabric, a->ag.host, a->ag.port,
+		    a->cfg.interval_ms, a->cfg.ctr.interval_ms);
+	int status = fb_agent_run(&a->ag);
 	ib_worker_stop(a->w);
 	uint64_t qdrop = ib_worker_dropped(a->w);
-	if (a->dropped || qdrop)
+	if (a->ag.dropped || qdrop)
 		fb_log_warn("%llu events dropped (session buffer full), %llu (MAD thread queue full)",
-			    (unsigned long long)a->dropped, (unsigned long long)qdrop);
-	return a->exit_status;
+			    (unsigned long long)a->ag.dropped, (unsigned long long)qdrop);
+	return status;
 }
 
 int main(int argc, char **argv)
 {
 	struct agent a = { 0 };
 	a.cfg = (struct ib_worker_cfg){ .timeout_ms = 100, .retries = 2, .interval_ms = 1000,
-				        .unreachable_after = 3, .fabric = "IB",
-				        .switches = "all", .shard_n = 1,
+				        .unreachable_after = 3, .switches = "all", .shard_n = 1,
 				        .flap = { .count = 3, .window_s = 60 }, .traps = 1 };
-	a.resync = 1;
 	ib_ctr_cfg_default(&a.cfg.ctr, a.cfg.interval_ms);
-	fb_log_init(PROG, 0, FB_LOG_INFO);
-	fb_session_default_agent_id("ib", a.agent_id, sizeof(a.agent_id));
+	fb_agent_init(&a.ag, PROG, "ib");
+	a.ag.help = help;
+	a.ag.fabric = "IB";
 	int r = parse_opts(&a, argc, argv);
 	if (r)
 		return r < 0 ? 0 : r;
 	if (a.measure)
 		return ib_worker_measure(&a.cfg, a.measure, stdout);
 	if (a.once)
-		return ib_worker_once(&a.cfg, a.agent_id, stdout);
+		return ib_worker_once(&a.cfg, a.ag.agent_id, stdout);
 
-	signal(SIGPIPE, SIG_IGN); /* a broker closing mid-write is an error, not death */
-	/* Before the base exists: event_active from the MAD thread must be safe. */
-	if (evthread_use_pthreads() != 0 || !(a.base = event_base_new())) {
-		fb_log_err("cannot set up libevent with pthreads");
-		return 1;
-	}
-	int status = run(&a);
+	int status = fb_agent_base(&a.ag, 1) ? 1 : run(&a);
 	ib_worker_free(a.w);
-	fb_session_free(a.s);
-	if (a.sigterm)
-		event_free(a.sigterm);
-	if (a.sigint)
-		event_free(a.sigint);
-	if (a.reconnect_check)
-		event_free(a.reconnect_check);
-	event_base_free(a.base);
+	fb_agent_free(&a.ag);
 	return status;
 }

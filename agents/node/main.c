@@ -9,15 +9,13 @@
  * event, a link going down or up gives link_down/link_up (link class node).
  * Everything runs on the loop thread: no MAD is sent, so nothing blocks.
  */
-#include "fb_addr.h"
+#include "fb_agent.h"
 #include "fb_err.h"
 #include "fb_event_json.h"
 #include "fb_log.h"
 #include "fb_http.h"
 #include "fb_map_get.h"
-#include "fb_session.h"
 #include "fb_usage.h"
-#include "fb_wire.h"
 #include "node_eth.h"
 #include "node_ib.h"
 #include "node_resync.h"
@@ -26,17 +24,13 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define PROG "fabricbus-agent-node"
-#define DEFAULT_BROKER "127.0.0.1:7411"
 #define SESSION_BUFFER 8192
-#define FLUSH_WAIT_MS 2000
-#define DEFAULT_MAP_PORT 7412 /* fabricbusd's HttpListen */
 #define MAP_TIMEOUT_MS 2000   /* a GET /fabric/map of the resync, at start */
 #define RESYNC_AGAIN_MS 1000  /* its second pass */
 
@@ -47,23 +41,16 @@ struct scan {
 };
 
 struct agent {
-	char host[256];
-	int port;
-	char agent_id[FB_AGENT_ID_MAX];
+	struct fb_agent ag;       /* options, session, signals, drain */
 	char node[FB_NAME_MAX];
 	unsigned interval_ms;
 	int no_ib, no_eth, once;
-	char map_host[256];
-	int map_port, resync;
 	json_t *map;              /* the broker's view of this node, during the first scans */
 	struct event *resync_again;
 
-	struct event_base *base;
-	struct fb_session *s;
-	struct event *sigterm, *sigint, *ib_timer, *nl_ev;
+	struct event *ib_timer, *nl_ev;
 	int nl_fd;
-	int stopping, exit_status;
-	uint64_t dropped, emitted;
+	uint64_t emitted;
 	struct scan ib, eth, cur; /* cur: scratch for the scan in progress */
 };
 
@@ -123,19 +110,7 @@ static void help(void)
 	       "    0  clean stop (or --once printed the inventory)\n"
 	       "    1  a port source cannot be read, or --once found no port\n"
 	       "    2  usage error\n",
-	       DEFAULT_BROKER, FB_AGENT_ID_MAX, DEFAULT_MAP_PORT, FLUSH_WAIT_MS);
-}
-
-static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-	char *end;
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -1;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*end || v < lo || v > hi)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
+	       FB_AGENT_DEFAULT_BROKER, FB_AGENT_ID_MAX, FB_AGENT_MAP_PORT, FB_AGENT_DRAIN_MS);
 }
 
 static int default_node_name(char *out, size_t outsz)
@@ -153,33 +128,21 @@ static int default_node_name(char *out, size_t outsz)
 
 static int parse_opts(struct agent *a, int argc, char **argv)
 {
-	enum { O_NO_IB = 256, O_NO_ETH, O_ONCE, O_MAP, O_NO_RESYNC };
+	enum { O_NO_IB = 256, O_NO_ETH, O_ONCE };
 	static const struct option lo[] = {
-		{ "broker", required_argument, NULL, 'b' },
-		{ "agent-id", required_argument, NULL, 'a' },
+		FB_AGENT_OPTIONS,
+		FB_AGENT_MAP_OPTIONS,
 		{ "node-name", required_argument, NULL, 'n' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "no-ib", no_argument, NULL, O_NO_IB },
 		{ "no-eth", no_argument, NULL, O_NO_ETH },
-		{ "log-level", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, O_ONCE },
-		{ "map", required_argument, NULL, O_MAP },
-		{ "no-resync", no_argument, NULL, O_NO_RESYNC },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *broker = DEFAULT_BROKER, *map = NULL;
-	int c, level = FB_LOG_INFO;
+	int c, r;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":b:a:n:i:l:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'b': broker = optarg; break;
-		case 'a':
-			if (!fb_agent_id_valid(optarg))
-				return fb_usage_error(PROG, "bad --agent-id '%s': want 1..%d chars of "
-						      "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
-			snprintf(a->agent_id, sizeof(a->agent_id), "%s", optarg);
-			break;
 		case 'n':
 			if (!*optarg || strlen(optarg) >= FB_NAME_MAX || strchr(optarg, '/'))
 				return fb_usage_error(PROG,
@@ -188,43 +151,25 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 			snprintf(a->node, sizeof(a->node), "%s", optarg);
 			break;
 		case 'i':
-			if (parse_uint(optarg, 100, 3600000, &a->interval_ms))
+			if (fb_agent_parse_uint(optarg, 100, 3600000, &a->interval_ms))
 				return fb_usage_error(PROG,
 						      "bad --interval '%s': want milliseconds, 100..3600000",
 						      optarg);
 			break;
 		case O_NO_IB: a->no_ib = 1; break;
 		case O_NO_ETH: a->no_eth = 1; break;
-		case O_MAP: map = optarg; break;
-		case O_NO_RESYNC: a->resync = 0; break;
-		case 'l':
-			if ((level = fb_log_level_parse(optarg)) < 0)
-				return fb_usage_error(PROG,
-						      "bad --log-level '%s': want error, warn, info or debug",
-						      optarg);
-			break;
 		case O_ONCE: a->once = 1; break;
-		case 'h': help(); return -1;
-		case ':': return fb_usage_error(PROG, "%s needs a value", argv[optind - 1]);
-		default: return fb_usage_error(PROG, "unknown option '%s'", argv[optind - 1]);
+		default:
+			if ((r = fb_agent_opt(&a->ag, c, argv)) != 0)
+				return r;
 		}
 	}
-	if (optind < argc)
-		return fb_usage_error(PROG, "unexpected argument '%s'", argv[optind]);
+	if ((r = fb_agent_opts_done(&a->ag, argc, argv)) != 0)
+		return r;
 	if (a->no_ib && a->no_eth)
 		return fb_usage_error(PROG, "--no-ib and --no-eth together leave nothing to report");
-	if (fb_addr_parse(broker, "127.0.0.1", a->host, sizeof(a->host), &a->port) != 0)
-		return fb_usage_error(PROG, "bad --broker '%s': want HOST:PORT, [IPV6]:PORT or :PORT",
-				      broker);
-	if (map && fb_addr_parse(map, "127.0.0.1", a->map_host, sizeof(a->map_host), &a->map_port) != 0)
-		return fb_usage_error(PROG, "bad --map '%s': want HOST:PORT, [IPV6]:PORT or :PORT", map);
-	if (!map) {
-		snprintf(a->map_host, sizeof(a->map_host), "%s", a->host);
-		a->map_port = DEFAULT_MAP_PORT;
-	}
 	if (!a->node[0] && default_node_name(a->node, sizeof(a->node)) != 0)
 		return fb_usage_error(PROG, "cannot take the node name from the host name: give --node-name");
-	fb_log_set_level(level);
 	return 0;
 }
 
@@ -234,7 +179,7 @@ static void port_event(const struct agent *a, const struct node_port *p, uint8_t
 		       struct fb_event *ev)
 {
 	memset(ev, 0, sizeof(*ev));
-	snprintf(ev->agent_id, sizeof(ev->agent_id), "%s", a->agent_id);
+	snprintf(ev->agent_id, sizeof(ev->agent_id), "%s", a->ag.agent_id);
 	ev->ts_ns = fb_now_ns();
 	ev->kind = kind;
 	ev->severity = kind == FB_KIND_LINK_DOWN ? FB_SEV_WARNING : FB_SEV_OK;
@@ -265,14 +210,7 @@ static void emit(struct agent *a, const struct fb_event *ev)
 		json_decref(j);
 		return;
 	}
-	int rc = fb_session_submit(a->s, ev);
-	if (rc == 0)
-		return;
-	if (a->dropped++ % 1000 == 0)
-		fb_log_warn("dropped %s event for %s port %u: %s (%" PRIu64 " dropped so far; is "
-			    "fabricbusd at %s:%d up?)", fb_kind_name(ev->kind), ev->subj.device,
-			    ev->subj.port, rc == FB_EFULL ? "session buffer full" : fb_strerror(rc),
-			    a->dropped, a->host, a->port);
+	fb_agent_submit(&a->ag, ev);
 }
 
 static const struct node_port *find(const struct scan *s, const struct node_port *p)
@@ -290,12 +228,14 @@ static int identity_changed(const struct node_port *o, const struct node_port *c
 	       o->ifindex != c->ifindex || strcmp(o->mac, c->mac) != 0;
 }
 
-/* First scan, before the port's inventory: the broker's map says otherwise
- * (node_resync.h). */
-static void resync_port(struct agent *a, const struct node_port *c)
+/* First scan, before the port's inventory, or after a reconnect: the
+ * broker's map says otherwise (node_resync.h). */
+static void resync_port(struct agent *a, const struct node_port *c, int reconnected)
 {
-	/* A live event since start is newer than what the map says. */
-	uint8_t kind = a->map && !c->live ? node_resync_kind(a->map, a->node, c) : 0;
+	/* At start, a live event since is newer than what the map says; after a
+	 * reconnect everything we sent is acked, so the map should show it all:
+	 * what it does not show, the broker lost. */
+	uint8_t kind = a->map && (reconnected || !c->live) ? node_resync_kind(a->map, a->node, c) : 0;
 	if (!kind)
 		return;
 	struct fb_event ev;
@@ -318,7 +258,7 @@ static void diff(struct agent *a, struct scan *last, struct scan *cur)
 		const struct node_port *o = last->valid ? find(last, c) : NULL;
 		c->live = o && (o->live || o->up != c->up);
 		if (!last->valid)
-			resync_port(a, c);
+			resync_port(a, c, 0);
 		if (!o || identity_changed(o, c)) {
 			port_event(a, c, FB_KIND_INVENTORY, &ev);
 			emit(a, &ev);
@@ -380,7 +320,7 @@ static void ib_tick(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct agent *a = arg;
-	if (!a->stopping)
+	if (!a->ag.stopping)
 		scan_ib(a);
 }
 
@@ -391,39 +331,18 @@ static void nl_readable(evutil_socket_t fd, short what, void *arg)
 	int rc = node_eth_monitor_drain((int)fd);
 	if (rc < 0)
 		fb_log_warn("rtnetlink notification socket: %s", fb_strerror(rc));
-	if (!a->stopping)
+	if (!a->ag.stopping)
 		scan_eth(a);
 }
 
-static void on_err(void *arg, int code, const char *text)
-{
-	(void)arg;
-	fb_log_warn("session: %s (code %d)", text, code);
-}
-
-/* The session's drain is over: everything acked, or the wait ran out. */
-static void on_drained(void *arg, size_t unacked)
+/* A signal: stop watching (then the drain). */
+static void on_stop(void *arg)
 {
 	struct agent *a = arg;
-	if (unacked)
-		fb_log_warn("exiting with %zu events not acked by %s:%d", unacked, a->host, a->port);
-	event_base_loopbreak(a->base);
-}
-
-static void on_signal(evutil_socket_t sig, short what, void *arg)
-{
-	(void)what;
-	struct agent *a = arg;
-	if (a->stopping)
-		return;
-	a->stopping = 1;
-	fb_log_info("signal %d: stopping, waiting up to %d ms for acks", (int)sig, FLUSH_WAIT_MS);
 	if (a->ib_timer)
 		event_del(a->ib_timer);
 	if (a->nl_ev)
 		event_del(a->nl_ev);
-	if (fb_session_drain(a->s, FLUSH_WAIT_MS, on_drained, a) != 0)
-		event_base_loopbreak(a->base); /* out of memory: stop without waiting */
 }
 
 static int start_sources(struct agent *a)
@@ -436,7 +355,7 @@ static int start_sources(struct agent *a)
 				   "report InfiniBand only)", fb_strerror(a->nl_fd));
 			return -1;
 		}
-		a->nl_ev = event_new(a->base, a->nl_fd, EV_READ | EV_PERSIST, nl_readable, a);
+		a->nl_ev = event_new(a->ag.base, a->nl_fd, EV_READ | EV_PERSIST, nl_readable, a);
 		if (!a->nl_ev || event_add(a->nl_ev, NULL) || scan_eth(a))
 			return -1;
 	}
@@ -447,7 +366,7 @@ static int start_sources(struct agent *a)
 			return -1;
 		}
 		struct timeval tv = { a->interval_ms / 1000, (a->interval_ms % 1000) * 1000 };
-		a->ib_timer = event_new(a->base, -1, EV_PERSIST, ib_tick, a);
+		a->ib_timer = event_new(a->ag.base, -1, EV_PERSIST, ib_tick, a);
 		if (!a->ib_timer || event_add(a->ib_timer, &tv))
 			return -1;
 	}
@@ -460,16 +379,29 @@ static int start_sources(struct agent *a)
 static void fetch_map(struct agent *a)
 {
 	char target[320], err[512];
-	if (!a->resync)
+	if (!a->ag.resync)
 		return;
 	if (!fb_http_map_target(a->node, target, sizeof(target)))
 		return;
-	int rc = fb_map_get(a->map_host, a->map_port, target, MAP_TIMEOUT_MS, &a->map, err, sizeof(err));
+	int rc = fb_map_get(a->ag.map_host, a->ag.map_port, target, MAP_TIMEOUT_MS, &a->map, err,
+			    sizeof(err));
 	if (rc < 0)
 		fb_log_warn("resync: %s; not resyncing: changes made while this agent was away stay "
 			    "unreported (is fabricbusd's HttpListen at --map?)", err);
 	else if (rc > 0)
 		fb_log_warn("resync: the broker has no GET /fabric/map (HTTP 404); not resyncing");
+}
+
+/* Every port of the last scans against a fresh map. */
+static void resync_all(struct agent *a, int reconnected)
+{
+	fetch_map(a);
+	for (size_t i = 0; a->map && i < a->ib.n; i++)
+		resync_port(a, &a->ib.p[i], reconnected);
+	for (size_t i = 0; a->map && i < a->eth.n; i++)
+		resync_port(a, &a->eth.p[i], reconnected);
+	json_decref(a->map);
+	a->map = NULL;
 }
 
 /* The map is rendered at most every 100 ms (big ones more rarely): the
@@ -479,54 +411,39 @@ static void resync_again_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	struct agent *a = arg;
-	fetch_map(a);
-	for (size_t i = 0; a->map && i < a->ib.n; i++)
-		resync_port(a, &a->ib.p[i]);
-	for (size_t i = 0; a->map && i < a->eth.n; i++)
-		resync_port(a, &a->eth.p[i]);
-	json_decref(a->map);
-	a->map = NULL;
+	resync_all(arg, 0);
+}
+
+/* Reconnected, everything acked: a broker that lost state (restarted
+ * without its journal's tail, or replaced) hears what it missed. */
+static void on_reconnected(void *arg)
+{
+	resync_all(arg, 1);
 }
 
 static int run(struct agent *a)
 {
-	struct fb_session_opts o = { a->host, a->port, a->agent_id, SESSION_BUFFER, 512, 5000 };
-	int rc = fb_session_new(a->base, &o, &a->s);
-	if (rc) {
-		fb_log_err("cannot start a session to %s:%d: %s", a->host, a->port, fb_strerror(rc));
+	const struct fb_agent_hooks h = { .stop = on_stop, .reconnected = on_reconnected, .arg = a };
+	if (fb_agent_session(&a->ag, SESSION_BUFFER, &h))
 		return 1;
-	}
-	fb_session_set_callbacks(a->s, NULL, on_err, a);
-	a->sigterm = evsignal_new(a->base, SIGTERM, on_signal, a);
-	a->sigint = evsignal_new(a->base, SIGINT, on_signal, a);
-	if (!a->sigterm || !a->sigint || event_add(a->sigterm, NULL) ||
-	    event_add(a->sigint, NULL)) {
-		fb_log_err("out of memory setting up the event loop");
-		return 1;
-	}
-	if ((rc = fb_session_start(a->s)) != 0) {
-		fb_log_err("cannot start: %s", fb_strerror(rc));
-		return 1;
-	}
 	fetch_map(a);
-	rc = start_sources(a);
+	int rc = start_sources(a);
 	json_decref(a->map); /* the first scans are done: it served its purpose */
 	a->map = NULL;
 	if (rc)
 		return 1;
 	struct timeval again = { RESYNC_AGAIN_MS / 1000, (RESYNC_AGAIN_MS % 1000) * 1000 };
-	if (a->resync && (!(a->resync_again = evtimer_new(a->base, resync_again_cb, a)) ||
-			  evtimer_add(a->resync_again, &again))) {
+	if (a->ag.resync && (!(a->resync_again = evtimer_new(a->ag.base, resync_again_cb, a)) ||
+			     evtimer_add(a->resync_again, &again))) {
 		fb_log_err("out of memory setting up the event loop");
 		return 1;
 	}
 	fb_log_info("agent '%s' reporting node '%s' (%zu IB ports, %zu Ethernet interfaces) to %s:%d",
-		    a->agent_id, a->node, a->ib.n, a->eth.n, a->host, a->port);
-	event_base_dispatch(a->base);
-	if (a->dropped)
-		fb_log_warn("%" PRIu64 " events dropped (session buffer full)", a->dropped);
-	return a->exit_status;
+		    a->ag.agent_id, a->node, a->ib.n, a->eth.n, a->ag.host, a->ag.port);
+	int status = fb_agent_run(&a->ag);
+	if (a->ag.dropped)
+		fb_log_warn("%" PRIu64 " events dropped (session buffer full)", a->ag.dropped);
+	return status;
 }
 
 static int once(struct agent *a)
@@ -549,28 +466,21 @@ int main(int argc, char **argv)
 	static struct agent a; /* the port tables are large: not on the stack */
 	a.interval_ms = 1000;
 	a.nl_fd = -1;
-	a.resync = 1;
-	fb_log_init(PROG, 0, FB_LOG_INFO);
-	fb_session_default_agent_id("node", a.agent_id, sizeof(a.agent_id));
+	fb_agent_init(&a.ag, PROG, "node");
+	a.ag.help = help;
 	int r = parse_opts(&a, argc, argv);
 	if (r)
 		return r < 0 ? 0 : r;
 	if (a.once)
 		return once(&a);
 
-	signal(SIGPIPE, SIG_IGN);
-	if (!(a.base = event_base_new())) {
-		fb_log_err("cannot set up libevent");
-		return 1;
-	}
-	int status = run(&a);
-	fb_session_free(a.s);
-	struct event *evs[] = { a.sigterm, a.sigint, a.ib_timer, a.nl_ev, a.resync_again };
+	int status = fb_agent_base(&a.ag, 0) ? 1 : run(&a);
+	struct event *evs[] = { a.ib_timer, a.nl_ev, a.resync_again };
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (evs[i])
 			event_free(evs[i]);
 	if (a.nl_fd >= 0)
 		close(a.nl_fd);
-	event_base_free(a.base);
+	fb_agent_free(&a.ag);
 	return status;
 }

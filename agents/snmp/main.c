@@ -7,16 +7,15 @@
  * reading and the kernel's socket buffer holds the storm; what overflows
  * that is the documented drop point (kernel_drops in the stats line).
  */
-#include "fb_addr.h"
+#include "fb_agent.h"
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_session.h"
-#include "fb_text.h"
 #include "fb_usage.h"
-#include "fb_wire.h"
 #include "snmp_conf.h"
 #include "snmp_netsnmp.h"
 #include "snmp_poll.h"
+#include "snmp_resync.h"
 #include "snmp_trap.h"
 
 #include <event2/event.h>
@@ -27,26 +26,18 @@
 #include <string.h>
 
 #define PROG "fabricbus-agent-snmp"
-#define DEFAULT_BROKER "127.0.0.1:7411"
 #define DEFAULT_LISTEN "udp:0.0.0.0:162"
-#define FLUSH_WAIT_MS 2000
 
 struct agent {
-	char host[256];
-	int port;
-	char agent_id[FB_AGENT_ID_MAX];
-	const char *fabric, *config, *listen;
+	struct fb_agent ag;      /* options, session, signals, drain */
+	const char *config, *listen;
 	unsigned rcvbuf, buffer, traps;
 	struct snmp_poll_cfg pcfg;
 	struct snmp_conf conf;
 
-	struct event_base *base;
-	struct fb_session *s;
 	struct snmp_trap *trap;
 	struct snmp_poll *poll;
-	struct event *sigterm, *sigint, *sigusr1;
-	int stopping;
-	uint64_t poll_dropped;
+	struct event *sigusr1;
 };
 
 static void help(void)
@@ -61,7 +52,7 @@ static void help(void)
 	       "                         [--rcvbuf BYTES] [--buffer EVENTS]\n"
 	       "                         [--poll-interval MS] [--poll-timeout MS] [--poll-retries N]\n"
 	       "                         [--unreachable-after N] [--error-threshold NAME=RATE]...\n"
-	       "                         [--log-level LEVEL]\n"
+	       "                         [--map HOST:PORT] [--no-resync] [--log-level LEVEL]\n"
 	       "\n"
 	       "DESCRIPTION\n"
 	       "    Traps (v1, v2c, v3 authPriv; INFORMs acknowledged): linkDown becomes\n"
@@ -72,6 +63,11 @@ static void help(void)
 	       "    --poll-interval and reports ifOperStatus changes the same way, error and\n"
 	       "    discard rates over --error-threshold (counter_threshold / counter_cleared,\n"
 	       "    with hysteresis) and switch_unreachable / switch_reachable.\n"
+	       "    Resync: after a switch's first poll round, and again after the session\n"
+	       "    reconnects, the poller reads the broker's GET /fabric/map (--map) and\n"
+	       "    reports every difference with its own view as the event a live change\n"
+	       "    would give, with the counter resync=1 (Oem.Fabricbus.Resync); a port the\n"
+	       "    broker has no state of gets a topology event (its baseline).\n"
 	       "    docs/agents.md has the config file format, events and counters.\n"
 	       "\n"
 	       "OPTIONS\n"
@@ -92,6 +88,9 @@ static void help(void)
 	       "        --error-threshold NAME=RATE  per second; NAME if_in_errors,\n"
 	       "                               if_out_errors, if_in_discards, if_out_discards\n"
 	       "                               (defaults 10, 10, 100, 100)\n"
+	       "        --map HOST:PORT        fabricbusd's HttpListen, for the resync (default: the\n"
+	       "                               --broker host, port %d)\n"
+	       "        --no-resync            do not resync against the broker's map\n"
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
 	       "    -h, --help                 show this help\n"
 	       "\n"
@@ -102,16 +101,8 @@ static void help(void)
 	       "\n"
 	       "EXIT STATUS\n"
 	       "    0 clean stop; 1 cannot start (config, address, broker session); 2 usage\n",
-	       DEFAULT_BROKER, FB_AGENT_ID_MAX, DEFAULT_LISTEN, FLUSH_WAIT_MS);
-}
-
-static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-	uint64_t v;
-	if (fb_text_parse_u64(s, strlen(s), &v) != 0 || v < lo || v > hi)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
+	       FB_AGENT_DEFAULT_BROKER, FB_AGENT_ID_MAX, DEFAULT_LISTEN, FB_AGENT_MAP_PORT,
+	       FB_AGENT_DRAIN_MS);
 }
 
 static int parse_opts(struct agent *a, int argc, char **argv)
@@ -119,9 +110,9 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 	enum { O_LISTEN = 256, O_NO_TRAPS, O_RCVBUF, O_BUFFER, O_PINT, O_PTIMEOUT, O_PRETRIES,
 	       O_ERR_THR };
 	static const struct option lo[] = {
-		{ "broker", required_argument, NULL, 'b' },
-		{ "agent-id", required_argument, NULL, 'a' },
-		{ "fabric", required_argument, NULL, 'f' },
+		FB_AGENT_OPTIONS,
+		FB_AGENT_FABRIC_OPTION,
+		FB_AGENT_MAP_OPTIONS,
 		{ "config", required_argument, NULL, 'c' },
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "no-traps", no_argument, NULL, O_NO_TRAPS },
@@ -132,56 +123,40 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		{ "poll-retries", required_argument, NULL, O_PRETRIES },
 		{ "unreachable-after", required_argument, NULL, 'u' },
 		{ "error-threshold", required_argument, NULL, O_ERR_THR },
-		{ "log-level", required_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *broker = DEFAULT_BROKER;
-	int c, level = FB_LOG_INFO;
+	int c, r;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":b:a:f:c:u:l:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'b': broker = optarg; break;
-		case 'a':
-			if (!fb_agent_id_valid(optarg))
-				return fb_usage_error(PROG, "bad --agent-id '%s': want 1..%d chars of "
-						      "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
-			snprintf(a->agent_id, sizeof(a->agent_id), "%s", optarg);
-			break;
-		case 'f':
-			if (!*optarg || strlen(optarg) >= FB_FABRIC_MAX)
-				return fb_usage_error(PROG, "bad --fabric '%s': want 1..%d chars", optarg,
-						      FB_FABRIC_MAX - 1);
-			a->fabric = optarg;
-			break;
 		case 'c': a->config = optarg; break;
 		case O_LISTEN: a->listen = optarg; break;
 		case O_NO_TRAPS: a->traps = 0; break;
 		case O_RCVBUF:
-			if (parse_uint(optarg, 65536, 1U << 30, &a->rcvbuf))
+			if (fb_agent_parse_uint(optarg, 65536, 1U << 30, &a->rcvbuf))
 				return fb_usage_error(PROG, "bad --rcvbuf '%s': want bytes, 65536..2^30",
 						      optarg);
 			break;
 		case O_BUFFER:
-			if (parse_uint(optarg, 64, 4U << 20, &a->buffer))
+			if (fb_agent_parse_uint(optarg, 64, 4U << 20, &a->buffer))
 				return fb_usage_error(PROG, "bad --buffer '%s': want 64..4194304", optarg);
 			break;
 		case O_PINT:
-			if (parse_uint(optarg, 100, 3600000, &a->pcfg.interval_ms))
+			if (fb_agent_parse_uint(optarg, 100, 3600000, &a->pcfg.interval_ms))
 				return fb_usage_error(PROG, "bad --poll-interval '%s': want 100..3600000",
 						      optarg);
 			break;
 		case O_PTIMEOUT:
-			if (parse_uint(optarg, 10, 60000, &a->pcfg.timeout_ms))
+			if (fb_agent_parse_uint(optarg, 10, 60000, &a->pcfg.timeout_ms))
 				return fb_usage_error(PROG, "bad --poll-timeout '%s': want 10..60000",
 						      optarg);
 			break;
 		case O_PRETRIES:
-			if (parse_uint(optarg, 0, 10, &a->pcfg.retries))
+			if (fb_agent_parse_uint(optarg, 0, 10, &a->pcfg.retries))
 				return fb_usage_error(PROG, "bad --poll-retries '%s': want 0..10", optarg);
 			break;
 		case 'u':
-			if (parse_uint(optarg, 1, 1000, &a->pcfg.ifc.unreachable_after))
+			if (fb_agent_parse_uint(optarg, 1, 1000, &a->pcfg.ifc.unreachable_after))
 				return fb_usage_error(PROG, "bad --unreachable-after '%s': want 1..1000",
 						      optarg);
 			break;
@@ -192,23 +167,12 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 						      "if_in_discards, if_out_discards, RATE 1..1000000000",
 						      optarg);
 			break;
-		case 'l':
-			if ((level = fb_log_level_parse(optarg)) < 0)
-				return fb_usage_error(PROG, "bad --log-level '%s': want error, warn, info "
-						      "or debug", optarg);
-			break;
-		case 'h': help(); return -1;
-		case ':': return fb_usage_error(PROG, "%s needs a value", argv[optind - 1]);
-		default: return fb_usage_error(PROG, "unknown option '%s'", argv[optind - 1]);
+		default:
+			if ((r = fb_agent_opt(&a->ag, c, argv)) != 0)
+				return r;
 		}
 	}
-	if (optind < argc)
-		return fb_usage_error(PROG, "unexpected argument '%s'", argv[optind]);
-	if (fb_addr_parse(broker, "127.0.0.1", a->host, sizeof(a->host), &a->port) != 0)
-		return fb_usage_error(PROG, "bad --broker '%s': want HOST:PORT, [IPV6]:PORT or :PORT",
-				      broker);
-	fb_log_set_level(level);
-	return 0;
+	return fb_agent_opts_done(&a->ag, argc, argv);
 }
 
 /* ---- the loop ---------------------------------------------------------------- */
@@ -224,24 +188,20 @@ static int room(void *arg)
 {
 	struct agent *a = arg;
 	struct fb_session_stats st;
-	fb_session_get_stats(a->s, &st);
+	fb_session_get_stats(a->ag.s, &st);
 	return st.unacked < high_water(a);
 }
 
 static int deliver(void *arg, const struct fb_event *ev)
 {
 	struct agent *a = arg;
-	return fb_session_submit(a->s, ev);
+	return fb_session_submit(a->ag.s, ev);
 }
 
 static void deliver_poll(void *arg, const struct fb_event *ev)
 {
 	struct agent *a = arg;
-	if (fb_session_submit(a->s, ev) != 0 && a->poll_dropped++ % 1000 == 0)
-		fb_log_warn("dropped a %s event of switch '%s' ifIndex %u: session buffer full "
-			    "(%llu dropped; is fabricbusd at %s:%d up?)", fb_kind_name(ev->kind),
-			    ev->subj.switch_name, ev->subj.ifindex,
-			    (unsigned long long)a->poll_dropped, a->host, a->port);
+	fb_agent_submit(&a->ag, ev);
 }
 
 static void on_ack(void *arg, uint64_t acked_seq)
@@ -249,27 +209,22 @@ static void on_ack(void *arg, uint64_t acked_seq)
 	(void)acked_seq;
 	struct agent *a = arg;
 	struct fb_session_stats st;
-	fb_session_get_stats(a->s, &st);
+	fb_session_get_stats(a->ag.s, &st);
 	if (a->trap && st.unacked < a->buffer / 2)
 		snmp_trap_resume(a->trap);
-}
-
-static void on_err(void *arg, int code, const char *text)
-{
-	(void)arg;
-	fb_log_warn("session: %s (code %d)", text, code);
 }
 
 static void log_stats(struct agent *a)
 {
 	struct snmp_trap_stats t = { 0 };
-	struct fb_session_stats s;
+	struct fb_session_stats s = { 0 };
 	uint64_t kdrops = 0;
 	if (a->trap) {
 		snmp_trap_get_stats(a->trap, &t);
 		kdrops = snmp_trap_kernel_drops(a->trap);
 	}
-	fb_session_get_stats(a->s, &s);
+	if (a->ag.s)
+		fb_session_get_stats(a->ag.s, &s);
 	fb_log_info("stats: packets=%llu events=%llu dropped=%llu kernel_drops=%llu ignored=%llu "
 		    "malformed=%llu bad_community=%llu v3_rejected=%llu informs_acked=%llu "
 		    "not_traps=%llu pauses=%llu poll_events=%llu poll_dropped=%llu submitted=%llu "
@@ -281,72 +236,65 @@ static void log_stats(struct agent *a)
 		    (unsigned long long)t.informs_acked, (unsigned long long)t.not_traps,
 		    (unsigned long long)t.pauses,
 		    (unsigned long long)(a->poll ? snmp_poll_events(a->poll) : 0),
-		    (unsigned long long)a->poll_dropped, (unsigned long long)s.submitted,
+		    (unsigned long long)a->ag.dropped, (unsigned long long)s.submitted,
 		    (unsigned long long)s.acked, s.unacked);
 }
 
-static void on_drained(void *arg, size_t unacked)
+static void on_usr1(evutil_socket_t sig, short what, void *arg)
 {
-	struct agent *a = arg;
-	if (unacked)
-		fb_log_warn("exiting with %zu events not acked by %s:%d", unacked, a->host, a->port);
-	event_base_loopbreak(a->base);
+	(void)sig;
+	(void)what;
+	log_stats(arg);
 }
 
-static void on_signal(evutil_socket_t sig, short what, void *arg)
+/* snmp_poll_cfg.resync: a switch's round is complete, diff it against the
+ * broker's map. */
+static void on_resync(void *arg, const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit,
+		      void *emit_arg)
 {
-	(void)what;
 	struct agent *a = arg;
-	if (sig == SIGUSR1) {
-		log_stats(a);
-		return;
-	}
-	if (a->stopping)
-		return;
-	a->stopping = 1;
-	/* Traps still in the kernel's buffer at a stop are not read: the
-	 * switches resend state on the next change, and the poller catches up. */
+	snmp_resync_switch(a->ag.map_host, a->ag.map_port, sw, emit, emit_arg);
+}
+
+static void on_reconnected(void *arg)
+{
+	struct agent *a = arg;
+	snmp_poll_resync(a->poll);
+}
+
+/* A signal: stop reading. Traps still in the kernel's buffer are not read:
+ * the switches resend state on the next change, and the poller catches up. */
+static void on_stop(void *arg)
+{
+	struct agent *a = arg;
 	snmp_trap_stop(a->trap);
 	snmp_poll_stop(a->poll);
-	fb_log_info("signal %d: waiting up to %d ms for acks", (int)sig, FLUSH_WAIT_MS);
-	if (fb_session_drain(a->s, FLUSH_WAIT_MS, on_drained, a) != 0)
-		event_base_loopbreak(a->base);
-}
-
-static int add_signal(struct agent *a, struct event **ev, int sig)
-{
-	*ev = evsignal_new(a->base, sig, on_signal, a);
-	return *ev && event_add(*ev, NULL) == 0 ? 0 : -1;
 }
 
 static int run(struct agent *a)
 {
 	char err[512];
-	struct fb_session_opts o = { a->host, a->port, a->agent_id, a->buffer, 512, 5000 };
-	if (fb_session_new(a->base, &o, &a->s) != 0) {
-		fb_log_err("cannot start a session to %s:%d", a->host, a->port);
+	const struct fb_agent_hooks h = { .stop = on_stop, .reconnected = on_reconnected,
+					  .ack = on_ack, .arg = a };
+	if (fb_agent_session(&a->ag, a->buffer, &h))
 		return 1;
-	}
-	fb_session_set_callbacks(a->s, on_ack, on_err, a);
-	if (add_signal(a, &a->sigterm, SIGTERM) || add_signal(a, &a->sigint, SIGINT) ||
-	    add_signal(a, &a->sigusr1, SIGUSR1)) {
+	a->sigusr1 = evsignal_new(a->ag.base, SIGUSR1, on_usr1, a);
+	if (!a->sigusr1 || event_add(a->sigusr1, NULL)) {
 		fb_log_err("out of memory setting up the event loop");
-		return 1;
-	}
-	if (fb_session_start(a->s) != 0) {
-		fb_log_err("cannot start the session to %s:%d", a->host, a->port);
 		return 1;
 	}
 	struct snmp_trap_cfg tc = {
 		.listen = a->listen, .rcvbuf = (int)a->rcvbuf,
-		.map = { .conf = &a->conf, .fabric = a->fabric },
+		.map = { .conf = &a->conf, .fabric = a->ag.fabric },
 		.deliver = deliver, .room = room, .deliver_arg = a,
 	};
 	a->pcfg.conf = &a->conf;
-	a->pcfg.fabric = a->fabric;
+	a->pcfg.fabric = a->ag.fabric;
 	a->pcfg.emit = deliver_poll;
 	a->pcfg.emit_arg = a;
-	if (a->conf.n_polls && snmp_poll_start(a->base, &a->pcfg, &a->poll, err, sizeof(err)) != 0) {
+	a->pcfg.resync = a->ag.resync ? on_resync : NULL;
+	if (a->conf.n_polls &&
+	    snmp_poll_start(a->ag.base, &a->pcfg, &a->poll, err, sizeof(err)) != 0) {
 		fb_log_err("%s", err);
 		return 1;
 	}
@@ -354,27 +302,28 @@ static int run(struct agent *a)
 		tc.map.ifname = snmp_poll_ifname;
 		tc.map.ifname_arg = a->poll;
 	}
-	if (a->traps && snmp_trap_open(a->base, &tc, &a->trap, err, sizeof(err)) != 0) {
+	if (a->traps && snmp_trap_open(a->ag.base, &tc, &a->trap, err, sizeof(err)) != 0) {
 		fb_log_err("%s", err);
 		return 1;
 	}
 	fb_log_info("agent '%s' reporting fabric '%s' to %s:%d; traps %s%s; polling %zu switch(es) "
-		    "every %u ms", a->agent_id, a->fabric, a->host, a->port,
+		    "every %u ms", a->ag.agent_id, a->ag.fabric, a->ag.host, a->ag.port,
 		    a->traps ? "on " : "off", a->traps ? a->listen : "", a->conf.n_polls,
 		    a->pcfg.interval_ms);
-	event_base_dispatch(a->base);
+	int status = fb_agent_run(&a->ag);
 	log_stats(a);
-	return 0;
+	return status;
 }
 
 int main(int argc, char **argv)
 {
-	struct agent a = { .fabric = "ETH", .listen = DEFAULT_LISTEN, .rcvbuf = 32U << 20,
-			   .buffer = 65536, .traps = 1 };
+	struct agent a = { .listen = DEFAULT_LISTEN, .rcvbuf = 32U << 20, .buffer = 65536,
+			   .traps = 1 };
 	char err[512];
 	snmp_poll_cfg_default(&a.pcfg);
-	fb_log_init(PROG, 0, FB_LOG_INFO);
-	fb_session_default_agent_id("snmp", a.agent_id, sizeof(a.agent_id));
+	fb_agent_init(&a.ag, PROG, "snmp");
+	a.ag.help = help;
+	a.ag.fabric = "ETH";
 	int r = parse_opts(&a, argc, argv);
 	if (r)
 		return r < 0 ? 0 : r;
@@ -387,23 +336,13 @@ int main(int argc, char **argv)
 	int status = 1;
 	if (snmp_netsnmp_init(PROG, &a.conf, err, sizeof(err)) != 0)
 		fb_log_err("%s", err);
-	else if (!(a.base = event_base_new()))
-		fb_log_err("cannot set up libevent");
-	else {
-		signal(SIGPIPE, SIG_IGN);
+	else if (fb_agent_base(&a.ag, 0) == 0)
 		status = run(&a);
-	}
 	snmp_trap_free(a.trap);
 	snmp_poll_free(a.poll);
-	fb_session_free(a.s);
-	if (a.sigterm)
-		event_free(a.sigterm);
-	if (a.sigint)
-		event_free(a.sigint);
 	if (a.sigusr1)
 		event_free(a.sigusr1);
-	if (a.base)
-		event_base_free(a.base);
+	fb_agent_free(&a.ag);
 	snmp_netsnmp_shutdown(PROG);
 	snmp_conf_free(&a.conf);
 	return status;

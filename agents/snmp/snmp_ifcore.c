@@ -26,51 +26,19 @@ void snmp_ifc_cfg_default(struct snmp_ifc_cfg *cfg)
 	cfg->unreachable_after = 3;
 }
 
+static const char *ctr_name(unsigned i)
+{
+	return fb_counter_name(ctr_id[i]);
+}
+
 int snmp_ifc_parse_threshold(struct snmp_ifc_cfg *cfg, const char *spec)
 {
-	const char *eq = strchr(spec, '=');
-	if (!eq || !eq[1] || eq[1] == '-' || eq[1] == '+')
-		return -EINVAL;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(eq + 1, &end, 10);
-	if (*end || errno || v == 0 || v > 1000000000ULL)
-		return -EINVAL;
-	for (unsigned i = 0; i < SNMP_IFC__N; i++) {
-		const char *name = fb_counter_name(ctr_id[i]);
-		if (strlen(name) == (size_t)(eq - spec) &&
-		    strncasecmp(spec, name, (size_t)(eq - spec)) == 0) {
-			cfg->rate[i] = v;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return fb_threshold_parse(spec, ctr_name, SNMP_IFC__N, cfg->rate);
 }
 
 uint32_t snmp_ifc_delta32(uint32_t prev, uint32_t now)
 {
 	return now - prev; /* Counter32 arithmetic is modulo 2^32 (RFC 2578 7.1.6) */
-}
-
-uint64_t snmp_ifc_rate(uint64_t delta, uint64_t ms)
-{
-	return ms ? (delta * 1000 + ms / 2) / ms : 0;
-}
-
-int snmp_ifc_hyst_update(struct snmp_ifc_hyst *h, int above)
-{
-	if (above) {
-		h->below = 0;
-		if (h->active)
-			return 0;
-		h->active = 1;
-		return 1;
-	}
-	if (!h->active || ++h->below < SNMP_IFC_CLEAR_AFTER)
-		return 0;
-	h->active = 0;
-	h->below = 0;
-	return -1;
 }
 
 int snmp_ifc_need_names(const struct snmp_ifc_switch *sw)
@@ -162,21 +130,13 @@ static void threshold(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg
 		      struct snmp_ifc_port *p, unsigned c, uint64_t d, uint64_t ms,
 		      snmp_ifc_emit_fn emit, void *arg)
 {
-	int dir = snmp_ifc_hyst_update(&p->h[c], d * 1000 >= cfg->rate[c] * ms);
+	int dir = fb_threshold_update(&p->h[c], d, ms, cfg->rate[c]);
 	if (!dir)
 		return;
 	struct fb_event ev;
-	uint64_t rate = snmp_ifc_rate(d, ms);
 	fill(&ev, sw, p, dir > 0 ? FB_KIND_COUNTER_THRESHOLD : FB_KIND_COUNTER_CLEARED,
 	     dir > 0 ? FB_SEV_WARNING : FB_SEV_OK);
-	/* at most 4 counters: never full; the crossing one first (Redfish
-	 * names the property after it) */
-	(void)fb_event_add_counter(&ev, ctr_id[c], d);
-	(void)fb_event_add_counter(&ev, FB_CTR_RATE_PER_S, rate);
-	(void)fb_event_add_counter(&ev, FB_CTR_THRESHOLD, cfg->rate[c]);
-	(void)fb_event_add_counter(&ev, FB_CTR_INTERVAL_MS, ms);
-	snprintf(ev.text, sizeof(ev.text), "%s %" PRIu64 "/s %s %" PRIu64 "/s over %" PRIu64 " ms",
-		 fb_counter_name(ctr_id[c]), rate, dir > 0 ? ">=" : "<", cfg->rate[c], ms);
+	fb_threshold_describe(&ev, ctr_id[c], fb_counter_name(ctr_id[c]), dir, d, cfg->rate[c], ms);
 	fb_log_info("%s: switch '%s' ifIndex %u: %s", fb_kind_name(ev.kind), sw->name, p->ifindex,
 		    ev.text);
 	emit(arg, &ev);
@@ -194,8 +154,8 @@ static void counters(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg,
 					  emit, arg);
 		if ((row->have & SNMP_IFC_HAVE_HC_IN) && (row->have & SNMP_IFC_HAVE_HC_OUT))
 			fb_log_debug("switch '%s' ifIndex %u: in %" PRIu64 " out %" PRIu64 " bytes/s",
-				     sw->name, p->ifindex, snmp_ifc_rate(row->hc_in - p->hc_in, ms),
-				     snmp_ifc_rate(row->hc_out - p->hc_out, ms));
+				     sw->name, p->ifindex, fb_rate_per_s(row->hc_in - p->hc_in, ms),
+				     fb_rate_per_s(row->hc_out - p->hc_out, ms));
 	}
 	memcpy(p->prev, row->ctr, sizeof(p->prev));
 	p->hc_in = row->hc_in;
@@ -224,6 +184,58 @@ static void reachable(struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit, void *a
 	snprintf(ev.text, sizeof(ev.text), "SNMP answers again");
 	fb_log_info("switch '%s' (%s) answers SNMP again", sw->name, sw->addr);
 	emit(arg, &ev);
+}
+
+static void resync_port(const struct snmp_ifc_switch *sw, const struct snmp_ifc_port *p, int known,
+			snmp_ifc_emit_fn emit, void *arg)
+{
+	struct fb_event ev;
+	const char *port = p->name[0] ? p->name : "?";
+	int up = p->oper == 1;
+	if (known < 0) {
+		fill(&ev, sw, p, FB_KIND_TOPOLOGY, FB_SEV_OK);
+		snprintf(ev.text, sizeof(ev.text), "poll: %s ifOperStatus %d (baseline)", port, p->oper);
+		emit(arg, &ev);
+		return;
+	}
+	if (known == up)
+		return;
+	if (up)
+		fill(&ev, sw, p, FB_KIND_LINK_UP, FB_SEV_OK);
+	else if (p->admin == 2) /* an operator's shutdown, as oper_changed() says it */
+		fill(&ev, sw, p, FB_KIND_PORT_STATE, FB_SEV_OK);
+	else
+		fill(&ev, sw, p, FB_KIND_LINK_DOWN, FB_SEV_WARNING);
+	(void)fb_event_add_counter(&ev, FB_CTR_RESYNC, 1); /* the first counter: never full */
+	snprintf(ev.text, sizeof(ev.text), "poll: %s ifOperStatus %d, found at resync (was %s)", port,
+		 p->oper, up ? "down" : "up");
+	fb_log_info("resync: switch '%s' ifIndex %u: %s", sw->name, p->ifindex, ev.text);
+	emit(arg, &ev);
+}
+
+size_t snmp_ifc_resync(const struct snmp_ifc_switch *sw, const struct snmp_ifc_known *k,
+		       snmp_ifc_emit_fn emit, void *arg)
+{
+	size_t n = 0;
+	struct fb_event ev;
+	if (k->reachable == 0) {
+		fill(&ev, sw, NULL, FB_KIND_SWITCH_REACHABLE, FB_SEV_OK);
+		(void)fb_event_add_counter(&ev, FB_CTR_RESYNC, 1);
+		snprintf(ev.text, sizeof(ev.text), "SNMP answers, found at resync");
+		emit(arg, &ev);
+		n++;
+	}
+	for (size_t i = 0; i < sw->n_ports; i++) {
+		const struct snmp_ifc_port *p = &sw->ports[i];
+		if (p->oper <= 0 || p->ifindex > 0xffff) /* no state; no port number in the map */
+			continue;
+		int known = k->port_up(k->arg, p->ifindex);
+		if (known < 0 || known != (p->oper == 1)) {
+			resync_port(sw, p, known, emit, arg);
+			n++;
+		}
+	}
+	return n;
 }
 
 int snmp_ifc_update(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg,

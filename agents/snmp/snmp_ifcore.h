@@ -28,11 +28,12 @@
 #define SNMP_IFCORE_H
 
 #include "fb_event.h"
+#include "fb_threshold.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define SNMP_IFC_CLEAR_AFTER 3
+#define SNMP_IFC_CLEAR_AFTER FB_HYST_CLEAR_AFTER
 
 enum snmp_ifc_ctr { SNMP_IFC_IN_ERR, SNMP_IFC_OUT_ERR, SNMP_IFC_IN_DISC, SNMP_IFC_OUT_DISC,
 		    SNMP_IFC__N };
@@ -70,10 +71,6 @@ struct snmp_ifc_round {
 	uint64_t t_ms;               /* when it completed (monotonic) */
 };
 
-struct snmp_ifc_hyst {
-	uint8_t active, below;
-};
-
 struct snmp_ifc_port {
 	uint32_t ifindex;
 	char name[FB_NAME_MAX];
@@ -82,7 +79,7 @@ struct snmp_ifc_port {
 	uint32_t prev[SNMP_IFC__N];
 	uint64_t hc_in, hc_out;
 	uint64_t t_ms;
-	struct snmp_ifc_hyst h[SNMP_IFC__N];
+	struct fb_hyst h[SNMP_IFC__N];
 };
 
 /* One switch's state. Zero it, then set the identity fields. */
@@ -114,13 +111,27 @@ int snmp_ifc_update(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg,
 /* A round failed (timeout, error status). */
 void snmp_ifc_failed(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg,
 		     snmp_ifc_emit_fn emit, void *arg);
+/* Resync (proto/PROTOCOL.md): what the broker holds of sw, from its
+ * GET /fabric/map (snmp_resync.c). reachable: 1, 0, or -1 not known;
+ * port_up(arg, ifindex): 1 up, 0 down, -1 the broker has no state. */
+struct snmp_ifc_known {
+	int reachable;
+	int (*port_up)(void *arg, uint32_t ifindex);
+	void *arg;
+};
+/* After a complete round: every difference between sw (as the round left
+ * it) and what the broker holds becomes the event a live change would
+ * give (switch_reachable, link_up, link_down, or port_state for an
+ * administratively down port) with the counter resync = 1; a port the
+ * broker has no state of gets a topology event with its ifOperStatus (the
+ * baseline a later resync diffs against). Returns the events emitted. */
+size_t snmp_ifc_resync(const struct snmp_ifc_switch *sw, const struct snmp_ifc_known *k,
+		       snmp_ifc_emit_fn emit, void *arg);
 /* The learned name of a port, or NULL. */
 const char *snmp_ifc_name(const struct snmp_ifc_switch *sw, uint32_t ifindex);
 void snmp_ifc_switch_free(struct snmp_ifc_switch *sw);
 
 /* The arithmetic, for tests and docs. */
 uint32_t snmp_ifc_delta32(uint32_t prev, uint32_t now);
-uint64_t snmp_ifc_rate(uint64_t delta, uint64_t ms);
-int snmp_ifc_hyst_update(struct snmp_ifc_hyst *h, int above);
 
 #endif

@@ -46,6 +46,7 @@ struct target {
 	struct event *rd;
 	netsnmp_large_fd_set fds;
 	struct snmp_ifc_switch sw;
+	int resync;             /* diff against the broker after the next round */
 	/* the round in progress */
 	int busy, first, names, pages;
 	oid next[C__N][MAX_OID_LEN];
@@ -125,8 +126,20 @@ static void round_done(struct target *t)
 	t->round.n_rows = t->n_rows;
 	t->round.have_names = t->names;
 	t->round.t_ms = mono_ms();
-	if (snmp_ifc_update(&t->sw, &t->p->cfg.ifc, &t->round, emit, t->p) != 0)
+	if (snmp_ifc_update(&t->sw, &t->p->cfg.ifc, &t->round, emit, t->p) != 0) {
 		fb_log_warn("switch '%s': out of memory keeping its ports; round ignored", t->sw.name);
+		return;
+	}
+	if (t->resync && t->p->cfg.resync) {
+		t->resync = 0;
+		t->p->cfg.resync(t->p->cfg.emit_arg, &t->sw, emit, t->p);
+	}
+}
+
+void snmp_poll_resync(struct snmp_poll *p)
+{
+	for (size_t i = 0; p && i < p->n; i++)
+		p->t[i].resync = 1;
 }
 
 /* One varbind of column c: 0 taken, 1 the column ended. */
@@ -350,6 +363,7 @@ static int open_target(struct snmp_poll *p, struct event_base *base, struct targ
 	snprintf(t->sw.name, sizeof(t->sw.name), "%s", sw ? sw->name : cp->addr);
 	snprintf(t->sw.fabric, sizeof(t->sw.fabric), "%s", p->cfg.fabric ? p->cfg.fabric : "");
 	t->sw.link_class = sw && sw->link_class != 0xff ? sw->link_class : p->cfg.conf->link_class;
+	t->resync = 1; /* after the first round: what changed while we were away */
 	return 0;
 }
 

@@ -28,6 +28,11 @@ struct snmp_poll_cfg {
 	const char *fabric;
 	snmp_ifc_emit_fn emit;
 	void *emit_arg;
+	/* Called after the first complete round of each switch, and after the
+	 * next one following snmp_poll_resync(): diff sw against the broker
+	 * (snmp_ifc_resync). NULL: no resync. */
+	void (*resync)(void *arg, const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit,
+		       void *emit_arg);
 };
 
 struct snmp_poll;
@@ -40,6 +45,8 @@ int snmp_poll_start(struct event_base *base, const struct snmp_poll_cfg *cfg,
 /* snmp_map_ifname_fn: the ifName learned for (address, ifIndex), or NULL. */
 const char *snmp_poll_ifname(void *poll, const char *addr, uint32_t ifindex);
 uint64_t snmp_poll_events(const struct snmp_poll *p);
+/* Resync every switch after its next complete round (a reconnect). */
+void snmp_poll_resync(struct snmp_poll *p);
 void snmp_poll_stop(struct snmp_poll *p); /* NULL ok */
 void snmp_poll_free(struct snmp_poll *p); /* NULL ok */
 

@@ -264,6 +264,26 @@ static int learn_peer(struct fb_topology *t, struct fb_topo_port *p, uint32_t id
 	return 1;
 }
 
+/* An Ethernet switch (the SNMP agent's) has no GUID and numbers its ports
+ * by ifIndex: its key is derived from its fabric and name (FNV-1a, top
+ * byte FB_TOPO_ETH_KEY_TAG), so that its ports are recorded, rendered in
+ * GET /fabric/map and resynced (PROTOCOL.md) the way an IB switch's are.
+ * An ifIndex above 65535 has no port number here: only the switch is kept. */
+static void eth_switch_key(const struct fb_event *ev, uint64_t *guid, uint16_t *port)
+{
+	const struct fb_subject *s = &ev->subj;
+	if (ev->tech != FB_TECH_ETH || !s->switch_name[0])
+		return;
+	uint64_t h = 1469598103934665603ULL;
+	for (const char *c = s->fabric; *c; c++)
+		h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+	h = (h ^ '/') * 1099511628211ULL;
+	for (const char *c = s->switch_name; *c; c++)
+		h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+	*guid = (h & 0x00ffffffffffffffULL) | FB_TOPO_ETH_KEY_TAG;
+	*port = s->ifindex <= 0xffff ? (uint16_t)s->ifindex : 0;
+}
+
 int fb_topology_learn(struct fb_topology *t, const struct fb_event *ev)
 {
 	const struct fb_subject *s = &ev->subj;
@@ -277,11 +297,15 @@ int fb_topology_learn(struct fb_topology *t, const struct fb_event *ev)
 	case FB_KIND_SWITCH_REACHABLE: break;
 	default: return 0;
 	}
-	if (!s->switch_guid)
+	uint64_t guid = s->switch_guid;
+	uint16_t port = s->port;
+	if (!guid)
+		eth_switch_key(ev, &guid, &port);
+	if (!guid)
 		return 0;
 	int changed = 0;
 	uint32_t si, pi;
-	int rc = switch_get(t, s->switch_guid, &si, &changed);
+	int rc = switch_get(t, guid, &si, &changed);
 	if (rc)
 		return rc;
 	struct fb_topo_switch *sw = &t->sw[si];
@@ -300,9 +324,9 @@ int fb_topology_learn(struct fb_topology *t, const struct fb_event *ev)
 		sw->reachable = reachable;
 		changed = 1;
 	}
-	if (!s->port || ev->kind == FB_KIND_SWITCH_UNREACHABLE || ev->kind == FB_KIND_SWITCH_REACHABLE)
+	if (!port || ev->kind == FB_KIND_SWITCH_UNREACHABLE || ev->kind == FB_KIND_SWITCH_REACHABLE)
 		return changed;
-	rc = port_get(t, si, s->switch_guid, s->port, &pi, &changed);
+	rc = port_get(t, si, guid, port, &pi, &changed);
 	if (rc)
 		return rc;
 	struct fb_topo_port *p = &t->ports[pi];

@@ -34,6 +34,9 @@
 #define FB_TOPO_MAX_SWITCHES 65536
 #define FB_TOPO_MAX_PORTS (1u << 20)
 
+/* The top byte of the key of an Ethernet switch (topology.c). */
+#define FB_TOPO_ETH_KEY_TAG 0xe700000000000000ULL
+
 enum fb_link_state { FB_LS_UNKNOWN = 0, FB_LS_UP, FB_LS_DOWN, FB_LS_DEGRADED };
 
 struct fb_topo_switch {

@@ -14,6 +14,14 @@ veth management link. Every namespace is deleted at the end, pass or fail.
   the GETBULK poller sees the same down and up; snmpd restarted (sysUpTime
   back) is seen as a restart, makes no counter event, and the next change
   still names the port.
+- snmp_poll_resync_after_restart: the poller reports each port's baseline
+  (a topology event) to a broker that has none; swp1 taken down while the
+  agent is stopped gives, after it restarts, a link_down with
+  Oem.Fabricbus.Resync (the broker's map said up), and swp1 restored while it
+  was stopped again gives a resync link_up; swp2, unchanged, gives none.
+  (snmpd caches ifTable for a few seconds: a port whose first reading was
+  stale, such as the management link just created, may get a resync event
+  of its own, which is right: the broker was told the stale state.)
 - snmp_v3_authpriv_accepted_wrong_rejected: snmpd's authPriv v3 traps are
   accepted; a wrong key, user, engine id, or a noAuthNoPriv trap, and a
   wrong v1/v2c community, are refused, counted, and make no event; a v2c
@@ -113,15 +121,29 @@ def snmp_trap_link_down_up_names_switch_and_port():
     assert rc == 0, f"agent exited {rc}"
 
 
+def _poll_only(parts, resync=False):
+    """A broker with a tail, sw1 without traps and a poll-only agent (300 ms
+    rounds; with resync, --map at the broker), each put into parts as it
+    starts (for _finish_parts)."""
+    parts["broker"] = broker = Broker(FabricName=FABRIC).start()
+    extra = ["--map", broker.http_addr] if resync else []
+    parts["tail"] = Tail(broker.http_addr, os.path.join(broker.workdir, "tail.err"))
+    parts["sw"] = sw = _start(None, traps=False)
+    parts["agent"] = snmp.Agent(broker.agent_addr, [f"Switch={sw.addr} sw1 host",
+                                                    f"Poll={sw.addr} public"],
+                                ["--fabric", FABRIC, "--no-traps", "--poll-interval", "300"] +
+                                extra).start()
+    return broker, parts["tail"], sw, parts["agent"]
+
+
+def _finish_parts(parts):
+    return _finish(parts.get("agent"), parts.get("broker"), parts.get("tail"), parts.get("sw"))
+
+
 def snmp_poll_sees_link_change_with_traps_off():
-    broker = tail = agent = sw = None
+    parts = {}
     try:
-        broker = Broker(FabricName=FABRIC).start()
-        tail = Tail(broker.http_addr, os.path.join(broker.workdir, "tail.err"))
-        sw = _start(None, traps=False)
-        agent = snmp.Agent(broker.agent_addr, [f"Switch={sw.addr} sw1 host",
-                                               f"Poll={sw.addr} public"],
-                           ["--fabric", FABRIC, "--no-traps", "--poll-interval", "300"]).start()
+        broker, tail, sw, agent = _poll_only(parts)
         time.sleep(1.0)  # baseline rounds
         sw.cable("swp1", up=False)
         d = tail.wait_for(_port_event("link_down", sw, "swp1"), timeout=15,
@@ -152,7 +174,40 @@ def snmp_poll_sees_link_change_with_traps_off():
         st = agent.stats()
         assert st["packets"] == 0 and st["poll_events"] >= 2, st
     finally:
-        rc = _finish(agent, broker, tail, sw)
+        rc = _finish_parts(parts)
+    assert rc == 0, f"agent exited {rc}"
+
+
+def snmp_poll_resync_after_restart():
+    parts = {}
+    try:
+        broker, tail, sw, agent = _poll_only(parts, resync=True)
+        # A fresh broker has no state of the ports: the first round's
+        # resync reports their baseline.
+        tail.wait_for(_port_event("topology", sw, "swp1"), timeout=15, what="swp1 baseline")
+        tail.wait_for(_port_event("topology", sw, "swp2"), timeout=15, what="swp2 baseline")
+        time.sleep(0.5)  # the map is rendered at most every 100 ms
+        for up in (False, True):
+            assert agent.stop() == 0, "agent exited non-zero"
+            n = len(tail.events)
+            sw.cable("swp1", up=up)
+            time.sleep(1.5)  # the link state settles in snmpd's view (it caches ifTable)
+            agent.start()
+            kind = "link_up" if up else "link_down"
+            d = tail.wait_for(lambda d: _port_event(kind, sw, "swp1")(d) and
+                              tail.events.index(d) >= n, timeout=15, what=f"resync {kind}")
+            check_redfish_event(d)
+            assert oem(d).get("Resync") is True, json.dumps(oem(d))
+            assert "found at resync" in oem(d).get("Text", ""), json.dumps(oem(d))
+            time.sleep(1.0)  # a few more rounds
+            # swp1h (the cable's other end) changed too; swp2 and swp2h did not.
+            extra = [oem(x) for x in tail.events[n:] if oem(x).get("Resync") and
+                     oem(x).get("Device", "").startswith("swp2")]
+            assert not extra, f"resync events for unchanged ports: {extra}"
+            print(f"  swp1 {'restored' if up else 'taken down'} while stopped -> resync "
+                  f"{kind}: {json.dumps(oem(d))}", flush=True)
+    finally:
+        rc = _finish_parts(parts)
     assert rc == 0, f"agent exited {rc}"
 
 
@@ -285,6 +340,7 @@ if __name__ == "__main__":
     names = sys.argv[1:]
     tests = [snmp_trap_link_down_up_names_switch_and_port,
              snmp_poll_sees_link_change_with_traps_off,
+             snmp_poll_resync_after_restart,
              snmp_v3_authpriv_accepted_wrong_rejected,
              snmp_storm_every_trap_is_an_event]
     if names:

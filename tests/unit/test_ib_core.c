@@ -71,18 +71,18 @@ static void flap_ring_holds_count_max(void)
 
 static void hysteresis_one_event_up_one_down(void)
 {
-	struct ib_hyst h = { 0 };
-	CHECK_EQ(ib_hyst_update(&h, 0), 0); /* below and never active: nothing */
-	CHECK_EQ(ib_hyst_update(&h, 1), 1); /* up: the threshold event */
-	CHECK_EQ(ib_hyst_update(&h, 1), 0); /* still up: nothing per interval */
+	struct fb_hyst h = { 0 };
+	CHECK_EQ(fb_hyst_update(&h, 0), 0); /* below and never active: nothing */
+	CHECK_EQ(fb_hyst_update(&h, 1), 1); /* up: the threshold event */
+	CHECK_EQ(fb_hyst_update(&h, 1), 0); /* still up: nothing per interval */
 	for (int i = 1; i < IB_CTR_CLEAR_AFTER; i++)
-		CHECK_EQ(ib_hyst_update(&h, 0), 0);
-	CHECK_EQ(ib_hyst_update(&h, 1), 0); /* up again before cleared: no new event */
+		CHECK_EQ(fb_hyst_update(&h, 0), 0);
+	CHECK_EQ(fb_hyst_update(&h, 1), 0); /* up again before cleared: no new event */
 	for (int i = 1; i < IB_CTR_CLEAR_AFTER; i++)
-		CHECK_EQ(ib_hyst_update(&h, 0), 0); /* the count of readings below restarted */
-	CHECK_EQ(ib_hyst_update(&h, 0), -1); /* IB_CTR_CLEAR_AFTER below: cleared */
-	CHECK_EQ(ib_hyst_update(&h, 0), 0);
-	CHECK_EQ(ib_hyst_update(&h, 1), 1); /* and a new episode */
+		CHECK_EQ(fb_hyst_update(&h, 0), 0); /* the count of readings below restarted */
+	CHECK_EQ(fb_hyst_update(&h, 0), -1); /* IB_CTR_CLEAR_AFTER below: cleared */
+	CHECK_EQ(fb_hyst_update(&h, 0), 0);
+	CHECK_EQ(fb_hyst_update(&h, 1), 1); /* and a new episode */
 }
 
 static void delta_handles_reset_and_wrap(void)
@@ -97,12 +97,12 @@ static void delta_handles_reset_and_wrap(void)
 
 static void rates_use_the_measured_interval(void)
 {
-	CHECK_EQ(ib_ctr_rate(10, 1000), 10);
-	CHECK_EQ(ib_ctr_rate(10, 500), 20);  /* a short interval: a higher rate */
-	CHECK_EQ(ib_ctr_rate(10, 2000), 5);
-	CHECK_EQ(ib_ctr_rate(1, 3000), 0);   /* 0.33/s rounds down */
-	CHECK_EQ(ib_ctr_rate(1, 2000), 1);   /* 0.5/s rounds up */
-	CHECK_EQ(ib_ctr_rate(5, 0), 0);      /* no interval: no rate */
+	CHECK_EQ(fb_rate_per_s(10, 1000), 10);
+	CHECK_EQ(fb_rate_per_s(10, 500), 20);  /* a short interval: a higher rate */
+	CHECK_EQ(fb_rate_per_s(10, 2000), 5);
+	CHECK_EQ(fb_rate_per_s(1, 3000), 0);   /* 0.33/s rounds down */
+	CHECK_EQ(fb_rate_per_s(1, 2000), 1);   /* 0.5/s rounds up */
+	CHECK_EQ(fb_rate_per_s(5, 0), 0);      /* no interval: no rate */
 }
 
 static void congestion_ppm_from_xmit_wait_ticks(void)
@@ -132,11 +132,11 @@ static void threshold_episode_on_an_explicit_clock(void)
 		{ 6500, 4, -1 },    /* reset (4 since): 2/s, below thrice: counter_cleared */
 		{ 7500, 4, 0 },
 	};
-	struct ib_hyst h = { 0 };
+	struct fb_hyst h = { 0 };
 	for (size_t i = 1; i < sizeof(r) / sizeof(r[0]); i++) {
 		uint64_t d = ib_ctr_delta(r[i - 1].value, r[i].value);
-		uint64_t rate = ib_ctr_rate(d, r[i].t_ms - r[i - 1].t_ms);
-		CHECK_EQ(ib_hyst_update(&h, rate >= cfg.err_rate[IB_ERR_SYMBOL]), r[i].event);
+		uint64_t rate = fb_rate_per_s(d, r[i].t_ms - r[i - 1].t_ms);
+		CHECK_EQ(fb_hyst_update(&h, rate >= cfg.err_rate[IB_ERR_SYMBOL]), r[i].event);
 	}
 }
 

@@ -1,6 +1,6 @@
 /* test_snmp_ifcore.c - fabricbus-agent-snmp's pure parts with an explicit
  * clock: the IF-MIB round logic (state changes, Counter32 wrap, restart,
- * hysteresis, unreachable), the config file's permission check and the
+ * hysteresis, unreachable, the resync against the broker's states), the config file's permission check and the
  * trap -> event mapping of PDUs built with net-snmp. */
 #include "fb_err.h"
 #include "fb_test.h"
@@ -84,8 +84,8 @@ static void ifcore_counter32_wrap_is_a_small_delta(void)
 {
 	CHECK_EQ(snmp_ifc_delta32(0xFFFFFFF0u, 0x10u), 0x20);
 	CHECK_EQ(snmp_ifc_delta32(5, 5), 0);
-	CHECK_EQ(snmp_ifc_rate(50, 1000), 50);
-	CHECK_EQ(snmp_ifc_rate(1, 3), 333);
+	CHECK_EQ(fb_rate_per_s(50, 1000), 50);
+	CHECK_EQ(fb_rate_per_s(1, 3), 333);
 	struct snmp_ifc_cfg cfg;
 	struct snmp_ifc_switch sw = { .addr = "a", .name = "a" };
 	struct sink s = { .n = 0 };
@@ -198,6 +198,53 @@ static void ifcore_unreachable_once_and_back(void)
 	snmp_ifc_switch_free(&sw);
 }
 
+/* What the broker holds, by ifIndex: 1 up, 0 down, -1 nothing. */
+static int known_port(void *arg, uint32_t ifindex)
+{
+	const int *st = arg;
+	return ifindex < 5 ? st[ifindex] : -1;
+}
+
+static void ifcore_resync_reports_differences_only(void)
+{
+	struct snmp_ifc_cfg cfg;
+	struct snmp_ifc_switch sw = { .addr = "10.0.0.2", .name = "leaf1", .link_class = FB_LINK_HOST };
+	struct sink s = { .n = 0 };
+	snmp_ifc_cfg_default(&cfg);
+	/* 1 up (broker: down), 2 down (broker: up), 3 admin down (broker: up),
+	 * 4 up (broker: up), 5 up (broker: nothing) */
+	struct snmp_ifc_row r[5] = { row(1, 1, 1, 0), row(2, 1, 2, 0), row(3, 2, 2, 0),
+				     row(4, 1, 1, 0), row(5, 1, 1, 0) };
+	feed(&sw, &cfg, &s, r, 5, 100, 1000);
+	CHECK_EQ(s.n, 0);
+	int st[5] = { -1, 0, 1, 1, 1 };
+	struct snmp_ifc_known k = { .reachable = 0, .port_up = known_port, .arg = st };
+	CHECK_EQ(snmp_ifc_resync(&sw, &k, collect, &s), 5);
+	CHECK_EQ(s.n, 5);
+	CHECK_EQ(s.ev[0].kind, FB_KIND_SWITCH_REACHABLE);
+	CHECK_EQ(s.ev[1].kind, FB_KIND_LINK_UP);
+	CHECK_EQ(s.ev[1].subj.ifindex, 1);
+	CHECK_EQ(s.ev[2].kind, FB_KIND_LINK_DOWN);
+	CHECK_EQ(s.ev[2].severity, FB_SEV_WARNING);
+	CHECK_EQ(s.ev[3].kind, FB_KIND_PORT_STATE); /* an operator's shutdown */
+	CHECK_EQ(s.ev[3].severity, FB_SEV_OK);
+	CHECK_EQ(s.ev[4].kind, FB_KIND_TOPOLOGY);   /* the baseline of an unknown port */
+	CHECK_EQ(s.ev[4].subj.ifindex, 5);
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(s.ev[i].n_counters, 1);
+		CHECK_EQ(s.ev[i].counters[0].id, FB_CTR_RESYNC);
+	}
+	CHECK_EQ(s.ev[4].n_counters, 0);
+	/* Nothing differs: only the port the broker still has no state of. */
+	int same[5] = { -1, 1, 0, 0, 1 };
+	k = (struct snmp_ifc_known){ .reachable = 1, .port_up = known_port, .arg = same };
+	s.n = 0;
+	CHECK_EQ(snmp_ifc_resync(&sw, &k, collect, &s), 1);
+	CHECK_EQ(s.n, 1);
+	CHECK_EQ(s.ev[0].kind, FB_KIND_TOPOLOGY);
+	snmp_ifc_switch_free(&sw);
+}
+
 static void conf_refuses_readable_secrets(void)
 {
 	char path[] = "/tmp/fbt-snmp-conf-XXXXXX", err[256];
@@ -304,6 +351,7 @@ int main(void)
 	RUN(ifcore_threshold_has_hysteresis);
 	RUN(ifcore_restart_rebaselines_and_relearns_names);
 	RUN(ifcore_unreachable_once_and_back);
+	RUN(ifcore_resync_reports_differences_only);
 	RUN(conf_refuses_readable_secrets);
 	RUN(map_link_traps_name_switch_and_port);
 	return TEST_DONE();

@@ -1,0 +1,234 @@
+/* fb_agent.c - the skeleton every fabricbus agent program shares: see
+ * fb_agent.h. */
+#include "fb_agent.h"
+
+#include "fb_addr.h"
+#include "fb_err.h"
+#include "fb_log.h"
+#include "fb_session.h"
+#include "fb_usage.h"
+
+#include <event2/thread.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HEARTBEAT_MS 5000
+#define BATCH_EVENTS 512
+#define RECONNECT_CHECK_MS 1000  /* how often the loop looks for a reconnect */
+
+void fb_agent_init(struct fb_agent *ag, const char *prog, const char *id_prefix)
+{
+	ag->prog = prog;
+	ag->resync = 1;
+	ag->log_level = FB_LOG_INFO;
+	ag->broker_arg = FB_AGENT_DEFAULT_BROKER;
+	fb_log_init(prog, 0, FB_LOG_INFO);
+	fb_session_default_agent_id(id_prefix, ag->agent_id, sizeof(ag->agent_id));
+}
+
+int fb_agent_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end || v < lo || v > hi)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+int fb_agent_opt(struct fb_agent *ag, int c, char **argv)
+{
+	switch (c) {
+	case 'b': ag->broker_arg = optarg; return 0;
+	case 'a':
+		if (!fb_agent_id_valid(optarg))
+			return fb_usage_error(ag->prog, "bad --agent-id '%s': want 1..%d chars of "
+					      "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
+		snprintf(ag->agent_id, sizeof(ag->agent_id), "%s", optarg);
+		return 0;
+	case 'f':
+		if (!*optarg || strlen(optarg) >= FB_FABRIC_MAX)
+			return fb_usage_error(ag->prog, "bad --fabric '%s': want 1..%d chars", optarg,
+					      FB_FABRIC_MAX - 1);
+		ag->fabric = optarg;
+		return 0;
+	case 'l':
+		if ((ag->log_level = fb_log_level_parse(optarg)) < 0)
+			return fb_usage_error(ag->prog, "bad --log-level '%s': want error, warn, info "
+					      "or debug", optarg);
+		return 0;
+	case FB_AGENT_O_MAP: ag->map_arg = optarg; return 0;
+	case FB_AGENT_O_NO_RESYNC: ag->resync = 0; return 0;
+	case 'h': ag->help(); return -1;
+	case ':': return fb_usage_error(ag->prog, "%s needs a value", argv[optind - 1]);
+	default: return fb_usage_error(ag->prog, "unknown option '%s'", argv[optind - 1]);
+	}
+}
+
+int fb_agent_opts_done(struct fb_agent *ag, int argc, char **argv)
+{
+	if (optind < argc)
+		return fb_usage_error(ag->prog, "unexpected argument '%s'", argv[optind]);
+	if (fb_addr_parse(ag->broker_arg, "127.0.0.1", ag->host, sizeof(ag->host), &ag->port) != 0)
+		return fb_usage_error(ag->prog, "bad --broker '%s': want HOST:PORT, [IPV6]:PORT or "
+				      ":PORT", ag->broker_arg);
+	if (ag->map_arg && fb_addr_parse(ag->map_arg, "127.0.0.1", ag->map_host,
+					 sizeof(ag->map_host), &ag->map_port) != 0)
+		return fb_usage_error(ag->prog, "bad --map '%s': want HOST:PORT, [IPV6]:PORT or :PORT",
+				      ag->map_arg);
+	if (!ag->map_arg) {
+		snprintf(ag->map_host, sizeof(ag->map_host), "%s", ag->host);
+		ag->map_port = FB_AGENT_MAP_PORT;
+	}
+	fb_log_set_level(ag->log_level);
+	return 0;
+}
+
+int fb_agent_base(struct fb_agent *ag, int threads)
+{
+	signal(SIGPIPE, SIG_IGN); /* a broker closing mid-write is an error, not death */
+	/* Before the base exists: event_active from another thread must be safe. */
+	if ((threads && evthread_use_pthreads() != 0) || !(ag->base = event_base_new())) {
+		fb_log_err("cannot set up libevent%s", threads ? " with pthreads" : "");
+		return 1;
+	}
+	return 0;
+}
+
+static void on_err(void *arg, int code, const char *text)
+{
+	(void)arg;
+	fb_log_warn("session: %s (code %d)", text, code); /* text names the broker */
+}
+
+static void on_ack(void *arg, uint64_t acked_seq)
+{
+	struct fb_agent *ag = arg;
+	if (ag->hooks.ack)
+		ag->hooks.ack(ag->hooks.arg, acked_seq);
+}
+
+/* The session's drain is over: everything acked, or the wait ran out. */
+static void on_drained(void *arg, size_t unacked)
+{
+	struct fb_agent *ag = arg;
+	if (unacked)
+		fb_log_warn("exiting with %zu events not acked by %s:%d", unacked, ag->host, ag->port);
+	event_base_loopbreak(ag->base);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	struct fb_agent *ag = arg;
+	if (ag->stopping)
+		return;
+	ag->stopping = 1;
+	fb_log_info("signal %d: stopping, waiting up to %d ms for acks", (int)sig,
+		    FB_AGENT_DRAIN_MS);
+	if (ag->hooks.stop)
+		ag->hooks.stop(ag->hooks.arg); /* may still deliver what its sources held */
+	if (fb_session_drain(ag->s, FB_AGENT_DRAIN_MS, on_drained, ag) != 0)
+		event_base_loopbreak(ag->base); /* out of memory: stop without waiting */
+}
+
+/* After a reconnect, once the broker holds everything we sent, resync: a
+ * broker that lost its journal's tail (or was replaced) has a map older
+ * than what we told it. */
+static void reconnect_check_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fb_agent *ag = arg;
+	struct fb_session_stats st;
+	fb_session_get_stats(ag->s, &st);
+	if (ag->stopping || st.reconnects == ag->reconnects || !st.connected || st.unacked)
+		return;
+	ag->reconnects = st.reconnects;
+	fb_log_info("reconnected to %s:%d and everything is acked: resyncing against the broker's map",
+		    ag->host, ag->port);
+	ag->hooks.reconnected(ag->hooks.arg);
+}
+
+int fb_agent_session(struct fb_agent *ag, size_t buffer, const struct fb_agent_hooks *hooks)
+{
+	struct fb_session_opts o = { ag->host, ag->port, ag->agent_id, buffer, BATCH_EVENTS,
+				     HEARTBEAT_MS };
+	ag->hooks = *hooks;
+	int rc = fb_session_new(ag->base, &o, &ag->s);
+	if (rc) {
+		fb_log_err("cannot start a session to %s:%d: %s", ag->host, ag->port, fb_strerror(rc));
+		return 1;
+	}
+	fb_session_set_callbacks(ag->s, on_ack, on_err, ag);
+	ag->sigterm = evsignal_new(ag->base, SIGTERM, on_signal, ag);
+	ag->sigint = evsignal_new(ag->base, SIGINT, on_signal, ag);
+	if (!ag->sigterm || !ag->sigint || event_add(ag->sigterm, NULL) ||
+	    event_add(ag->sigint, NULL)) {
+		fb_log_err("out of memory setting up the event loop");
+		return 1;
+	}
+	if (ag->resync && ag->hooks.reconnected) {
+		struct timeval every = { RECONNECT_CHECK_MS / 1000, (RECONNECT_CHECK_MS % 1000) * 1000 };
+		ag->reconnect_check = event_new(ag->base, -1, EV_PERSIST, reconnect_check_cb, ag);
+		if (!ag->reconnect_check || event_add(ag->reconnect_check, &every)) {
+			fb_log_err("out of memory setting up the event loop");
+			return 1;
+		}
+	}
+	if ((rc = fb_session_start(ag->s)) != 0) {
+		fb_log_err("cannot start the session to %s:%d: %s", ag->host, ag->port,
+			   fb_strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
+int fb_agent_run(struct fb_agent *ag)
+{
+	event_base_dispatch(ag->base);
+	return ag->exit_status;
+}
+
+void fb_agent_fatal(struct fb_agent *ag)
+{
+	ag->exit_status = 1;
+	event_base_loopbreak(ag->base);
+}
+
+void fb_agent_submit(struct fb_agent *ag, const struct fb_event *ev)
+{
+	int rc = fb_session_submit(ag->s, ev);
+	if (rc == 0)
+		return;
+	/* The first drop and then every 1000th: a long outage is visible
+	 * without flooding. */
+	if (ag->dropped++ % 1000 == 0)
+		fb_log_warn("dropped %s event of %s%s%s port %u ifIndex %u: %s (%" PRIu64 " dropped "
+			    "so far; is fabricbusd at %s:%d up?)", fb_kind_name(ev->kind),
+			    ev->subj.switch_name[0] ? "switch '" : "device '",
+			    ev->subj.switch_name[0] ? ev->subj.switch_name : ev->subj.device, "'",
+			    ev->subj.port, ev->subj.ifindex,
+			    rc == FB_EFULL ? "session buffer full" : fb_strerror(rc), ag->dropped,
+			    ag->host, ag->port);
+}
+
+void fb_agent_free(struct fb_agent *ag)
+{
+	fb_session_free(ag->s);
+	ag->s = NULL;
+	struct event *evs[] = { ag->sigterm, ag->sigint, ag->reconnect_check };
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+		if (evs[i])
+			event_free(evs[i]);
+	ag->sigterm = ag->sigint = ag->reconnect_check = NULL;
+	if (ag->base)
+		event_base_free(ag->base);
+	ag->base = NULL;
+}

@@ -1,0 +1,110 @@
+/* fb_agent.h - the skeleton every fabricbus agent program shares (ib, node,
+ * snmp): the common options (--broker, --agent-id, --fabric, --map,
+ * --no-resync, --log-level, --help), the session to the broker, SIGTERM and
+ * SIGINT, the drain with a deadline at a stop, the exit status, and the
+ * resync after a reconnect. What an agent watches and how stays in its own
+ * main.c: it fills the hooks below.
+ *
+ * Use: fb_agent_init(); the agent's getopt loop passes every option it does
+ * not own to fb_agent_opt() and calls fb_agent_opts_done(); then
+ * fb_agent_base(), fb_agent_session(), start the agent's sources,
+ * fb_agent_run(); at the end the agent frees its own events, then
+ * fb_agent_free().
+ */
+#ifndef FB_AGENT_H
+#define FB_AGENT_H
+
+#include "fb_event.h"
+#include "fb_wire.h"
+
+#include <event2/event.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FB_AGENT_DEFAULT_BROKER "127.0.0.1:7411"
+#define FB_AGENT_MAP_PORT 7412    /* fabricbusd's HttpListen, the --map default */
+#define FB_AGENT_DRAIN_MS 2000    /* bounded wait for acks at a stop */
+
+/* Long-option values of the common options that have no short form; an
+ * agent's own values start at 256 and stay below these. */
+enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC };
+
+/* getopt_long entries of the common options, for an agent's table; the
+ * short ones are "b:a:l:h" (and "f:" with FB_AGENT_FABRIC_OPTION). */
+#define FB_AGENT_OPTIONS                                        \
+	{ "broker", required_argument, NULL, 'b' },             \
+	{ "agent-id", required_argument, NULL, 'a' },           \
+	{ "log-level", required_argument, NULL, 'l' },          \
+	{ "help", no_argument, NULL, 'h' }
+#define FB_AGENT_FABRIC_OPTION { "fabric", required_argument, NULL, 'f' }
+#define FB_AGENT_MAP_OPTIONS                                              \
+	{ "map", required_argument, NULL, FB_AGENT_O_MAP },               \
+	{ "no-resync", no_argument, NULL, FB_AGENT_O_NO_RESYNC }
+
+/* What the skeleton calls back, on the loop thread, with arg. */
+struct fb_agent_hooks {
+	void (*stop)(void *arg);        /* a signal: stop the sources (then the drain) */
+	void (*reconnected)(void *arg); /* reconnected and all acked: resync (NULL: none) */
+	void (*ack)(void *arg, uint64_t acked_seq); /* optional */
+	void *arg;
+};
+
+struct fb_agent {
+	const char *prog;        /* "fabricbus-agent-ib": messages and usage errors */
+	void (*help)(void);      /* prints the agent's --help; set before fb_agent_opt() */
+	struct fb_agent_hooks hooks;
+
+	/* From the options. */
+	char host[256];          /* --broker */
+	int port;
+	char agent_id[FB_AGENT_ID_MAX];
+	const char *fabric;      /* --fabric, or the agent's default */
+	char map_host[256];      /* --map (default: the broker host, FB_AGENT_MAP_PORT) */
+	int map_port;
+	int resync;              /* 1 unless --no-resync */
+
+	/* The running agent. */
+	struct event_base *base;
+	struct fb_session *s;
+	int stopping, exit_status;
+	uint64_t dropped;        /* events the session refused (fb_agent_submit) */
+
+	/* Private. */
+	const char *broker_arg, *map_arg;
+	int log_level;
+	uint64_t reconnects;
+	struct event *sigterm, *sigint, *reconnect_check;
+};
+
+/* Defaults; logging to stderr as prog; agent id "<id_prefix>@<hostname>". */
+void fb_agent_init(struct fb_agent *ag, const char *prog, const char *id_prefix);
+/* One option c (getopt_long's value, optarg set) the agent does not handle
+ * itself: 0 when taken, -1 after --help (exit 0), 2 after a usage error on
+ * stderr (exit 2): unknown options and missing values end here too. */
+int fb_agent_opt(struct fb_agent *ag, int c, char **argv);
+/* After the getopt loop: no operand left; parse --broker and --map; set
+ * the log level. 0 or 2 (usage error printed). */
+int fb_agent_opts_done(struct fb_agent *ag, int argc, char **argv);
+/* Strictly decimal s in lo..hi into *out; 0 or -1. */
+int fb_agent_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out);
+
+/* The loop (with libevent's pthread locking when threads: events made
+ * active from another thread); SIGPIPE ignored. 0 or 1 (logged). */
+int fb_agent_base(struct fb_agent *ag, int threads);
+/* The session to --broker keeping up to buffer events unacked, the signal
+ * events and, with resync and a reconnected hook, the reconnect watch; the
+ * session starts connecting. 0 or 1 (logged). */
+int fb_agent_session(struct fb_agent *ag, size_t buffer, const struct fb_agent_hooks *hooks);
+/* Runs the loop until a stop's drain is over (or fb_agent_fatal);
+ * returns the exit status. */
+int fb_agent_run(struct fb_agent *ag);
+/* The agent cannot go on: exit status 1, the loop ends. */
+void fb_agent_fatal(struct fb_agent *ag);
+/* Submit ev; when the session refuses it, count and log the drop (the
+ * first and every 1000th). */
+void fb_agent_submit(struct fb_agent *ag, const struct fb_event *ev);
+/* Frees the session, the skeleton's events and the base: after the agent
+ * freed its own events. */
+void fb_agent_free(struct fb_agent *ag);
+
+#endif

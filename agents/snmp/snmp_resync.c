@@ -1,0 +1,72 @@
+/* snmp_resync.c - the SNMP poller's resync against the broker's map: see
+ * snmp_resync.h. */
+#include "snmp_resync.h"
+
+#include "fb_log.h"
+#include "fb_map_get.h"
+
+#include <string.h>
+
+/* Ports: [{"LinkState":"down","Port":3},...] of the switch's map entry. */
+static int port_up(void *arg, uint32_t ifindex)
+{
+	const json_t *ports = arg;
+	size_t i;
+	const json_t *p;
+	json_array_foreach(ports, i, p) {
+		if (json_integer_value(json_object_get(p, "Port")) != (json_int_t)ifindex)
+			continue;
+		const char *st = json_string_value(json_object_get(p, "LinkState"));
+		if (st && strcmp(st, "up") == 0)
+			return 1;
+		return st && strcmp(st, "down") == 0 ? 0 : -1;
+	}
+	return -1;
+}
+
+static const json_t *find_switch(const json_t *map, const char *name)
+{
+	const char *key;
+	const json_t *sw;
+	json_object_foreach((json_t *)json_object_get(map, "Switches"), key, sw) {
+		const char *n = json_string_value(json_object_get(sw, "Name"));
+		if (n && strcmp(n, name) == 0)
+			return sw;
+	}
+	return NULL;
+}
+
+size_t snmp_resync_diff(const json_t *map, const struct snmp_ifc_switch *sw,
+			snmp_ifc_emit_fn emit, void *arg)
+{
+	const json_t *ent = find_switch(map, sw->name);
+	const json_t *reach = ent ? json_object_get(ent, "Reachable") : NULL;
+	const json_t *ports = ent ? json_object_get(ent, "Ports") : NULL;
+	struct snmp_ifc_known k = {
+		.reachable = json_is_boolean(reach) ? json_is_true(reach) : -1,
+		.port_up = port_up, .arg = (void *)ports,
+	};
+	return snmp_ifc_resync(sw, &k, emit, arg);
+}
+
+void snmp_resync_switch(const char *host, int port, const struct snmp_ifc_switch *sw,
+			snmp_ifc_emit_fn emit, void *arg)
+{
+	json_t *map = NULL;
+	char err[512];
+	int rc = fb_map_get(host, port, "/fabric/map", SNMP_RESYNC_TIMEOUT_MS, &map, err, sizeof(err));
+	if (rc < 0) {
+		fb_log_warn("resync: switch '%s': %s; not resyncing it: changes made while this agent "
+			    "was away stay unreported (is fabricbusd's HttpListen at --map?)", sw->name,
+			    err);
+		return;
+	}
+	if (rc > 0) {
+		fb_log_warn("resync: the broker has no GET /fabric/map (HTTP 404); not resyncing");
+		return;
+	}
+	size_t n = snmp_resync_diff(map, sw, emit, arg);
+	fb_log_info("resync: switch '%s' (%s): %zu events against the broker's map", sw->name,
+		    sw->addr, n);
+	json_decref(map);
+}
