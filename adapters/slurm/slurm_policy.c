@@ -594,14 +594,24 @@ int fbs_policy_drained(struct fbs_policy *p, const char *node, const char *reaso
 	return 0;
 }
 
+/* The node is no longer drained by us (undrained, or its drain released to
+ * someone else): drop the hold and the dry-run mark. NULL if unknown. */
+static struct fbs_node *end_hold(struct fbs_policy *p, const char *node)
+{
+	struct fbs_node *n = find(p, node);
+	if (n) {
+		n->hold = FBS_H_NONE;
+		n->dry_run = 0;
+	}
+	return n;
+}
+
 void fbs_policy_released(struct fbs_policy *p, const char *node, uint64_t now_ms)
 {
 	(void)now_ms;
-	struct fbs_node *n = find(p, node);
+	struct fbs_node *n = end_hold(p, node);
 	if (!n)
 		return;
-	n->hold = FBS_H_NONE;
-	n->dry_run = 0;
 	n->suppressed = 1;
 	n->refused = 0;
 	maybe_gc(p, n);
@@ -610,11 +620,9 @@ void fbs_policy_released(struct fbs_policy *p, const char *node, uint64_t now_ms
 void fbs_policy_undrained(struct fbs_policy *p, const char *node, uint64_t now_ms)
 {
 	(void)now_ms;
-	struct fbs_node *n = find(p, node);
+	struct fbs_node *n = end_hold(p, node);
 	if (!n)
 		return;
-	n->hold = FBS_H_NONE;
-	n->dry_run = 0;
 	n->reason[0] = n->cause[0] = '\0';
 	n->cause_event_id = 0;
 	n->drained_at_s = 0;
