@@ -51,6 +51,7 @@ static void help(void)
 	       "                         [--config FILE] [--listen SPEC] [--no-traps]\n"
 	       "                         [--rcvbuf BYTES] [--buffer EVENTS]\n"
 	       "                         [--poll-interval MS] [--poll-timeout MS] [--poll-retries N]\n"
+	       "                         [--mac-interval MS]\n"
 	       "                         [--unreachable-after N] [--error-threshold NAME=RATE]...\n"
 	       "                         [--map HOST:PORT] [--no-resync] [--log-level LEVEL]\n"
 	       "\n"
@@ -63,6 +64,11 @@ static void help(void)
 	       "    --poll-interval and reports ifOperStatus changes the same way, error and\n"
 	       "    discard rates over --error-threshold (counter_threshold / counter_cleared,\n"
 	       "    with hysteresis) and switch_unreachable / switch_reachable.\n"
+	       "    Ports to hosts: after a poll round, every --mac-interval, the poller walks\n"
+	       "    the switch's lldpRemTable, dot1d/dot1qTpFdbTable and ipNetToPhysicalTable\n"
+	       "    and reports the one host MAC behind each port (a topology event with the\n"
+	       "    MAC as peer); the broker names the node that owns the MAC on every event\n"
+	       "    of the port, so fabricbus-slurm drains it on an Ethernet link failure.\n"
 	       "    Resync: after a switch's first poll round, and again after the session\n"
 	       "    reconnects, the poller reads the broker's GET /fabric/map (--map) and\n"
 	       "    reports every difference with its own view as the event a live change\n"
@@ -84,6 +90,8 @@ static void help(void)
 	       "        --poll-interval MS     IF-MIB poll period, 100..3600000 (default 10000)\n"
 	       "        --poll-timeout MS      per request, 10..60000 (default 1000)\n"
 	       "        --poll-retries N       0..10 (default 1)\n"
+	       "        --mac-interval MS      LLDP/FDB/ARP walk period, 0 (never) or\n"
+	       "                               100..86400000 (default 60000)\n"
 	       "    -u, --unreachable-after N  failed polls before switch_unreachable (default 3)\n"
 	       "        --error-threshold NAME=RATE  per second; NAME if_in_errors,\n"
 	       "                               if_out_errors, if_in_discards, if_out_discards\n"
@@ -108,7 +116,7 @@ static void help(void)
 static int parse_opts(struct agent *a, int argc, char **argv)
 {
 	enum { O_LISTEN = 256, O_NO_TRAPS, O_RCVBUF, O_BUFFER, O_PINT, O_PTIMEOUT, O_PRETRIES,
-	       O_ERR_THR };
+	       O_ERR_THR, O_MACINT };
 	static const struct option lo[] = {
 		FB_AGENT_OPTIONS,
 		FB_AGENT_FABRIC_OPTION,
@@ -121,6 +129,7 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		{ "poll-interval", required_argument, NULL, O_PINT },
 		{ "poll-timeout", required_argument, NULL, O_PTIMEOUT },
 		{ "poll-retries", required_argument, NULL, O_PRETRIES },
+		{ "mac-interval", required_argument, NULL, O_MACINT },
 		{ "unreachable-after", required_argument, NULL, 'u' },
 		{ "error-threshold", required_argument, NULL, O_ERR_THR },
 		{ NULL, 0, NULL, 0 },
@@ -154,6 +163,14 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		case O_PRETRIES:
 			if (fb_agent_parse_uint(optarg, 0, 10, &a->pcfg.retries))
 				return fb_usage_error(PROG, "bad --poll-retries '%s': want 0..10", optarg);
+			break;
+		case O_MACINT:
+			if (strcmp(optarg, "0") != 0 &&
+			    fb_agent_parse_uint(optarg, 100, 86400000, &a->pcfg.mac_interval_ms))
+				return fb_usage_error(PROG, "bad --mac-interval '%s': want 0 or "
+						      "100..86400000", optarg);
+			if (strcmp(optarg, "0") == 0)
+				a->pcfg.mac_interval_ms = 0;
 			break;
 		case 'u':
 			if (fb_agent_parse_uint(optarg, 1, 1000, &a->pcfg.ifc.unreachable_after))
@@ -301,6 +318,8 @@ static int run(struct agent *a)
 	if (a->poll) {
 		tc.map.ifname = snmp_poll_ifname;
 		tc.map.ifname_arg = a->poll;
+		tc.map.peer = snmp_poll_peer;
+		tc.map.peer_arg = a->poll;
 	}
 	if (a->traps && snmp_trap_open(a->ag.base, &tc, &a->trap, err, sizeof(err)) != 0) {
 		fb_log_err("%s", err);

@@ -47,6 +47,13 @@ struct target {
 	netsnmp_large_fd_set fds;
 	struct snmp_ifc_switch sw;
 	int resync;             /* diff against the broker after the next round */
+	/* the MAC walk (snmp_mac.h), after an IF-MIB round once mac_interval_ms passed */
+	int mac_busy;
+	uint64_t mac_last_ms;
+	oid mnext[SNMP_MAC_C__N][MAX_OID_LEN];
+	size_t mnext_len[SNMP_MAC_C__N];
+	unsigned mdone;
+	struct snmp_mac_tab mtab;
 	/* the round in progress */
 	int busy, first, names, pages;
 	oid next[C__N][MAX_OID_LEN];
@@ -72,6 +79,7 @@ void snmp_poll_cfg_default(struct snmp_poll_cfg *cfg)
 	cfg->interval_ms = 10000;
 	cfg->timeout_ms = 1000;
 	cfg->retries = 1;
+	cfg->mac_interval_ms = 60000;
 	snmp_ifc_cfg_default(&cfg->ifc);
 }
 
@@ -119,6 +127,8 @@ static void round_failed(struct target *t, const char *why)
 	snmp_ifc_failed(&t->sw, &t->p->cfg.ifc, emit, t->p);
 }
 
+static void start_mac_walk(struct target *t);
+
 static void round_done(struct target *t)
 {
 	t->busy = 0;
@@ -130,10 +140,138 @@ static void round_done(struct target *t)
 		fb_log_warn("switch '%s': out of memory keeping its ports; round ignored", t->sw.name);
 		return;
 	}
+	uint64_t now = t->round.t_ms;
+	if (t->p->cfg.mac_interval_ms &&
+	    (!t->mac_last_ms || now - t->mac_last_ms >= t->p->cfg.mac_interval_ms)) {
+		/* the resync waits for it: it diffs the peers too */
+		start_mac_walk(t);
+		return;
+	}
 	if (t->resync && t->p->cfg.resync) {
 		t->resync = 0;
 		t->p->cfg.resync(t->p->cfg.emit_arg, &t->sw, emit, t->p);
 	}
+}
+
+/* ---- the MAC walk: LLDP, FDB and ARP tables (snmp_mac.h) ---- */
+
+static void mac_walk_done(struct target *t, const char *failed)
+{
+	t->busy = 0;
+	t->mac_busy = 0;
+	t->mac_last_ms = mono_ms();
+	if (failed) {
+		fb_log_debug("switch '%s' (%s): MAC walk failed: %s", t->sw.name, t->sw.addr, failed);
+	} else {
+		struct snmp_mac_port *mp = NULL;
+		size_t n = 0;
+		if (snmp_mac_resolve(&t->mtab, &mp, &n) != 0)
+			fb_log_warn("switch '%s': out of memory resolving its MAC tables", t->sw.name);
+		size_t ev = snmp_ifc_set_peers(&t->sw, mp, n, emit, t->p);
+		fb_log_debug("switch '%s' (%s): MAC walk: %llu rows (%llu ignored, %llu over the cap), "
+			     "%zu ports with a source, %zu new peers", t->sw.name, t->sw.addr,
+			     (unsigned long long)t->mtab.taken, (unsigned long long)t->mtab.ignored,
+			     (unsigned long long)t->mtab.dropped, n, ev);
+		free(mp);
+	}
+	snmp_mac_tab_free(&t->mtab);
+	if (t->resync && t->p->cfg.resync) {
+		t->resync = 0;
+		t->p->cfg.resync(t->p->cfg.emit_arg, &t->sw, emit, t->p);
+	}
+}
+
+static int mac_send_page(struct target *t);
+
+/* One page: the active columns' varbinds in turn, as take_page. */
+static void mac_take_page(struct target *t, const netsnmp_pdu *pdu)
+{
+	int active[SNMP_MAC_C__N], n = 0;
+	for (int c = 0; c < SNMP_MAC_C__N; c++)
+		if (!(t->mdone & (1u << c)))
+			active[n++] = c;
+	unsigned ended = 0;
+	int i = 0;
+	for (const netsnmp_variable_list *v = pdu->variables; v && n; v = v->next_variable,
+	     i = (i + 1) % n) {
+		int c = active[i];
+		const struct snmp_mac_col_def *d = &snmp_mac_cols[c];
+		if (ended & (1u << c))
+			continue;
+		if (v->type == SNMP_ENDOFMIBVIEW || v->type == SNMP_NOSUCHOBJECT ||
+		    v->type == SNMP_NOSUCHINSTANCE || v->name_length > MAX_OID_LEN ||
+		    netsnmp_oid_is_subtree(d->oid, d->len, v->name, v->name_length) != 0 ||
+		    snmp_oid_compare(v->name, v->name_length, t->mnext[c], t->mnext_len[c]) <= 0) {
+			ended |= 1u << c;
+			continue;
+		}
+		memcpy(t->mnext[c], v->name, v->name_length * sizeof(oid));
+		t->mnext_len[c] = v->name_length;
+		if (snmp_mac_take(&t->mtab, v) < 0)
+			ended |= 1u << c; /* out of memory: this column stops here */
+	}
+	t->mdone |= ended;
+}
+
+static int on_mac_response(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pdu,
+			   void *magic)
+{
+	(void)sess;
+	(void)reqid;
+	struct target *t = magic;
+	if (t->p->stopping || !t->mac_busy)
+		return 1;
+	if (op != NETSNMP_CALLBACK_OP_RECEIVED_MESSAGE) {
+		mac_walk_done(t, "timed out");
+		return 1;
+	}
+	if (pdu->command != SNMP_MSG_RESPONSE || pdu->errstat != SNMP_ERR_NOERROR) {
+		mac_walk_done(t, pdu->errstat ? snmp_errstring((int)pdu->errstat) : "not a response");
+		return 1;
+	}
+	unsigned before = t->mdone;
+	mac_take_page(t, pdu);
+	unsigned all = (1u << SNMP_MAC_C__N) - 1;
+	if (t->mdone == all || (t->mdone == before && !pdu->variables))
+		mac_walk_done(t, NULL);
+	else if (++t->pages >= MAX_PAGES)
+		mac_walk_done(t, NULL); /* what it has: a table that never ends is broken */
+	else if (mac_send_page(t) != 0)
+		mac_walk_done(t, "cannot send");
+	return 1;
+}
+
+static int mac_send_page(struct target *t)
+{
+	netsnmp_pdu *pdu = snmp_pdu_create(SNMP_MSG_GETBULK);
+	if (!pdu)
+		return -ENOMEM;
+	pdu->non_repeaters = 0;
+	pdu->max_repetitions = REPS;
+	for (int c = 0; c < SNMP_MAC_C__N; c++)
+		if (!(t->mdone & (1u << c)))
+			snmp_add_null_var(pdu, t->mnext[c], t->mnext_len[c]);
+	if (snmp_sess_async_send(t->sessp, pdu, on_mac_response, t) == 0) {
+		snmp_free_pdu(pdu);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The switch stays busy (no IF-MIB round starts) until the walk is done. */
+static void start_mac_walk(struct target *t)
+{
+	t->busy = 1;
+	t->mac_busy = 1;
+	t->pages = 0;
+	t->mdone = 0;
+	snmp_mac_tab_free(&t->mtab);
+	for (int c = 0; c < SNMP_MAC_C__N; c++) {
+		memcpy(t->mnext[c], snmp_mac_cols[c].oid, snmp_mac_cols[c].len * sizeof(oid));
+		t->mnext_len[c] = snmp_mac_cols[c].len;
+	}
+	if (mac_send_page(t) != 0)
+		mac_walk_done(t, "cannot send");
 }
 
 void snmp_poll_resync(struct snmp_poll *p)
@@ -399,6 +537,15 @@ int snmp_poll_start(struct event_base *base, const struct snmp_poll_cfg *cfg,
 	return 0;
 }
 
+uint64_t snmp_poll_peer(void *arg, const char *addr, uint32_t ifindex)
+{
+	struct snmp_poll *p = arg;
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->t[i].sw.addr, addr) == 0)
+			return snmp_ifc_peer(&p->t[i].sw, ifindex);
+	return 0;
+}
+
 const char *snmp_poll_ifname(void *arg, const char *addr, uint32_t ifindex)
 {
 	struct snmp_poll *p = arg;
@@ -438,6 +585,7 @@ void snmp_poll_free(struct snmp_poll *p)
 			netsnmp_large_fd_set_cleanup(&t->fds);
 		}
 		snmp_ifc_switch_free(&t->sw);
+		snmp_mac_tab_free(&t->mtab);
 		free(t->rows);
 	}
 	free(p->t);

@@ -5,6 +5,7 @@
 #include "fb_log.h"
 #include "fb_map_get.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Ports: [{"LinkState":"down","Port":3},...] of the switch's map entry. */
@@ -22,6 +23,29 @@ static int port_up(void *arg, uint32_t ifindex)
 		return st && strcmp(st, "down") == 0 ? 0 : -1;
 	}
 	return -1;
+}
+
+/* The port's "PeerMAC" ("aa:bb:cc:dd:ee:ff"), or 0. */
+static uint64_t port_peer(void *arg, uint32_t ifindex)
+{
+	const json_t *ports = arg;
+	size_t i;
+	const json_t *p;
+	json_array_foreach(ports, i, p) {
+		if (json_integer_value(json_object_get(p, "Port")) != (json_int_t)ifindex)
+			continue;
+		const char *s = json_string_value(json_object_get(p, "PeerMAC"));
+		unsigned b[6];
+		char tail;
+		if (!s || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
+				 &b[5], &tail) != 6)
+			return 0;
+		uint64_t m = 0;
+		for (int k = 0; k < 6; k++)
+			m = m << 8 | b[k];
+		return m;
+	}
+	return 0;
 }
 
 static const json_t *find_switch(const json_t *map, const char *name)
@@ -44,7 +68,7 @@ size_t snmp_resync_diff(const json_t *map, const struct snmp_ifc_switch *sw,
 	const json_t *ports = ent ? json_object_get(ent, "Ports") : NULL;
 	struct snmp_ifc_known k = {
 		.reachable = json_is_boolean(reach) ? json_is_true(reach) : -1,
-		.port_up = port_up, .arg = (void *)ports,
+		.port_up = port_up, .port_peer = port_peer, .arg = (void *)ports,
 	};
 	return snmp_ifc_resync(sw, &k, emit, arg);
 }

@@ -4,7 +4,8 @@
  * /fabric/map (Switches.*, found by Name: the broker keys an Ethernet
  * switch by its fabric and name, its ports by ifIndex) and every
  * difference goes out as the live event would, with the counter resync = 1
- * (snmp_ifc_resync). Runs on the loop thread: the GET blocks for at most
+ * (snmp_ifc_resync); a host MAC the broker does not show on the port
+ * ("PeerMAC") goes out as a topology event again. Runs on the loop thread: the GET blocks for at most
  * SNMP_RESYNC_TIMEOUT_MS.
  */
 #ifndef SNMP_RESYNC_H
