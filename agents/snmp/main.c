@@ -266,11 +266,11 @@ static void on_usr1(evutil_socket_t sig, short what, void *arg)
 
 /* snmp_poll_cfg.resync: a switch's round is complete, diff it against the
  * broker's map. */
-static void on_resync(void *arg, const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit,
-		      void *emit_arg)
+static int on_resync(void *arg, const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit,
+		     void *emit_arg)
 {
 	struct agent *a = arg;
-	snmp_resync_switch(a->ag.map_host, a->ag.map_port, sw, emit, emit_arg);
+	return snmp_resync_switch(a->ag.map_host, a->ag.map_port, sw, emit, emit_arg);
 }
 
 static void on_reconnected(void *arg)

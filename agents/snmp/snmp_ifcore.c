@@ -153,10 +153,23 @@ size_t snmp_ifc_set_peers(struct snmp_ifc_switch *sw, const struct snmp_mac_port
 		}
 		p->peer_mac = mp[i].mac;
 		p->peer_src = mp[i].src;
-		peer_event(sw, p, "", emit, arg);
-		out++;
+		if (emit) {
+			peer_event(sw, p, "", emit, arg);
+			out++;
+		}
 	}
 	return out;
+}
+
+size_t snmp_ifc_send_peers(const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit, void *arg)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sw->n_ports; i++)
+		if (sw->ports[i].peer_mac) {
+			peer_event(sw, &sw->ports[i], "", emit, arg);
+			n++;
+		}
+	return n;
 }
 
 static void oper_changed(struct snmp_ifc_switch *sw, struct snmp_ifc_port *p, int was,

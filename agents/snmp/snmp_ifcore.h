@@ -139,10 +139,14 @@ size_t snmp_ifc_resync(const struct snmp_ifc_switch *sw, const struct snmp_ifc_k
  * the MAC's 48 bits, peer_name = "aa:bb:cc:dd:ee:ff"); ports the walk did
  * not list, or listed with several MACs, keep what they had (a host whose
  * link is down drops out of the FDB and ARP tables but is still cabled
- * there). From then on every event of the port carries its peer. Returns
- * the events emitted. */
+ * there). From then on every event of the port carries its peer. emit
+ * NULL: record only (a resync follows, which sends what the broker lacks).
+ * Returns the events emitted. */
 size_t snmp_ifc_set_peers(struct snmp_ifc_switch *sw, const struct snmp_mac_port *mp, size_t n,
 			  snmp_ifc_emit_fn emit, void *arg);
+/* A topology event for every port with a peer (a resync that could not
+ * read the broker's map). Returns the events emitted. */
+size_t snmp_ifc_send_peers(const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit, void *arg);
 /* The peer MAC of a port, or 0. */
 uint64_t snmp_ifc_peer(const struct snmp_ifc_switch *sw, uint32_t ifindex);
 /* Fill ev's peer (peer_guid, peer_name) with mac. */

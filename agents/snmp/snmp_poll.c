@@ -149,7 +149,8 @@ static void round_done(struct target *t)
 	}
 	if (t->resync && t->p->cfg.resync) {
 		t->resync = 0;
-		t->p->cfg.resync(t->p->cfg.emit_arg, &t->sw, emit, t->p);
+		if (t->p->cfg.resync(t->p->cfg.emit_arg, &t->sw, emit, t->p) < 0)
+			snmp_ifc_send_peers(&t->sw, emit, t->p);
 	}
 }
 
@@ -167,7 +168,10 @@ static void mac_walk_done(struct target *t, const char *failed)
 		size_t n = 0;
 		if (snmp_mac_resolve(&t->mtab, &mp, &n) != 0)
 			fb_log_warn("switch '%s': out of memory resolving its MAC tables", t->sw.name);
-		size_t ev = snmp_ifc_set_peers(&t->sw, mp, n, emit, t->p);
+		/* With a resync to come, it sends what the broker's map lacks:
+		 * a restarted agent does not repeat every peer. */
+		int quiet = t->resync && t->p->cfg.resync;
+		size_t ev = snmp_ifc_set_peers(&t->sw, mp, n, quiet ? NULL : emit, t->p);
 		fb_log_debug("switch '%s' (%s): MAC walk: %llu rows (%llu ignored, %llu over the cap), "
 			     "%zu ports with a source, %zu new peers", t->sw.name, t->sw.addr,
 			     (unsigned long long)t->mtab.taken, (unsigned long long)t->mtab.ignored,
@@ -177,7 +181,8 @@ static void mac_walk_done(struct target *t, const char *failed)
 	snmp_mac_tab_free(&t->mtab);
 	if (t->resync && t->p->cfg.resync) {
 		t->resync = 0;
-		t->p->cfg.resync(t->p->cfg.emit_arg, &t->sw, emit, t->p);
+		if (t->p->cfg.resync(t->p->cfg.emit_arg, &t->sw, emit, t->p) < 0)
+			snmp_ifc_send_peers(&t->sw, emit, t->p);
 	}
 }
 

@@ -38,9 +38,11 @@ struct snmp_poll_cfg {
 	void *emit_arg;
 	/* Called after the first complete round of each switch, and after the
 	 * next one following snmp_poll_resync(): diff sw against the broker
-	 * (snmp_ifc_resync). NULL: no resync. */
-	void (*resync)(void *arg, const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit,
-		       void *emit_arg);
+	 * (snmp_ifc_resync). 0, or negative when the broker's map could not be
+	 * read (the peers a MAC walk recorded for it are then sent as they
+	 * are). NULL: no resync. */
+	int (*resync)(void *arg, const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit,
+		      void *emit_arg);
 };
 
 struct snmp_poll;

@@ -5,6 +5,7 @@
 #include "fb_log.h"
 #include "fb_map_get.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,8 +74,8 @@ size_t snmp_resync_diff(const json_t *map, const struct snmp_ifc_switch *sw,
 	return snmp_ifc_resync(sw, &k, emit, arg);
 }
 
-void snmp_resync_switch(const char *host, int port, const struct snmp_ifc_switch *sw,
-			snmp_ifc_emit_fn emit, void *arg)
+int snmp_resync_switch(const char *host, int port, const struct snmp_ifc_switch *sw,
+		       snmp_ifc_emit_fn emit, void *arg)
 {
 	json_t *map = NULL;
 	char err[512];
@@ -83,14 +84,15 @@ void snmp_resync_switch(const char *host, int port, const struct snmp_ifc_switch
 		fb_log_warn("resync: switch '%s': %s; not resyncing it: changes made while this agent "
 			    "was away stay unreported (is fabricbusd's HttpListen at --map?)", sw->name,
 			    err);
-		return;
+		return rc;
 	}
 	if (rc > 0) {
 		fb_log_warn("resync: the broker has no GET /fabric/map (HTTP 404); not resyncing");
-		return;
+		return -ENOENT;
 	}
 	size_t n = snmp_resync_diff(map, sw, emit, arg);
 	fb_log_info("resync: switch '%s' (%s): %zu events against the broker's map", sw->name,
 		    sw->addr, n);
 	json_decref(map);
+	return 0;
 }

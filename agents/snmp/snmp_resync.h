@@ -21,9 +21,9 @@
  * emitted. */
 size_t snmp_resync_diff(const json_t *map, const struct snmp_ifc_switch *sw,
 			snmp_ifc_emit_fn emit, void *arg);
-/* GET /fabric/map from host:port, then snmp_resync_diff; a broker that
- * does not answer is logged and skipped. */
-void snmp_resync_switch(const char *host, int port, const struct snmp_ifc_switch *sw,
-			snmp_ifc_emit_fn emit, void *arg);
+/* GET /fabric/map from host:port, then snmp_resync_diff: 0. A broker that
+ * does not answer (or has no map) is logged and skipped: negative. */
+int snmp_resync_switch(const char *host, int port, const struct snmp_ifc_switch *sw,
+		       snmp_ifc_emit_fn emit, void *arg);
 
 #endif

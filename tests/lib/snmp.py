@@ -14,6 +14,15 @@ namespaces these helpers create (needs root, snmpd and snmptrap).
   snmpd gets `linkUpDownNotifications yes` and, because that monitor samples
   only every 60 s, the same two monitors at 1 s (same events, so the traps
   are the same linkDown/linkUp; a late 60 s sample may repeat one).
+- `HostPort`: a "host" namespace `fbtsnmp-<host>` cabled to a switch port
+  through a patch panel: host `eth0` <-> `pNa` [bridge in `fbtsnmp-patch`]
+  `pNb` <-> switch `swpN`. The switch port is routed (10.78.N.1/30, the host
+  10.78.N.2/30), so snmpd's ipNetToPhysicalTable ties the host's MAC to
+  swpN's ifIndex once the host has sent it a packet. `ip link set pNb down`
+  pulls the cable at the switch's end: swpN loses its carrier (snmpd sends
+  linkDown) while the host's own eth0 stays up, so only the switch sees it.
+  A management veth `fbhN` (main, 10.79.N.1) <-> `mgmt0` (host, 10.79.N.2)
+  lets a node agent in the host namespace reach the broker.
 - `Agent`: fabricbus-agent-snmp with a mode-600 config; `stats()` asks for
   its stats line (SIGUSR1) and parses it.
 """
@@ -197,6 +206,70 @@ class SnmpSwitch:
         self.stop_snmpd()
         ip("link", "del", f"fbm{self.index}", check=False)
         ip("netns", "del", self.ns, check=False)
+
+
+PATCH_NS = PREFIX + "-patch"
+
+
+class HostPort:
+    """A host namespace cabled to switch port swp<n> of sw through the
+    patch namespace (see the module doc)."""
+
+    def __init__(self, sw, n, host):
+        self.sw, self.n, self.host = sw, n, host
+        self.ns = f"{PREFIX}-{host}"
+        self.port = f"swp{n}"
+        self.patch = f"p{n}b"  # the patch cord's switch end
+        self.mgmt_main, self.mgmt_host = f"10.79.{n}.1", f"10.79.{n}.2"
+
+    def start(self):
+        if PATCH_NS not in our_namespaces():
+            ip("netns", "add", PATCH_NS)
+            ip("link", "set", "lo", "up", ns=PATCH_NS)
+        ns, pn, n = self.ns, PATCH_NS, self.n
+        ip("netns", "add", ns)
+        ip("link", "set", "lo", "up", ns=ns)
+        ip("link", "add", "eth0", "type", "veth", "peer", "name", f"p{n}a", "netns", pn, ns=ns)
+        ip("link", "add", self.port, "type", "veth", "peer", "name", self.patch, "netns", pn,
+           ns=self.sw.ns)
+        ip("link", "add", f"br{n}", "type", "bridge", ns=pn)
+        for dev in (f"p{n}a", self.patch):
+            ip("link", "set", dev, "master", f"br{n}", ns=pn)
+            ip("link", "set", dev, "up", ns=pn)
+        ip("link", "set", f"br{n}", "up", ns=pn)
+        ip("addr", "add", f"10.78.{n}.1/30", "dev", self.port, ns=self.sw.ns)
+        ip("link", "set", self.port, "up", ns=self.sw.ns)
+        ip("addr", "add", f"10.78.{n}.2/30", "dev", "eth0", ns=ns)
+        ip("link", "set", "eth0", "up", ns=ns)
+        ip("link", "add", f"fbh{n}", "type", "veth", "peer", "name", "mgmt0", "netns", ns)
+        ip("addr", "add", f"{self.mgmt_main}/30", "dev", f"fbh{n}")
+        ip("link", "set", f"fbh{n}", "up")
+        ip("addr", "add", f"{self.mgmt_host}/30", "dev", "mgmt0", ns=ns)
+        ip("link", "set", "mgmt0", "up", ns=ns)
+        return self
+
+    def mac(self):
+        out = ip("-o", "link", "show", "dev", "eth0", ns=self.ns).stdout
+        return out.split("link/ether", 1)[1].split()[0]
+
+    def announce(self, timeout=10):
+        """The host sends the switch a datagram: the switch's neighbour table
+        (ipNetToPhysicalTable) learns the host's MAC on swp<n>."""
+        deadline = time.monotonic() + timeout
+        mac = self.mac()
+        while time.monotonic() < deadline:
+            subprocess.run(["ip", "netns", "exec", self.ns, sys.executable, "-c",
+                            "import socket; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); "
+                            f"s.sendto(b'x', ('10.78.{self.n}.1', 9))"], check=True)
+            out = ip("neigh", "show", "dev", self.port, ns=self.sw.ns).stdout
+            if mac in out:
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"switch never learned {mac} on {self.port}")
+
+    def cable(self, up):
+        """Plug (up) or pull (down) the patch cord at the switch's end."""
+        ip("link", "set", self.patch, "up" if up else "down", ns=PATCH_NS)
 
 
 STATS_RE = re.compile(r"stats: (.*)$")
