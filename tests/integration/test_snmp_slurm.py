@@ -74,6 +74,21 @@ def switch_entry(m, name="sw1"):
     return None
 
 
+def mount_cgroups():
+    """`ip netns exec` gave this process a fresh /sys without the cgroup
+    mounts, and slurmd refuses to start without them: mount what the host
+    has (its mount list as PID 1 sees it) in our own mount namespace."""
+    if os.path.ismount("/sys/fs/cgroup"):
+        return
+    with open("/proc/1/mounts") as f:
+        mounts = [ln.split() for ln in f]
+    for dev, mnt, fstype, opts, *_ in mounts:
+        if not mnt.startswith("/sys/fs/cgroup"):
+            continue
+        os.makedirs(mnt, exist_ok=True)
+        subprocess.run(["mount", "-t", fstype, "-o", opts, dev, mnt], check=True)
+
+
 class Parts:
     """Everything a test starts, stopped in reverse order whatever happens."""
 
@@ -83,20 +98,26 @@ class Parts:
         self.hosts = {}
 
     def start(self, traps):
-        self.broker = Broker(FabricName=FABRIC, AgentListen=f"0.0.0.0:{free_port()}",
-                             HttpListen=f"0.0.0.0:{free_port()}").start()
+        # on every address: the node agents reach it over their management links
+        ap, hp = free_port(), free_port()
+        self.broker = Broker(agent_port=ap, http_port=hp, FabricName=FABRIC,
+                             AgentListen=f"0.0.0.0:{ap}", HttpListen=f"0.0.0.0:{hp}").start()
         self.tail = Tail(self.broker.http_addr, os.path.join(self.broker.workdir, "tail.err"))
         self.trap_port = free_port()
         self.sw = snmp.SnmpSwitch("sw1", 1, ports=(),
                                   trap_port=self.trap_port if traps else None).start()
         for n, node in NODES.items():
             self.hosts[n] = snmp.HostPort(self.sw, n, f"h{n}").start()
-        # snmpd again, so that its 1 s link monitors sample the new ports from the start
+        # snmpd again, so that its 1 s link monitors sample the new ports from the
+        # start, once the kernel says they are up (linkwatch takes up to a second)
+        time.sleep(1.5)
         self.sw.restart_snmpd()
+        self.wait_ports_up()
         for n, node in NODES.items():
             self.start_node_agent(self.hosts[n], node)
         for h in self.hosts.values():
             h.announce()
+        mount_cgroups()
         self.cluster = slurm.SlurmCluster(nodes=len(NODES)).start()
         self.adapter = SlurmAdapter(self.broker, self.cluster, HoldDown="500ms",
                                     StableFor="2s").start()
@@ -108,9 +129,24 @@ class Parts:
         self.broker.wait_status(ready, timeout=30)
         return self
 
+    def wait_ports_up(self, timeout=20):
+        """Until snmpd says ifOperStatus up(1) for every host port: its IF-MIB
+        cache may hold what it read at start for a few seconds."""
+        want = [self.sw.ifindex(h.port) for h in self.hosts.values()]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            r = subprocess.run(["snmpget", "-v2c", "-c", "public", "-On", "-Oqv", self.sw.addr] +
+                               [f"1.3.6.1.2.1.2.2.1.8.{i}" for i in want],
+                               capture_output=True, text=True, env=dict(os.environ, MIBS=""))
+            if r.returncode == 0 and r.stdout.split() == ["1"] * len(want):
+                time.sleep(1.5)  # the link monitors' next samples see it too
+                return
+            time.sleep(0.3)
+        raise AssertionError(f"snmpd never saw swp1/swp2 up: {r.stdout} {r.stderr}")
+
     def start_node_agent(self, host, node):
         log_path = os.path.join(self.broker.workdir, f"node-{node}.log")
-        port, http = self.broker.overrides["AgentListen"].rsplit(":", 1)[1], self.broker.http_port
+        port, http = self.broker.agent_port, self.broker.http_port
         with open(log_path, "ab") as log:
             p = track(subprocess.Popen(
                 ["ip", "netns", "exec", host.ns, NODE_AGENT, "--broker",
