@@ -69,54 +69,58 @@ static int int_of(const netsnmp_variable_list *v, long *x)
 	return 0;
 }
 
-/* Room for one more element in a table. 0, 1 (full: dropped), -ENOMEM. */
-static int grow(void **arr, size_t n, size_t *cap, size_t elem, uint64_t *dropped)
+/* A new zeroed element at the end of a table, or NULL: the table is full
+ * (counted in *dropped, *rc 0) or out of memory (*rc -ENOMEM). */
+static void *slot(void **arr, size_t *n, size_t *cap, size_t elem, uint64_t *dropped, int *rc)
 {
-	if (n < *cap)
-		return 0;
-	if (n >= SNMP_MAC_ROWS_MAX) {
+	*rc = 0;
+	if (*n >= SNMP_MAC_ROWS_MAX) {
 		(*dropped)++;
-		return 1;
+		return NULL;
 	}
-	size_t nc = *cap ? *cap * 2 : 64;
-	void *p = realloc(*arr, nc * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = nc;
-	return 0;
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		void *p = realloc(*arr, nc * elem);
+		if (!p) {
+			*rc = -ENOMEM;
+			return NULL;
+		}
+		*arr = p;
+		*cap = nc;
+	}
+	char *e = (char *)*arr + (*n)++ * elem;
+	memset(e, 0, elem);
+	return e;
 }
 
-#define GROW(t, f) grow((void **)&(t)->f, (t)->n_##f, &(t)->cap_##f, sizeof(*(t)->f), &(t)->dropped)
+#define SLOT(t, f, rc) slot((void **)&(t)->f, &(t)->n_##f, &(t)->cap_##f, sizeof(*(t)->f), \
+			    &(t)->dropped, rc)
 
 static int add_base(struct snmp_mac_tab *t, uint32_t port, uint32_t ifindex)
 {
-	int rc = GROW(t, base);
-	if (rc)
-		return rc < 0 ? rc : 0;
-	t->base[t->n_base].port = port;
-	t->base[t->n_base++].ifindex = ifindex;
-	return 0;
+	int rc;
+	__typeof__(t->base) e = SLOT(t, base, &rc);
+	if (e)
+		*e = (__typeof__(*e)){ port, ifindex };
+	return rc;
 }
 
 static int add_fdb(struct snmp_mac_tab *t, uint64_t mac, uint32_t port)
 {
-	int rc = GROW(t, fdb);
-	if (rc)
-		return rc < 0 ? rc : 0;
-	t->fdb[t->n_fdb].mac = mac;
-	t->fdb[t->n_fdb++].port = port;
-	return 0;
+	int rc;
+	__typeof__(t->fdb) e = SLOT(t, fdb, &rc);
+	if (e)
+		*e = (__typeof__(*e)){ mac, port };
+	return rc;
 }
 
 static int add_arp(struct snmp_mac_tab *t, uint32_t ifindex, uint64_t mac)
 {
-	int rc = GROW(t, arp);
-	if (rc)
-		return rc < 0 ? rc : 0;
-	t->arp[t->n_arp].ifindex = ifindex;
-	t->arp[t->n_arp++].mac = mac;
-	return 0;
+	int rc;
+	__typeof__(t->arp) e = SLOT(t, arp, &rc);
+	if (e)
+		*e = (__typeof__(*e)){ ifindex, mac };
+	return rc;
 }
 
 /* The lldpRemTable row (local port, remote index); the columns come in
@@ -127,13 +131,9 @@ static struct snmp_mac_lldp *lldp_row(struct snmp_mac_tab *t, uint32_t port, uin
 	for (size_t i = t->n_lldp; i-- > 0;)
 		if (t->lldp[i].local_port == port && t->lldp[i].rem_index == rem)
 			return &t->lldp[i];
-	*rc = GROW(t, lldp);
-	if (*rc) {
-		*rc = *rc < 0 ? *rc : 0;
+	struct snmp_mac_lldp *r = SLOT(t, lldp, rc);
+	if (!r)
 		return NULL;
-	}
-	struct snmp_mac_lldp *r = &t->lldp[t->n_lldp++];
-	memset(r, 0, sizeof(*r));
 	r->local_port = port;
 	r->rem_index = rem;
 	return r;

@@ -120,6 +120,40 @@ static struct snmp_ifc_row *row_of(struct target *t, uint32_t ifindex)
 
 static int send_page(struct target *t);
 
+/* One GETBULK of the n columns not done yet, each from where it stopped
+ * (next[c]), after sysUpTime.0 and ifTableLastChange.0 when scalars. */
+static int send_bulk(struct target *t, oid (*next)[MAX_OID_LEN], const size_t *next_len, int n,
+		     unsigned done, int scalars, netsnmp_callback cb)
+{
+	netsnmp_pdu *pdu = snmp_pdu_create(SNMP_MSG_GETBULK);
+	if (!pdu)
+		return -ENOMEM;
+	pdu->non_repeaters = scalars ? 2 : 0;
+	pdu->max_repetitions = REPS;
+	if (scalars) {
+		snmp_add_null_var(pdu, sys_uptime, 8);
+		snmp_add_null_var(pdu, if_table_last_change, 9);
+	}
+	for (int c = 0; c < n; c++)
+		if (!(done & (1u << c)))
+			snmp_add_null_var(pdu, next[c], next_len[c]);
+	if (snmp_sess_async_send(t->sessp, pdu, cb, t) == 0) {
+		snmp_free_pdu(pdu);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Why a response cannot be used, or NULL. */
+static const char *response_error(int op, const netsnmp_pdu *pdu)
+{
+	if (op != NETSNMP_CALLBACK_OP_RECEIVED_MESSAGE)
+		return "timed out";
+	if (pdu->command != SNMP_MSG_RESPONSE || pdu->errstat != SNMP_ERR_NOERROR)
+		return pdu->errstat ? snmp_errstring((int)pdu->errstat) : "not a response";
+	return NULL;
+}
+
 static void round_failed(struct target *t, const char *why)
 {
 	t->busy = 0;
@@ -226,12 +260,9 @@ static int on_mac_response(int op, netsnmp_session *sess, int reqid, netsnmp_pdu
 	struct target *t = magic;
 	if (t->p->stopping || !t->mac_busy)
 		return 1;
-	if (op != NETSNMP_CALLBACK_OP_RECEIVED_MESSAGE) {
-		mac_walk_done(t, "timed out");
-		return 1;
-	}
-	if (pdu->command != SNMP_MSG_RESPONSE || pdu->errstat != SNMP_ERR_NOERROR) {
-		mac_walk_done(t, pdu->errstat ? snmp_errstring((int)pdu->errstat) : "not a response");
+	const char *why = response_error(op, pdu);
+	if (why) {
+		mac_walk_done(t, why);
 		return 1;
 	}
 	unsigned before = t->mdone;
@@ -248,19 +279,7 @@ static int on_mac_response(int op, netsnmp_session *sess, int reqid, netsnmp_pdu
 
 static int mac_send_page(struct target *t)
 {
-	netsnmp_pdu *pdu = snmp_pdu_create(SNMP_MSG_GETBULK);
-	if (!pdu)
-		return -ENOMEM;
-	pdu->non_repeaters = 0;
-	pdu->max_repetitions = REPS;
-	for (int c = 0; c < SNMP_MAC_C__N; c++)
-		if (!(t->mdone & (1u << c)))
-			snmp_add_null_var(pdu, t->mnext[c], t->mnext_len[c]);
-	if (snmp_sess_async_send(t->sessp, pdu, on_mac_response, t) == 0) {
-		snmp_free_pdu(pdu);
-		return -EIO;
-	}
-	return 0;
+	return send_bulk(t, t->mnext, t->mnext_len, SNMP_MAC_C__N, t->mdone, 0, on_mac_response);
 }
 
 /* The switch stays busy (no IF-MIB round starts) until the walk is done. */
@@ -379,12 +398,9 @@ static int on_response(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pd
 	struct target *t = magic;
 	if (t->p->stopping || !t->busy)
 		return 1;
-	if (op != NETSNMP_CALLBACK_OP_RECEIVED_MESSAGE) {
-		round_failed(t, "timed out");
-		return 1;
-	}
-	if (pdu->command != SNMP_MSG_RESPONSE || pdu->errstat != SNMP_ERR_NOERROR) {
-		round_failed(t, pdu->errstat ? snmp_errstring((int)pdu->errstat) : "not a response");
+	const char *why = response_error(op, pdu);
+	if (why) {
+		round_failed(t, why);
 		return 1;
 	}
 	unsigned before = t->done;
@@ -403,23 +419,7 @@ static int on_response(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pd
 
 static int send_page(struct target *t)
 {
-	netsnmp_pdu *pdu = snmp_pdu_create(SNMP_MSG_GETBULK);
-	if (!pdu)
-		return -ENOMEM;
-	pdu->non_repeaters = t->first ? 2 : 0;
-	pdu->max_repetitions = REPS;
-	if (t->first) {
-		snmp_add_null_var(pdu, sys_uptime, 8);
-		snmp_add_null_var(pdu, if_table_last_change, 9);
-	}
-	for (int c = 0; c < C__N; c++)
-		if (!(t->done & (1u << c)))
-			snmp_add_null_var(pdu, t->next[c], t->next_len[c]);
-	if (snmp_sess_async_send(t->sessp, pdu, on_response, t) == 0) {
-		snmp_free_pdu(pdu);
-		return -EIO;
-	}
-	return 0;
+	return send_bulk(t, t->next, t->next_len, C__N, t->done, t->first, on_response);
 }
 
 static void start_round(struct target *t)

@@ -9,44 +9,41 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Ports: [{"LinkState":"down","Port":3},...] of the switch's map entry. */
-static int port_up(void *arg, uint32_t ifindex)
+/* The entry of ifindex in Ports: [{"LinkState":"down","Port":3},...] of
+ * the switch's map entry, or NULL. */
+static const json_t *map_port(const json_t *ports, uint32_t ifindex)
 {
-	const json_t *ports = arg;
 	size_t i;
 	const json_t *p;
-	json_array_foreach(ports, i, p) {
-		if (json_integer_value(json_object_get(p, "Port")) != (json_int_t)ifindex)
-			continue;
-		const char *st = json_string_value(json_object_get(p, "LinkState"));
-		if (st && strcmp(st, "up") == 0)
-			return 1;
-		return st && strcmp(st, "down") == 0 ? 0 : -1;
-	}
-	return -1;
+	json_array_foreach(ports, i, p)
+		if (json_integer_value(json_object_get(p, "Port")) == (json_int_t)ifindex)
+			return p;
+	return NULL;
+}
+
+static int port_up(void *arg, uint32_t ifindex)
+{
+	const json_t *p = map_port(arg, ifindex);
+	const char *st = p ? json_string_value(json_object_get(p, "LinkState")) : NULL;
+	if (st && strcmp(st, "up") == 0)
+		return 1;
+	return st && strcmp(st, "down") == 0 ? 0 : -1;
 }
 
 /* The port's "PeerMAC" ("aa:bb:cc:dd:ee:ff"), or 0. */
 static uint64_t port_peer(void *arg, uint32_t ifindex)
 {
-	const json_t *ports = arg;
-	size_t i;
-	const json_t *p;
-	json_array_foreach(ports, i, p) {
-		if (json_integer_value(json_object_get(p, "Port")) != (json_int_t)ifindex)
-			continue;
-		const char *s = json_string_value(json_object_get(p, "PeerMAC"));
-		unsigned b[6];
-		char tail;
-		if (!s || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
-				 &b[5], &tail) != 6)
-			return 0;
-		uint64_t m = 0;
-		for (int k = 0; k < 6; k++)
-			m = m << 8 | b[k];
-		return m;
-	}
-	return 0;
+	const json_t *p = map_port(arg, ifindex);
+	const char *s = p ? json_string_value(json_object_get(p, "PeerMAC")) : NULL;
+	unsigned b[6];
+	char tail;
+	if (!s || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+			 &tail) != 6)
+		return 0;
+	uint64_t m = 0;
+	for (int k = 0; k < 6; k++)
+		m = m << 8 | b[k];
+	return m;
 }
 
 static const json_t *find_switch(const json_t *map, const char *name)

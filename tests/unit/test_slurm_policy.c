@@ -465,14 +465,11 @@ static void ethernet_switch_conditions_have_one_key(void)
 	struct fbs_fabmap m;
 	memset(&m, 0, sizeof(m));
 	struct fbs_policy *p = policy(60 * S, 0, 0);
-	struct fb_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = FB_KIND_LINK_DOWN;
-	ev.link_class = FB_LINK_HOST;
-	ev.tech = FB_TECH_ETH;
+	struct fb_event ev = port_event(FB_KIND_LINK_DOWN, 0, "node005");
+	ev.tech = FB_TECH_ETH; /* as fabricbus-agent-snmp: no GUID, ports by ifIndex */
+	ev.subj.switch_guid = 0;
 	strcpy(ev.subj.switch_name, "sw1");
 	strcpy(ev.subj.addr, "10.77.1.2");
-	strcpy(ev.subj.node, "node005");
 	ev.subj.ifindex = 3;
 	struct fbs_obs o;
 	CHECK_EQ(fbs_classify(&ev, 10, &ccfg, &o, NULL), FBS_OP_LINK_DOWN);

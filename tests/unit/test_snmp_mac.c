@@ -7,6 +7,7 @@
  * a resync that sends only what the broker's map lacks, and the trap path
  * naming the peer. */
 #include "fb_test.h"
+#include "fb_test_sink.h"
 #include "snmp_conf.h"
 #include "snmp_ifcore.h"
 #include "snmp_mac.h"
@@ -14,19 +15,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-struct sink {
-	struct fb_event ev[16];
-	int n;
-};
-
-static void collect(void *arg, const struct fb_event *ev)
-{
-	struct sink *s = arg;
-	if (s->n < 16)
-		s->ev[s->n] = *ev;
-	s->n++;
-}
 
 static const u_char MAC_A[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x0a };
 static const u_char MAC_B[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x0b };
@@ -146,7 +134,7 @@ static void mac_sources_rank_and_map_bridge_ports(void)
 	CHECK_STR(s, "02:00:00:00:00:0b");
 }
 
-static void feed(struct snmp_ifc_switch *sw, struct sink *s, int oper1, uint32_t uptime)
+static void feed(struct snmp_ifc_switch *sw, struct fbt_sink *s, int oper1, uint32_t uptime)
 {
 	struct snmp_ifc_cfg cfg;
 	snmp_ifc_cfg_default(&cfg);
@@ -160,7 +148,7 @@ static void feed(struct snmp_ifc_switch *sw, struct sink *s, int oper1, uint32_t
 	};
 	struct snmp_ifc_round rd = { .uptime_cs = uptime, .have_uptime = 1, .rows = r, .n_rows = 2,
 				     .t_ms = uptime * 10 };
-	if (snmp_ifc_update(sw, &cfg, &rd, collect, s) != 0)
+	if (snmp_ifc_update(sw, &cfg, &rd, fbt_collect, s) != 0)
 		abort();
 }
 
@@ -181,7 +169,7 @@ static void ifcore_peers_are_reported_once_and_carried(void)
 {
 	struct snmp_ifc_switch sw = { .addr = "10.0.0.2", .name = "leaf1", .fabric = "ETH",
 				      .link_class = FB_LINK_HOST };
-	struct sink s = { .n = 0 };
+	struct fbt_sink s = { .n = 0 };
 	feed(&sw, &s, 1, 100);
 	CHECK_EQ(s.n, 0);
 	struct snmp_mac_port mp[3] = {
@@ -189,7 +177,7 @@ static void ifcore_peers_are_reported_once_and_carried(void)
 		{ .ifindex = 4, .mac = 0, .src = SNMP_MAC_FDB, .n_macs = 5 },
 		{ .ifindex = 99, .mac = U64(MAC_B), .src = SNMP_MAC_ARP, .n_macs = 1 }, /* no such port */
 	};
-	CHECK_EQ(snmp_ifc_set_peers(&sw, mp, 3, collect, &s), 1);
+	CHECK_EQ(snmp_ifc_set_peers(&sw, mp, 3, fbt_collect, &s), 1);
 	CHECK_EQ(s.n, 1);
 	CHECK_EQ(s.ev[0].kind, FB_KIND_TOPOLOGY);
 	CHECK_EQ(s.ev[0].subj.ifindex, 3);
@@ -199,8 +187,8 @@ static void ifcore_peers_are_reported_once_and_carried(void)
 	CHECK_EQ(s.ev[0].port_state, 1);
 	/* the same again: nothing; a walk without the port (link down, the
 	 * entry aged out): it keeps its peer */
-	CHECK_EQ(snmp_ifc_set_peers(&sw, mp, 3, collect, &s), 0);
-	CHECK_EQ(snmp_ifc_set_peers(&sw, mp + 1, 2, collect, &s), 0);
+	CHECK_EQ(snmp_ifc_set_peers(&sw, mp, 3, fbt_collect, &s), 0);
+	CHECK_EQ(snmp_ifc_set_peers(&sw, mp + 1, 2, fbt_collect, &s), 0);
 	CHECK(snmp_ifc_peer(&sw, 3) == U64(MAC_A));
 	CHECK(snmp_ifc_peer(&sw, 4) == 0);
 	/* the link goes down: the event names the peer */
@@ -213,7 +201,7 @@ static void ifcore_peers_are_reported_once_and_carried(void)
 	s.n = 0;
 	struct snmp_mac_port moved = { .ifindex = 3, .mac = U64(MAC_C), .src = SNMP_MAC_FDB,
 				       .n_macs = 1 };
-	CHECK_EQ(snmp_ifc_set_peers(&sw, &moved, 1, collect, &s), 1);
+	CHECK_EQ(snmp_ifc_set_peers(&sw, &moved, 1, fbt_collect, &s), 1);
 	CHECK(s.ev[0].subj.peer_guid == U64(MAC_C));
 	/* record only (a resync follows), then the resync sends what the map
 	 * lacks and nothing when it has it */
@@ -225,14 +213,14 @@ static void ifcore_peers_are_reported_once_and_carried(void)
 	CHECK(snmp_ifc_peer(&sw2, 3) == U64(MAC_A));
 	struct snmp_ifc_known k = { .reachable = 1, .port_up = map_up, .port_peer = map_peer_of };
 	map_peer = U64(MAC_A);
-	CHECK_EQ(snmp_ifc_resync(&sw2, &k, collect, &s), 0);
+	CHECK_EQ(snmp_ifc_resync(&sw2, &k, fbt_collect, &s), 0);
 	map_peer = 0;
-	CHECK_EQ(snmp_ifc_resync(&sw2, &k, collect, &s), 1);
+	CHECK_EQ(snmp_ifc_resync(&sw2, &k, fbt_collect, &s), 1);
 	CHECK_EQ(s.ev[0].kind, FB_KIND_TOPOLOGY);
 	CHECK(s.ev[0].subj.peer_guid == U64(MAC_A));
 	CHECK(strstr(s.ev[0].text, "found at resync") != NULL);
 	s.n = 0;
-	CHECK_EQ(snmp_ifc_send_peers(&sw2, collect, &s), 1);
+	CHECK_EQ(snmp_ifc_send_peers(&sw2, fbt_collect, &s), 1);
 	snmp_ifc_switch_free(&sw);
 	snmp_ifc_switch_free(&sw2);
 }
