@@ -126,8 +126,11 @@ static void peer_event(const struct snmp_ifc_switch *sw, const struct snmp_ifc_p
 		       const char *why, snmp_ifc_emit_fn emit, void *arg)
 {
 	struct fb_event ev;
+	char mac[SNMP_MAC_STR];
 	fill(&ev, sw, p, FB_KIND_TOPOLOGY, FB_SEV_OK);
-	snprintf(ev.text, sizeof(ev.text), "mac: %s behind %s (%s)%s", ev.subj.peer_name,
+	snmp_mac_format(p->peer_mac, mac);
+	/* 5 + 17 + 8 + 63 + 2 + 4 + 1 + 17 bytes at most: fits the 127 */
+	snprintf(ev.text, sizeof(ev.text), "mac: %s behind %.63s (%.4s)%.17s", mac,
 		 p->name[0] ? p->name : "?", snmp_mac_src_name(p->peer_src), why);
 	fb_log_info("topology: switch '%s' (%s) ifIndex %u: %s", sw->name, sw->addr, p->ifindex,
 		    ev.text);
