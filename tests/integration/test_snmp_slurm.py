@@ -209,6 +209,8 @@ class Parts:
             self.tail.stop()
         if self.cluster:
             self.cluster.stop()
+        for h in self.hosts.values():
+            h.stop()
         if self.sw:
             self.sw.stop()
         if self.broker:

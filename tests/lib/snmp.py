@@ -62,17 +62,22 @@ def our_namespaces():
     return [line.split()[0] for line in out.splitlines() if line.startswith(PREFIX + "-")]
 
 
+def delete_namespace(ns):
+    """Kill what still runs in namespace ns (by pid), then delete it."""
+    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
+                          text=True).stdout.split()
+    for p in pids:
+        try:
+            os.kill(int(p), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+    ip("netns", "del", ns, check=False)
+
+
 def delete_namespaces():
-    """Kill what runs in every fbtsnmp-* namespace (by pid), then delete it."""
+    """Every fbtsnmp-* namespace."""
     for ns in our_namespaces():
-        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
-                              text=True).stdout.split()
-        for p in pids:
-            try:
-                os.kill(int(p), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
-                pass
-        ip("netns", "del", ns, check=False)
+        delete_namespace(ns)
 
 
 def run_in_own_netns(argv):
@@ -270,6 +275,14 @@ class HostPort:
     def cable(self, up):
         """Plug (up) or pull (down) the patch cord at the switch's end."""
         ip("link", "set", self.patch, "up" if up else "down", ns=PATCH_NS)
+
+    def stop(self):
+        """Its namespace and management link (and the patch namespace, once
+        no host is left in it)."""
+        ip("link", "del", f"fbh{self.n}", check=False)
+        delete_namespace(self.ns)
+        if not [ns for ns in our_namespaces() if ns.startswith(PREFIX + "-h")]:
+            delete_namespace(PATCH_NS)
 
 
 STATS_RE = re.compile(r"stats: (.*)$")
