@@ -19,6 +19,10 @@ entry the host's first datagram made.
   Switches/sw1/Ports/<swp1> naming node001 (Oem Node, PeerName = its MAC);
   fabricbus-slurm drains node001 with "fabric: link down sw1/<ifIndex>";
   plugged back, node001 is undrained after StableFor. node002 stays idle.
+  Then a trap receiver that never reads the switch's tables (no Poll=)
+  replaces the agent: its linkDown carries no peer, the broker fills it in
+  from the port's topology and names node001, which is drained and
+  undrained again.
 - snmp_poll_host_link_drains_node: the same with traps off: the poller sees
   the change. Then the agent restarts: its resync finds the peers in the
   broker's map (PeerMAC) and sends no topology event for them again.
@@ -155,9 +159,11 @@ class Parts:
                 stdout=log, stderr=subprocess.STDOUT))
         self.nodes.append((node, p, log_path))
 
-    def start_agent(self, traps, extra=()):
+    def start_agent(self, traps, poll=True, extra=()):
+        """poll=False: a trap receiver only, which never reads the switch's
+        MAC tables."""
         sw = self.sw
-        conf = [f"Switch={sw.addr} sw1 host", f"Poll={sw.addr} public"]
+        conf = [f"Switch={sw.addr} sw1 host"] + ([f"Poll={sw.addr} public"] if poll else [])
         args = ["--fabric", FABRIC, "--map", self.broker.http_addr, "--mac-interval", "1000"]
         if traps:
             conf.append("Community=public")
@@ -271,6 +277,13 @@ def snmp_trap_host_link_drains_node():
         _drain_and_undrain(parts, ifx, lambda o: "poll:" not in o.get("Text", ""))
         st = parts.agent.stats()
         assert st["packets"] >= 2 and st["malformed"] == 0 and st["dropped"] == 0, st
+        # A trap receiver that never walked the switch: its events carry no
+        # peer, and the broker fills it in from the port's topology (the
+        # first agent's MAC walk), then the node.
+        assert parts.agent.stop() == 0
+        parts.start_agent(traps=True, poll=False)
+        _drain_and_undrain(parts, ifx, lambda o: "poll:" not in o.get("Text", ""))
+        assert "mac:" not in parts.agent.log(), parts.agent.log()[-2000:]
     finally:
         rc = parts.stop()
     assert rc == 0, f"a program exited {rc}"
