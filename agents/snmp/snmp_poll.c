@@ -472,15 +472,77 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* "0x8000..." -> bytes; the length, or 0. */
+static size_t engine_bytes(const char *hex, u_char *out, size_t max)
+{
+	size_t n = 0;
+	for (const char *h = hex + 2; h[0] && h[1] && n < max; h += 2) {
+		unsigned b;
+		if (sscanf(h, "%2x", &b) != 1)
+			return 0;
+		out[n++] = (u_char)b;
+	}
+	return n;
+}
+
+/* SNMPv3 authPriv as User= line u says: its keys from the passphrases, and
+ * with its ENGINEID (the switch's) no engine discovery, which would block
+ * snmp_sess_open for up to timeout x (retries + 1). */
+static int v3_session(netsnmp_session *s, const struct snmp_conf_poll *cp,
+		      const struct snmp_conf_user *u, u_char *engine, size_t engine_max, char *err,
+		      size_t errsz)
+{
+	size_t alen = 0, plen = 0;
+	oid *ao = sc_get_auth_oid(usm_lookup_auth_type(u->auth), &alen);
+	oid *po = sc_get_priv_oid(usm_lookup_priv_type(u->priv), &plen);
+	if (!ao || !po)
+		return fb_err_set(err, errsz, FB_ECONFIG, "Poll=%s v3 %s: net-snmp has no %s or %s",
+				  cp->addr, u->name, u->auth, u->priv);
+	s->version = SNMP_VERSION_3;
+	s->securityModel = USM_SEC_MODEL_NUMBER;
+	s->securityName = (char *)u->name;
+	s->securityNameLen = strlen(u->name);
+	s->securityLevel = SNMP_SEC_LEVEL_AUTHPRIV;
+	s->securityAuthProto = ao;
+	s->securityAuthProtoLen = alen;
+	s->securityAuthKeyLen = USM_AUTH_KU_LEN;
+	s->securityPrivProto = po;
+	s->securityPrivProtoLen = plen;
+	s->securityPrivKeyLen = USM_PRIV_KU_LEN;
+	if (generate_Ku(ao, (u_int)alen, (const u_char *)u->authpass, strlen(u->authpass),
+			s->securityAuthKey, &s->securityAuthKeyLen) != SNMPERR_SUCCESS ||
+	    generate_Ku(ao, (u_int)alen, (const u_char *)u->privpass, strlen(u->privpass),
+			s->securityPrivKey, &s->securityPrivKeyLen) != SNMPERR_SUCCESS)
+		return fb_err_set(err, errsz, FB_ECONFIG, "Poll=%s v3 %s: cannot derive its keys",
+				  cp->addr, u->name);
+	size_t elen = u->engine[0] ? engine_bytes(u->engine, engine, engine_max) : 0;
+	if (elen) {
+		s->securityEngineID = s->contextEngineID = engine;
+		s->securityEngineIDLen = s->contextEngineIDLen = elen;
+		s->flags |= SNMP_FLAGS_DONT_PROBE;
+	}
+	return 0;
+}
+
 static int open_target(struct snmp_poll *p, struct event_base *base, struct target *t,
 		       const struct snmp_conf_poll *cp, char *err, size_t errsz)
 {
 	netsnmp_session s;
+	u_char engine[32];
 	snmp_sess_init(&s);
 	s.peername = (char *)cp->peer;
 	s.version = SNMP_VERSION_2c;
 	s.community = (u_char *)cp->community;
 	s.community_len = strlen(cp->community);
+	if (cp->user[0]) {
+		const struct snmp_conf_user *u = snmp_conf_user(p->cfg.conf, cp->user);
+		if (!u)
+			return fb_err_set(err, errsz, FB_ECONFIG, "Poll=%s v3 %s: no User=%s line in "
+					  "the config", cp->addr, cp->user, cp->user);
+		int rc = v3_session(&s, cp, u, engine, sizeof(engine), err, errsz);
+		if (rc)
+			return rc;
+	}
 	s.timeout = (long)p->cfg.timeout_ms * 1000;
 	s.retries = (int)p->cfg.retries;
 	s.callback = on_response;
@@ -488,9 +550,14 @@ static int open_target(struct snmp_poll *p, struct event_base *base, struct targ
 	t->p = p;
 	t->cp = cp;
 	t->sessp = snmp_sess_open(&s);
+	memset(s.securityAuthKey, 0, sizeof(s.securityAuthKey));
+	memset(s.securityPrivKey, 0, sizeof(s.securityPrivKey));
 	if (!t->sessp)
-		return fb_err_set(err, errsz, -EINVAL, "Poll=%s: cannot open an SNMP session: %s",
-				  cp->addr, snmp_api_errstring(snmp_errno));
+		return fb_err_set(err, errsz, -EINVAL, "Poll=%s: cannot open an SNMP session: %s%s",
+				  cp->addr, snmp_api_errstring(snmp_errno),
+				  cp->user[0] ? " (SNMPv3: without the switch's ENGINEID on its User= "
+						"line the agent discovers it at start, so the switch "
+						"must answer then)" : "");
 	netsnmp_transport *tr = snmp_sess_transport(t->sessp);
 	t->fd = tr->sock;
 	int fl = fcntl(t->fd, F_GETFL);

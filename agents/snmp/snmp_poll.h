@@ -1,7 +1,8 @@
 /* snmp_poll.h - the IF-MIB poller: net-snmp's asynchronous API on the
  * agent's libevent loop.
  *
- * One SNMPv2c session per Poll= switch (snmp_sess_open), all polled at
+ * One SNMPv2c (or SNMPv3 authPriv: Poll=ADDRESS v3 USER) session per
+ * Poll= switch (snmp_sess_open), all polled at
  * once: every --poll-interval each idle switch starts a round of GETBULK
  * requests (snmp_sess_async_send) walking ifAdminStatus, ifOperStatus,
  * ifIn/OutDiscards, ifIn/OutErrors, ifHCIn/OutOctets (and ifName when

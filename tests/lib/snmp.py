@@ -103,10 +103,12 @@ class SnmpSwitch:
     """snmpd in its own namespace, with veth ports and a management link."""
 
     def __init__(self, name, index, ports=("swp1", "swp2"), trap_port=None, v3=None,
-                 community="public"):
+                 community="public", poll_user=None):
         """trap_port: where the agent listens (on 10.77.index.1); None: no
         traps. v3: (user, authpass, privpass) for an authPriv trapsess
-        instead of the v2c trap2sink."""
+        instead of the v2c trap2sink. poll_user: (user, authpass, privpass)
+        of a read-only SHA/AES authPriv USM user (SNMPv3 polling)."""
+        self.poll_user = poll_user
         self.name, self.index, self.ports = name, index, list(ports)
         self.ns = f"{PREFIX}-{name}"
         self.addr = f"10.77.{index}.2"
@@ -122,6 +124,9 @@ class SnmpSwitch:
                  f"createUser {INTERNAL} SHA internalpass1",
                  f"iquerySecName {INTERNAL}",
                  f"rouser {INTERNAL}"]
+        if self.poll_user:
+            user, a, x = self.poll_user
+            lines += [f"createUser {user} SHA {a} AES {x}", f"rouser {user} priv"]
         if self.trap_port and self.v3:
             user, a, x = self.v3
             lines.append(f"trapsess -v 3 -e {ENGINE} -u {user} -a SHA -A {a} -x AES -X {x} "
@@ -180,6 +185,13 @@ class SnmpSwitch:
                 return f.read()
         except OSError:
             return ""
+
+    def engine_id(self):
+        """snmpd's snmpEngineID as 0xHEX (read over v2c)."""
+        r = subprocess.run(["snmpget", "-v2c", "-c", self.community, "-On", self.addr,
+                            "1.3.6.1.6.3.10.2.1.1.0"], capture_output=True, text=True,
+                           env=dict(os.environ, MIBS=""), check=True)
+        return "0x" + "".join(r.stdout.split("Hex-STRING:", 1)[1].split()).lower()
 
     def ifindex(self, port):
         out = ip("-o", "link", "show", "dev", port, ns=self.ns).stdout
