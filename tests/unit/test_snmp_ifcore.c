@@ -267,6 +267,21 @@ static void conf_refuses_readable_secrets(void)
 	CHECK_EQ(snmp_conf_line(&d, "Trap", "1.3.x Warning", "x", err, sizeof(err)), FB_ECONFIG);
 	CHECK_EQ(snmp_conf_line(&d, "Switch", "10.0.0.3 leaf3 node", "x", err, sizeof(err)),
 		 FB_ECONFIG);
+	/* A user without ENGINEID: a createUser line net-snmp parses (no
+	 * leading blank); a v3 poll names it. */
+	CHECK_EQ(snmp_conf_line(&d, "User", "u3 SHA authpass1 AES privpass1", "x", err, sizeof(err)),
+		 0);
+	CHECK_STR(d.users[0].line, "u3 SHA authpass1 AES privpass1");
+	CHECK_STR(d.users[0].authpass, "authpass1");
+	CHECK_STR(d.users[0].engine, "");
+	CHECK_EQ(snmp_conf_line(&d, "Poll", "10.0.0.4:1161 v3 u3", "x", err, sizeof(err)), 0);
+	CHECK_STR(d.polls[0].user, "u3");
+	CHECK_STR(d.polls[0].community, "");
+	CHECK_STR(d.polls[0].peer, "udp:10.0.0.4:1161");
+	CHECK(snmp_conf_user(&d, "u3") == &d.users[0] && !snmp_conf_user(&d, "u4"));
+	CHECK_EQ(snmp_conf_line(&d, "Poll", "10.0.0.4 v2 u3", "x", err, sizeof(err)), FB_ECONFIG);
+	CHECK_EQ(snmp_conf_line(&d, "Poll", "10.0.0.4 v3", "x", err, sizeof(err)), 0); /* community "v3" */
+	CHECK_STR(d.polls[1].community, "v3");
 	snmp_conf_free(&d);
 }
 
