@@ -163,6 +163,17 @@ static void round_failed(struct target *t, const char *why)
 
 static void start_mac_walk(struct target *t);
 
+/* The diff against the broker, if one is due (first round, reconnect). A
+ * map that cannot be read gets the recorded peers sent as they are. */
+static void resync_if_due(struct target *t)
+{
+	if (!t->resync || !t->p->cfg.resync)
+		return;
+	t->resync = 0;
+	if (t->p->cfg.resync(t->p->cfg.emit_arg, &t->sw, emit, t->p) < 0)
+		snmp_ifc_send_peers(&t->sw, emit, t->p);
+}
+
 static void round_done(struct target *t)
 {
 	t->busy = 0;
@@ -181,11 +192,7 @@ static void round_done(struct target *t)
 		start_mac_walk(t);
 		return;
 	}
-	if (t->resync && t->p->cfg.resync) {
-		t->resync = 0;
-		if (t->p->cfg.resync(t->p->cfg.emit_arg, &t->sw, emit, t->p) < 0)
-			snmp_ifc_send_peers(&t->sw, emit, t->p);
-	}
+	resync_if_due(t);
 }
 
 /* ---- the MAC walk: LLDP, FDB and ARP tables (snmp_mac.h) ---- */
@@ -213,11 +220,7 @@ static void mac_walk_done(struct target *t, const char *failed)
 		free(mp);
 	}
 	snmp_mac_tab_free(&t->mtab);
-	if (t->resync && t->p->cfg.resync) {
-		t->resync = 0;
-		if (t->p->cfg.resync(t->p->cfg.emit_arg, &t->sw, emit, t->p) < 0)
-			snmp_ifc_send_peers(&t->sw, emit, t->p);
-	}
+	resync_if_due(t);
 }
 
 static int mac_send_page(struct target *t);
