@@ -162,7 +162,10 @@ int fb_fabric_map_enrich_peer(const struct fb_fabric_map *m, struct fb_event *ev
 	    ev->subj.node[0] || ev->kind == FB_KIND_INVENTORY)
 		return 0;
 	const struct fb_topo_port *p = fb_topology_event_port(m->topo, ev);
-	if (!p || !p->peer_guid || p->tech != FB_TECH_ETH)
+	/* a port whose host moved to another port (a newer report claims the
+	 * MAC) names no one */
+	if (!p || !p->peer_guid || p->tech != FB_TECH_ETH ||
+	    fb_topology_by_peer(m->topo, p->peer_guid, p->peer_port) != p)
 		return 0;
 	ev->subj.peer_guid = p->peer_guid;
 	ev->subj.peer_port = p->peer_port;

@@ -558,6 +558,14 @@ static void eth_switch_port_names_the_node_behind_its_mac(void)
 	CHECK(strstr(json, "\"Switch\":\"sw1\"") != NULL);
 	CHECK(strstr(json, "\"SwitchPort\":3") != NULL);
 	free(json);
+	/* node001's cable moved to swp3 (ifIndex 5): the old port no longer
+	 * names it. */
+	struct fb_event moved = eth_event(FB_KIND_TOPOLOGY, 5, 0x02000000000aULL);
+	fb_fabric_map_learn(m, &moved);
+	struct fb_event old = eth_event(FB_KIND_LINK_DOWN, 3, 0);
+	CHECK_EQ(fb_fabric_map_enrich_peer(m, &old), 0);
+	struct fb_event now = eth_event(FB_KIND_LINK_DOWN, 5, 0);
+	CHECK_EQ(fb_fabric_map_enrich_peer(m, &now), 1);
 	/* An IB event is none of this code's business. */
 	struct fb_event ib = host_event(FB_KIND_LINK_DOWN, LEAF1, "leaf1", 3, 3, 1, 2);
 	ib.subj.peer_guid = 0;
