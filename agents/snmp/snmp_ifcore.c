@@ -154,6 +154,10 @@ size_t snmp_ifc_set_peers(struct snmp_ifc_switch *sw, const struct snmp_mac_port
 			p->peer_src = mp[i].src;
 			continue;
 		}
+		/* a moved cable: the host's old port no longer has it */
+		for (size_t k = 0; k < sw->n_ports; k++)
+			if (sw->ports[k].peer_mac == mp[i].mac)
+				sw->ports[k].peer_mac = 0;
 		p->peer_mac = mp[i].mac;
 		p->peer_src = mp[i].src;
 		if (emit) {

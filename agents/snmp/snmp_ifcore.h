@@ -139,7 +139,8 @@ size_t snmp_ifc_resync(const struct snmp_ifc_switch *sw, const struct snmp_ifc_k
  * the MAC's 48 bits, peer_name = "aa:bb:cc:dd:ee:ff"); ports the walk did
  * not list, or listed with several MACs, keep what they had (a host whose
  * link is down drops out of the FDB and ARP tables but is still cabled
- * there). From then on every event of the port carries its peer. emit
+ * there); a MAC found on another port leaves its old one (a moved cable).
+ * From then on every event of the port carries its peer. emit
  * NULL: record only (a resync follows, which sends what the broker lacks).
  * Returns the events emitted. */
 size_t snmp_ifc_set_peers(struct snmp_ifc_switch *sw, const struct snmp_mac_port *mp, size_t n,

@@ -203,6 +203,11 @@ static void ifcore_peers_are_reported_once_and_carried(void)
 				       .n_macs = 1 };
 	CHECK_EQ(snmp_ifc_set_peers(&sw, &moved, 1, fbt_collect, &s), 1);
 	CHECK(s.ev[0].subj.peer_guid == U64(MAC_C));
+	/* that host's cable moved to swp2: swp1 no longer names it */
+	struct snmp_mac_port to2 = { .ifindex = 4, .mac = U64(MAC_C), .src = SNMP_MAC_FDB,
+				     .n_macs = 1 };
+	CHECK_EQ(snmp_ifc_set_peers(&sw, &to2, 1, fbt_collect, &s), 1);
+	CHECK(snmp_ifc_peer(&sw, 4) == U64(MAC_C) && snmp_ifc_peer(&sw, 3) == 0);
 	/* record only (a resync follows), then the resync sends what the map
 	 * lacks and nothing when it has it */
 	struct snmp_ifc_switch sw2 = { .addr = "10.0.0.2", .name = "leaf1", .fabric = "ETH",
