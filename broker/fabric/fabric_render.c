@@ -371,6 +371,20 @@ static void put_switch_ports(struct render *r, const uint32_t *by_sw, size_t fro
 				 (unsigned)(m >> 8) & 0xff, (unsigned)m & 0xff);
 			put(r, "\",\"PeerMAC\":\"");
 			put(r, mac);
+		} else if (p->link_class == FB_LINK_ISL && p->peer_guid) {
+			/* An inter-switch link: what `fabricbus topology` builds the
+			 * switch tree from (docs/topology.md). Host ports need not
+			 * say: the node's own entry names its switch port. */
+			char g[24];
+			snprintf(g, sizeof(g), "0x%016" PRIx64, p->peer_guid);
+			put(r, "\",\"Peer\":\"");
+			put(r, g);
+			put(r, "\",\"PeerPort\":");
+			put_int(r, p->peer_port);
+			put(r, ",\"Port\":");
+			put_int(r, p->port);
+			put(r, "}");
+			continue;
 		}
 		put(r, "\",\"Port\":");
 		put_int(r, p->port);

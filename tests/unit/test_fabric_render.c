@@ -169,6 +169,13 @@ static void map_lists_the_hosts_behind_each_switch(void)
 	CHECK_EQ(json_integer_value(json_object_get(json_array_get(swp, 1), "Port")), 7);
 	CHECK_STR(json_string_value(json_object_get(json_array_get(swp, 1), "LinkState")), "up");
 	CHECK_EQ(json_array_size(json_object_get(l1, "Ports")), 9); /* 8 hosts, 1 ISL */
+	/* The ISL names its peer switch port (the switch tree of `fabricbus
+	 * topology`); a host port does not (its node's entry does). */
+	json_t *isl = json_array_get(json_object_get(l1, "Ports"), 8);
+	CHECK_EQ(json_integer_value(json_object_get(isl, "Port")), 33);
+	CHECK_STR(json_string_value(json_object_get(isl, "Peer")), "0x0008f10400411c08");
+	CHECK_EQ(json_integer_value(json_object_get(isl, "PeerPort")), 1);
+	CHECK(!json_object_get(json_array_get(json_object_get(l1, "Ports"), 0), "Peer"));
 	json_t *ports = json_object_get(json_object_get(json_object_get(j, "Nodes"), "node002"), "Ports");
 	CHECK_EQ(json_array_size(ports), 2);
 	CHECK_EQ(json_integer_value(json_object_get(json_array_get(ports, 1), "Port")), 2);

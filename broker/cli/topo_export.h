@@ -1,0 +1,53 @@
+/* topo_export.h - the fabric's switch tree, from a GET /fabric/map document,
+ * as a Slurm topology.conf (topology/tree) or as JSON (docs/topology.md).
+ *
+ * Pure: a parsed map in, text out; no I/O, no clock, so that the same map
+ * always gives the same bytes (what `fabricbus topology --diff` relies on).
+ *
+ * The tree: a switch with nodes cabled to it (the map's Nodes.*.Ports
+ * .SwitchGUID) is at level 0; a switch not yet placed and linked (the map's
+ * Switches.*.Ports[].Peer, an inter-switch link, whatever its state: the
+ * tree is the cabling, not today's health) to a switch of level k is at
+ * level k + 1 and lists those as its Switches. A switch with no node below
+ * it is left out of the Slurm form (Slurm has no use for it), and kept in
+ * the JSON with "Level": null.
+ */
+#ifndef FB_TOPO_EXPORT_H
+#define FB_TOPO_EXPORT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* What the map held that the Slurm form could not use. */
+struct fb_topo_export_stats {
+	size_t switches;       /* in the map */
+	size_t tree_switches;  /* in the tree (levels assigned) */
+	size_t nodes;          /* named nodes cabled to a switch */
+	size_t links;          /* inter-switch links (each cable once) */
+	size_t unnamed_hosts;  /* host ports of a switch with no node name
+				* (no fabricbus-agent-node reported them) */
+};
+
+/* The topology.conf text for map (caller frees), or NULL on ENOMEM or a
+ * document that is not a fabric map (err says which). */
+char *fb_topo_export_slurm(json_t *map, struct fb_topo_export_stats *st, char *err, size_t errsz);
+
+/* {"Fabric","Switches":[{"GUID","Name","SlurmName","Level","Nodes":[..],
+ *   "Switches":[..]}],"Links":[{"Switch","Port","PeerSwitch","PeerPort",
+ *   "LinkState"}],"Nodes":[{"Node","Device","Port","SwitchGUID","Switch",
+ *   "SwitchPort","LinkState"}]} (new reference), or NULL as above. */
+json_t *fb_topo_export_json(json_t *map, struct fb_topo_export_stats *st, char *err, size_t errsz);
+
+/* names[0..n) (any order, duplicates dropped) as a Slurm hostlist:
+ * "node[001-008],h[9-10]" (caller frees), or NULL on ENOMEM. A name is
+ * split into a prefix and its trailing digits; names with the same prefix
+ * and digit count are ranged. */
+char *fb_topo_hostlist(const char *const *names, size_t n);
+
+/* The lines of old that new lacks as "-line" and those new adds as
+ * "+line", in new's then old's order (caller frees; "" if the same lines),
+ * or NULL on ENOMEM. topology.conf has one line per switch, so a set
+ * difference is the whole story. */
+char *fb_topo_line_diff(const char *old, const char *new_text);
+
+#endif
