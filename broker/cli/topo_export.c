@@ -18,6 +18,7 @@ struct tx_switch {
 	const char *name;      /* its Name, or "" */
 	char slurm[80];        /* SwitchName= */
 	int level;             /* -1: not in the tree */
+	int kept;              /* in the Slurm form: has a named node below it */
 	const char **nodes;    /* named nodes cabled to it (sorted, may repeat) */
 	size_t n_nodes, cap_nodes;
 	size_t unclaimed;      /* ports with neither a node nor a switch behind */
@@ -329,15 +330,22 @@ static int load_links(struct tx_model *m, json_t *sws, json_t *nodes)
 	return 0;
 }
 
-/* Breadth first from the switches with nodes (level 0). */
+/* Breadth first from the switches with hosts (level 0): those with named
+ * nodes, and those with ports that have neither a node nor a switch behind
+ * them -- hosts without a node agent, since the switch agent reports only
+ * ports with a peer. Without the latter, a leaf whose hosts are not named
+ * yet would sit above the spines. Then, in BFS (level) order, a switch is
+ * kept for the Slurm form if it has named nodes (level 0) or a kept
+ * switch one level down. */
 static int place_levels(struct tx_model *m)
 {
 	size_t *q = malloc((m->n_sw + 1) * sizeof(*q)), qh = 0, qt = 0;
 	if (!q)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->n_sw; i++)
-		if (m->sw[i].n_nodes) {
+		if (m->sw[i].n_nodes || m->sw[i].unclaimed) {
 			m->sw[i].level = 0;
+			m->sw[i].kept = m->sw[i].n_nodes > 0;
 			q[qt++] = i;
 		}
 	while (qh < qt) {
@@ -345,10 +353,14 @@ static int place_levels(struct tx_model *m)
 		for (size_t k = 0; k < m->n_links; k++) {
 			const struct tx_link *l = &m->links[k];
 			size_t o = l->a == s ? l->b : l->b == s ? l->a : s;
-			if (o != s && m->sw[o].level < 0) {
+			if (o == s)
+				continue;
+			if (m->sw[o].level < 0) {
 				m->sw[o].level = m->sw[s].level + 1;
 				q[qt++] = o;
 			}
+			if (m->sw[o].level == m->sw[s].level + 1 && m->sw[s].kept)
+				m->sw[o].kept = 1;
 		}
 	}
 	free(q);
@@ -385,19 +397,20 @@ static void fill_stats(const struct tx_model *m, struct fb_topo_export_stats *st
 	st->nodes = m->n_nodes;
 	st->links = m->n_links;
 	for (size_t i = 0; i < m->n_sw; i++) {
-		st->tree_switches += m->sw[i].level >= 0;
+		st->tree_switches += (size_t)m->sw[i].kept;
 		st->unnamed_hosts += m->sw[i].unclaimed;
 	}
 }
 
-/* The Slurm names of s's neighbours one level down, sorted, unique. */
-static size_t children(const struct tx_model *m, size_t s, const char **out)
+/* The Slurm names of s's neighbours one level down (only the kept ones
+ * when kept_only), sorted, unique. */
+static size_t children(const struct tx_model *m, size_t s, int kept_only, const char **out)
 {
 	size_t n = 0;
 	for (size_t k = 0; k < m->n_links; k++) {
 		const struct tx_link *l = &m->links[k];
 		size_t o = l->a == s ? l->b : l->b == s ? l->a : s;
-		if (o != s && m->sw[o].level == m->sw[s].level - 1)
+		if (o != s && m->sw[o].level == m->sw[s].level - 1 && (m->sw[o].kept || !kept_only))
 			out[n++] = m->sw[o].slurm;
 	}
 	qsort(out, n, sizeof(*out), cmp_str);
@@ -427,7 +440,7 @@ static int put_slurm_switch(const struct tx_model *m, size_t s, const char **scr
 	if (sw->level == 0) {
 		hl = fb_topo_hostlist(sw->nodes, sw->n_nodes);
 	} else {
-		size_t n = children(m, s, scratch);
+		size_t n = children(m, s, 1, scratch);
 		hl = fb_topo_hostlist(scratch, n);
 		what = "Switches";
 	}
@@ -453,7 +466,7 @@ char *fb_topo_export_slurm(json_t *map, struct fb_topo_export_stats *st, char *e
 	rc = order && scratch ? 0 : -ENOMEM;
 	size_t n = 0;
 	for (size_t i = 0; i < m.n_sw && !rc; i++)
-		if (m.sw[i].level >= 0)
+		if (m.sw[i].kept)
 			order[n++] = &m.sw[i];
 	if (!rc) {
 		qsort(order, n, sizeof(*order), cmp_level_name);
@@ -483,7 +496,7 @@ static json_t *switch_json(const struct tx_model *m, size_t s, const char **scra
 {
 	const struct tx_switch *sw = &m->sw[s];
 	json_t *nodes = json_array(), *kids = json_array();
-	size_t nk = sw->level > 0 ? children(m, s, scratch) : 0;
+	size_t nk = sw->level > 0 ? children(m, s, 0, scratch) : 0;
 	for (size_t i = 0; i < sw->n_nodes; i++)
 		if (!i || strcmp(sw->nodes[i - 1], sw->nodes[i]))
 			json_array_append_new(nodes, json_string(sw->nodes[i]));

@@ -4,13 +4,15 @@
  * Pure: a parsed map in, text out; no I/O, no clock, so that the same map
  * always gives the same bytes (what `fabricbus topology --diff` relies on).
  *
- * The tree: a switch with nodes cabled to it (the map's Nodes.*.Ports
- * .SwitchGUID) is at level 0; a switch not yet placed and linked (the map's
- * Switches.*.Ports[].Peer, an inter-switch link, whatever its state: the
- * tree is the cabling, not today's health) to a switch of level k is at
- * level k + 1 and lists those as its Switches. A switch with no node below
- * it is left out of the Slurm form (Slurm has no use for it), and kept in
- * the JSON with "Level": null.
+ * The tree: a switch with hosts is at level 0 -- nodes cabled to it (the
+ * map's Nodes.*.Ports[].SwitchGUID), or reported ports with neither a node
+ * nor a switch behind them (hosts with no node agent: the switch agent
+ * reports only ports with a peer). A switch not yet placed and linked (the
+ * map's Switches.*.Ports[].Peer, an inter-switch link, whatever its state:
+ * the tree is the cabling, not today's health) to a switch of level k is
+ * at level k + 1, and lists those as its Switches. The Slurm form keeps
+ * only switches with a named node below them; the JSON has every switch,
+ * "Level": null for one outside the tree.
  */
 #ifndef FB_TOPO_EXPORT_H
 #define FB_TOPO_EXPORT_H

@@ -31,7 +31,8 @@ static void hostlist_ranges_by_prefix_and_width(void)
 
 /* Two leaves, two spines; spine2 did not report its port to leaf2 (one
  * end only); a switch whose description Slurm cannot take; spine3 with no
- * link (not in the tree); an unnamed host on leaf2[5]. */
+ * link (not in the tree); an unnamed host on leaf2[5]; leaf3 with only an
+ * unnamed host (a leaf, not above the spines, and left out). */
 static const char *MAP =
 	"{\"Fabric\":\"ib0\",\"LastEventId\":9,"
 	"\"Nodes\":{"
@@ -45,7 +46,8 @@ static const char *MAP =
 	"   {\"LinkState\":\"up\",\"Peer\":\"0x11\",\"PeerPort\":1,\"Port\":33},{\"LinkState\":\"down\",\"Peer\":\"0x12\",\"PeerPort\":1,\"Port\":34}],\"Reachable\":true},"
 	" \"0x02\":{\"Name\":\"MF0;l2:X\",\"Hosts\":[],\"Ports\":[{\"LinkState\":\"up\",\"Port\":1},{\"LinkState\":\"up\",\"Port\":5},"
 	"   {\"LinkState\":\"up\",\"Peer\":\"0x11\",\"PeerPort\":2,\"Port\":33},{\"LinkState\":\"up\",\"Peer\":\"0x12\",\"PeerPort\":2,\"Port\":34}],\"Reachable\":true},"
-	" \"0x11\":{\"Name\":\"spine1\",\"Hosts\":[],\"Ports\":[{\"LinkState\":\"up\",\"Peer\":\"0x01\",\"PeerPort\":33,\"Port\":1},{\"LinkState\":\"up\",\"Peer\":\"0x02\",\"PeerPort\":33,\"Port\":2}],\"Reachable\":true},"
+	" \"0x03\":{\"Name\":\"leaf3\",\"Hosts\":[],\"Ports\":[{\"LinkState\":\"up\",\"Port\":1},{\"LinkState\":\"up\",\"Peer\":\"0x11\",\"PeerPort\":3,\"Port\":33}],\"Reachable\":true},"
+	" \"0x11\":{\"Name\":\"spine1\",\"Hosts\":[],\"Ports\":[{\"LinkState\":\"up\",\"Peer\":\"0x01\",\"PeerPort\":33,\"Port\":1},{\"LinkState\":\"up\",\"Peer\":\"0x02\",\"PeerPort\":33,\"Port\":2},{\"LinkState\":\"up\",\"Peer\":\"0x03\",\"PeerPort\":33,\"Port\":3}],\"Reachable\":true},"
 	" \"0x12\":{\"Name\":\"spine2\",\"Hosts\":[],\"Ports\":[{\"LinkState\":\"down\",\"Peer\":\"0x01\",\"PeerPort\":34,\"Port\":1}],\"Reachable\":true},"
 	" \"0x13\":{\"Name\":\"spine3\",\"Hosts\":[],\"Ports\":[],\"Reachable\":true}}}";
 
@@ -63,11 +65,11 @@ static void slurm_form_is_the_switch_tree(void)
 		     "SwitchName=sw02 Nodes=gpu7\n"
 		     "SwitchName=spine1 Switches=leaf1,sw02\n"
 		     "SwitchName=spine2 Switches=leaf1,sw02\n");
-	CHECK_EQ(st.switches, 5);
+	CHECK_EQ(st.switches, 6);
 	CHECK_EQ(st.tree_switches, 4);
 	CHECK_EQ(st.nodes, 4);          /* "lonely" has no switch port */
-	CHECK_EQ(st.links, 4);          /* leaf1-spine1 once, though both ends said it */
-	CHECK_EQ(st.unnamed_hosts, 1);  /* 0x02 port 5 */
+	CHECK_EQ(st.links, 5);          /* leaf1-spine1 once, though both ends said it */
+	CHECK_EQ(st.unnamed_hosts, 2);  /* 0x02 port 5, leaf3 port 1 */
 	/* Same map, same bytes. */
 	char *again = fb_topo_export_slurm(map, NULL, err, sizeof(err));
 	CHECK_STR(again, s);
@@ -83,17 +85,18 @@ static void json_form_has_switches_links_and_node_ports(void)
 	json_t *j = fb_topo_export_json(map, NULL, err, sizeof(err));
 	CHECK(j);
 	json_t *sws = json_object_get(j, "Switches");
-	CHECK_EQ(json_array_size(sws), 5);
+	CHECK_EQ(json_array_size(sws), 6);
 	json_t *l2 = json_array_get(sws, 1);
 	CHECK_STR(json_string_value(json_object_get(l2, "Name")), "MF0;l2:X");
 	CHECK_STR(json_string_value(json_object_get(l2, "SlurmName")), "sw02");
 	CHECK_EQ(json_integer_value(json_object_get(l2, "Level")), 0);
-	json_t *s3 = json_array_get(sws, 4);
+	CHECK_EQ(json_integer_value(json_object_get(json_array_get(sws, 2), "Level")), 0); /* leaf3 */
+	json_t *s3 = json_array_get(sws, 5);
 	CHECK(json_is_null(json_object_get(s3, "Level")));
-	json_t *s1 = json_array_get(sws, 2);
-	CHECK_EQ(json_array_size(json_object_get(s1, "Switches")), 2);
+	json_t *s1 = json_array_get(sws, 3);
+	CHECK_EQ(json_array_size(json_object_get(s1, "Switches")), 3); /* leaf3 too */
 	json_t *links = json_object_get(j, "Links");
-	CHECK_EQ(json_array_size(links), 4);
+	CHECK_EQ(json_array_size(links), 5);
 	json_t *l = json_array_get(links, 1); /* leaf1[34] - spine2[1] */
 	CHECK_STR(json_string_value(json_object_get(l, "Switch")), "0x01");
 	CHECK_EQ(json_integer_value(json_object_get(l, "Port")), 34);

@@ -1,0 +1,152 @@
+"""`fabricbus topology` against real parts: ibsim fattree46 (4 leaves of 10
+hosts, 2 spines, tests/lib/topologies/fattree46.net), fabricbus-agent-ib
+(at h40) and fabricbus-agent-node on every host h<k>, named node<k:03d>,
+fabricbusd (tests/lib/chain.py), and a real slurmctld (tests/lib/slurm.py)
+that loads the generated topology.conf with TopologyPlugin=topology/tree.
+
+ibsim takes 10 clients, so the 40 node agents run 8 at a time: the broker
+keeps what each reported (the inventory), and the map names every host.
+
+What it proves: the topology.conf written from the map while only
+node001..node008 are known names just leaf1 and the two spines; once all 40
+are known, --output rewrites it, printing exactly the changed lines, and a
+second run leaves it alone ("up to date"); --diff against it exits 0;
+slurmctld loads it and `scontrol show topology` lists leaf1..leaf4 at level
+0 with their 10 nodes each and spine1/spine2 at level 1 above leaf[1-4];
+the JSON form has the 16 leaf-spine cables once each and the 40 nodes'
+switch ports.
+
+Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \\
+     /usr/bin/python3 tests/integration/test_topology.py [test_name ...]
+"""
+import json
+import os
+import re
+import subprocess
+import time
+
+import chain
+from chain import FabricChain, inventory_complete
+from fbtest import FABRICBUS, assert_no_sanitizer_report, main, wait_for
+from slurm import SlurmCluster
+
+N_HOSTS = 40
+BATCH = 8
+
+
+def topology(ch, *args):
+    p = subprocess.run([FABRICBUS, "topology", "--http", ch.broker.http_addr, *args],
+                       capture_output=True, text=True, timeout=60)
+    assert_no_sanitizer_report(p.stderr, "fabricbus topology")
+    return p.returncode, p.stdout, p.stderr
+
+
+def fabric_map(ch):
+    import urllib.request
+    with urllib.request.urlopen(f"http://{ch.broker.http_addr}/fabric/map", timeout=10) as r:
+        return json.loads(r.read())
+
+
+def name_hosts(ch, first, last):
+    """Run node agents for h<first>..h<last>, BATCH at a time, each until the
+    broker's inventory has its port; the broker keeps them after they stop."""
+    for lo in range(first, last + 1, BATCH):
+        ch.stop_node_agents()
+        hosts = [(f"h{k}", f"node{k:03d}") for k in range(lo, min(lo + BATCH - 1, last) + 1)]
+        want = {chain.ib_port_guid(ch.sim, h): n for h, n in hosts}
+        for h, n in hosts:
+            ch.start_node_agent(h, n)
+        ch.broker.wait_status(lambda st: inventory_complete(st, want), timeout=30)
+        ch.want.update(want)
+
+
+def leaf_conf(leaf, lo, hi):
+    return f"SwitchName={leaf} Nodes=node[{lo:03d}-{hi:03d}]"
+
+
+def topology_conf_is_loaded_by_slurmctld():
+    ch = FabricChain()
+    ok = False
+    cluster = None
+    try:
+        ch.start()  # node001..node008 named, IB agent polling
+        wait_for(lambda: fabric_map(ch), lambda m: all(
+            any(p.get("Peer") for p in m["Switches"].get(g, {}).get("Ports", []))
+            for g in m["Switches"]) and len(m["Switches"]) == 6, 20,
+            "every switch's inter-switch links in the map")
+        cluster = SlurmCluster(nodes=N_HOSTS, slurmds=0, extra_conf="TopologyPlugin=topology/tree")
+        etc = cluster.path("etc")
+        os.makedirs(etc, exist_ok=True)
+        conf = os.path.join(etc, "topology.conf")
+
+        rc, out, err = topology(ch, "--output", conf)
+        assert rc == 0, (rc, out, err)
+        first = open(conf).read()
+        lines = first.splitlines()
+        assert leaf_conf("leaf1", 1, 8) in lines, first
+        assert "SwitchName=spine1 Switches=leaf1" in lines and "SwitchName=spine2 Switches=leaf1" in lines, first
+        assert not any("leaf2" in ln for ln in lines), first
+        assert "32 switch ports have no named node" in err, err  # h9..h40
+        print(f"  with 8 named nodes:\n{first}", flush=True)
+
+        t0 = time.monotonic()
+        name_hosts(ch, 9, N_HOSTS)
+        print(f"  32 more hosts named in {time.monotonic() - t0:.1f}s", flush=True)
+        wait_for(lambda: fabric_map(ch), lambda m: sum(1 for n in m["Nodes"].values()
+                                                       if any("Switch" in p for p in n["Ports"])) == N_HOSTS,
+                 20, "40 nodes on their switch ports")
+
+        rc, out, err = topology(ch, "--output", conf)
+        assert rc == 0, (rc, out, err)
+        want = [leaf_conf(f"leaf{i}", 10 * i - 9, 10 * i) for i in range(1, 5)] + \
+               ["SwitchName=spine1 Switches=leaf[1-4]", "SwitchName=spine2 Switches=leaf[1-4]"]
+        now = open(conf).read()
+        assert [ln for ln in now.splitlines() if not ln.startswith("#")] == want, now
+        changed = sorted(out.splitlines())
+        assert changed == sorted(["-# 3 switches, 8 nodes.", "+# 6 switches, 40 nodes.",
+                                  "-" + leaf_conf("leaf1", 1, 8),
+                                  "-SwitchName=spine1 Switches=leaf1", "-SwitchName=spine2 Switches=leaf1"] +
+                                 ["+" + w for w in want]), out
+        assert "no named node" not in err, err
+        rc, out, err = topology(ch, "--output", conf)
+        assert rc == 0 and out == "" and "up to date" in err, (rc, out, err)
+        st = os.stat(conf).st_mtime_ns
+        rc, out, err = topology(ch, "--diff", conf)
+        assert rc == 0 and out == "" and os.stat(conf).st_mtime_ns == st, (rc, out, err)
+        print(f"  regenerated:\n{now}", flush=True)
+
+        cluster.start()
+        show = cluster.scontrol("show", "topology").stdout
+        print(f"  scontrol show topology:\n{show}", flush=True)
+        got = {}
+        for ln in show.splitlines():
+            m = re.match(r"SwitchName=(\S+) Level=(\d+) .*?Nodes=(\S+)(?: Switches=(\S+))?", ln.strip())
+            if m:
+                got[m.group(1)] = (int(m.group(2)), m.group(3), m.group(4))
+        for i in range(1, 5):
+            assert got.get(f"leaf{i}") == (0, f"node[{10 * i - 9:03d}-{10 * i:03d}]", None), got
+        for s in ("spine1", "spine2"):
+            assert got.get(s) == (1, "node[001-040]", "leaf[1-4]"), got
+        assert len(got) == 6, got
+
+        rc, out, err = topology(ch, "--format", "json")
+        assert rc == 0, (rc, err)
+        j = json.loads(out)
+        assert len(j["Links"]) == 16, j["Links"]
+        ends = {(lk["Switch"], lk["Port"]) for lk in j["Links"]} | \
+               {(lk["PeerSwitch"], lk["PeerPort"]) for lk in j["Links"]}
+        assert len(ends) == 32, ends  # each cable once, both ends distinct
+        assert len(j["Nodes"]) == N_HOSTS and all(n["LinkState"] == "up" for n in j["Nodes"]), j["Nodes"]
+        assert {n["Node"]: (n["Switch"], n["SwitchPort"]) for n in j["Nodes"]}["node013"] == ("leaf2", 3)
+        ok = True
+    finally:
+        if cluster is not None:
+            cluster.stop()
+        ch.stop(check=ok)
+    assert_no_sanitizer_report(ch.broker.log(), "fabricbusd")
+
+
+ALL = [topology_conf_is_loaded_by_slurmctld]
+
+if __name__ == "__main__":
+    main(ALL)
