@@ -406,3 +406,13 @@ const struct fb_topo_port *fb_topology_port_at(const struct fb_topology *t, size
 {
 	return i < t->n_ports ? &t->ports[i] : NULL;
 }
+
+size_t fb_topology_switch_index(const struct fb_topology *t, const struct fb_topo_switch *s)
+{
+	return (size_t)(s - t->sw);
+}
+
+size_t fb_topology_port_index(const struct fb_topology *t, const struct fb_topo_port *p)
+{
+	return (size_t)(p - t->ports);
+}

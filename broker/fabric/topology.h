@@ -95,5 +95,8 @@ size_t fb_topology_n_switches(const struct fb_topology *t);
 size_t fb_topology_n_ports(const struct fb_topology *t);
 const struct fb_topo_switch *fb_topology_switch_at(const struct fb_topology *t, size_t i);
 const struct fb_topo_port *fb_topology_port_at(const struct fb_topology *t, size_t i);
+/* The i of fb_topology_*_at for an entry this topology returned. */
+size_t fb_topology_switch_index(const struct fb_topology *t, const struct fb_topo_switch *s);
+size_t fb_topology_port_index(const struct fb_topology *t, const struct fb_topo_port *p);
 
 #endif
