@@ -28,6 +28,7 @@ static void help(void)
 	       "SYNOPSIS\n"
 	       "    fabricbus topology [--http HOST:PORT | --map FILE] [--format slurm|json]\n"
 	       "                       [--output FILE | --diff OLD]\n"
+	       "    fabricbus topology [--http HOST:PORT | --map FILE] --blast now|SWITCH|SWITCH:PORT\n"
 	       "\n"
 	       "DESCRIPTION\n"
 	       "    Reads the fabric map (GET /fabric/map) and prints the switch tree the\n"
@@ -37,7 +38,10 @@ static void help(void)
 	       "    with the switches, the inter-switch links and each node's switch port.\n"
 	       "    Node names are the Slurm names fabricbus-agent-node reported; a host\n"
 	       "    port with no node agent behind it is left out (counted on stderr).\n"
-	       "    See docs/topology.md.\n"
+	       "    --blast prints the blast radius instead: the named nodes with no path\n"
+	       "    into the fabric and those with fewer paths (degraded), now ('now') or if\n"
+	       "    SWITCH (its name or GUID) or the cable or host port at SWITCH:PORT failed\n"
+	       "    on top of today's state. See docs/topology.md.\n"
 	       "\n"
 	       "OPTIONS\n"
 	       "    -H, --http HOST:PORT  broker HTTP address (default %s)\n"
@@ -46,6 +50,7 @@ static void help(void)
 	       "    -o, --output FILE     write FILE (crash-safe replace) only if the content\n"
 	       "                          changed; print the changed lines (-old, +new)\n"
 	       "    -d, --diff OLD        print the lines that differ from OLD, write nothing\n"
+	       "    -b, --blast WHAT      the blast radius (JSON) of now, SWITCH or SWITCH:PORT\n"
 	       "    -h, --help            show this help\n"
 	       "\n"
 	       "EXAMPLES\n"
@@ -53,6 +58,7 @@ static void help(void)
 	       "    fabricbus topology -o /etc/slurm/topology.conf && scontrol reconfigure\n"
 	       "    fabricbus topology --diff /etc/slurm/topology.conf\n"
 	       "    fabricbus topology --format json | jq '.Links[] | select(.LinkState != \"up\")'\n"
+	       "    fabricbus topology --blast spine1\n"
 	       "\n"
 	       "EXIT STATUS\n"
 	       "    0  printed or written (or, with --diff, the same as OLD)\n"
@@ -180,20 +186,36 @@ static int compare(const char *path, const char *text, int write)
 	return rc;
 }
 
+/* --blast: takes map. */
+static int print_blast(json_t *map, const char *what)
+{
+	char err[300] = "";
+	json_t *b = fb_topo_blast_json(map, what, err, sizeof(err));
+	json_decref(map);
+	if (!b) {
+		fprintf(stderr, "fabricbus topology: --blast: %s\n", err);
+		return 1;
+	}
+	int rc = json_dumpf(b, stdout, JSON_SORT_KEYS) || fputc('\n', stdout) == EOF || fflush(stdout);
+	json_decref(b);
+	return rc ? 1 : 0;
+}
+
 int fb_cli_topology(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "http", required_argument, NULL, 'H' }, { "map", required_argument, NULL, 'm' },
 		{ "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
-		{ "diff", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
+		{ "diff", required_argument, NULL, 'd' }, { "blast", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *P = "fabricbus topology";
-	const char *addr = FB_CLI_DEFAULT_HTTP_ADDR, *file = NULL, *output = NULL, *diff = NULL;
+	const char *addr = FB_CLI_DEFAULT_HTTP_ADDR, *file = NULL, *output = NULL, *diff = NULL, *blast = NULL;
 	int json = 0, c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":H:m:f:o:d:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":H:m:f:o:d:b:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'H': addr = optarg; break;
 		case 'm': file = optarg; break;
@@ -204,6 +226,7 @@ int fb_cli_topology(int argc, char **argv)
 			break;
 		case 'o': output = optarg; break;
 		case 'd': diff = optarg; break;
+		case 'b': blast = optarg; break;
 		case 'h': help(); return 0;
 		case ':': return fb_usage_error(P, "%s needs a value", argv[optind - 1]);
 		default: return fb_usage_error(P, "unknown option '%s'", argv[optind - 1]);
@@ -213,9 +236,13 @@ int fb_cli_topology(int argc, char **argv)
 		return fb_usage_error(P, "unexpected argument '%s'", argv[optind]);
 	if (output && diff)
 		return fb_usage_error(P, "--output and --diff do not go together");
+	if (blast && (output || diff || json))
+		return fb_usage_error(P, "--blast prints JSON and goes with no --format, --output or --diff");
 	json_t *map = file ? map_from_file(file) : map_from_http(addr);
 	if (!map)
 		return 1;
+	if (blast)
+		return print_blast(map, strcmp(blast, "now") ? blast : NULL);
 	struct fb_topo_export_stats st;
 	char *text = render(map, json, &st);
 	json_decref(map);

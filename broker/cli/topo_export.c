@@ -2,6 +2,7 @@
  * (see topo_export.h). */
 #include "topo_export.h"
 
+#include "blast.h"
 #include "fb_buf.h"
 
 #include <errno.h>
@@ -271,6 +272,28 @@ static int load_nodes(struct tx_model *m, json_t *nodes)
 	return 0;
 }
 
+/* The LinkState switch sw reports for port, or NULL. */
+static const char *port_state(json_t *sws, const char *guid, json_int_t port)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach(json_object_get(json_object_get(sws, guid), "Ports"), i, p)
+		if (json_integer_value(json_object_get(p, "Port")) == port)
+			return json_string_value(json_object_get(p, "LinkState"));
+	return NULL;
+}
+
+/* A cable's state from both its ends: down if either end says so, then
+ * degraded, up, unknown. */
+static const char *worse_state(const char *a, const char *b)
+{
+	static const char *const order[] = { "down", "degraded", "up" };
+	for (size_t i = 0; i < 3; i++)
+		if ((a && !strcmp(a, order[i])) || (b && !strcmp(b, order[i])))
+			return order[i];
+	return "unknown";
+}
+
 /* Does switch b report port pb cabled to (a's guid, pa)? */
 static int reverse_reported(json_t *sws, const struct tx_switch *a, json_int_t pa,
 			    const struct tx_switch *b, json_int_t pb)
@@ -322,8 +345,9 @@ static int load_links(struct tx_model *m, json_t *sws, json_t *nodes)
 			int first = a < (size_t)b || (a == (size_t)b && pa < pb);
 			if (!first && reverse_reported(sws, &m->sw[a], pa, &m->sw[b], pb))
 				continue;
-			const char *st = json_string_value(json_object_get(p, "LinkState"));
-			if (add_link(m, (struct tx_link){ a, (size_t)b, pa, pb, st ? st : "unknown" }))
+			const char *st = worse_state(json_string_value(json_object_get(p, "LinkState")),
+						     port_state(sws, m->sw[b].guid, pb));
+			if (add_link(m, (struct tx_link){ a, (size_t)b, pa, pb, st }))
 				return -ENOMEM;
 		}
 	}
@@ -617,4 +641,162 @@ char *fb_topo_line_diff(const char *old, const char *new_text)
 		return NULL;
 	}
 	return (char *)out.data;
+}
+
+/* ---- blast radius ----------------------------------------------------------- */
+
+struct bl_host {
+	const char *node;
+	size_t sw;
+	json_int_t port;
+	int up;
+};
+
+/* Each named node port on a switch, as a host of the blast graph. */
+static int blast_hosts(const struct tx_model *m, struct bl_host **out, size_t *n)
+{
+	json_t *nodes = json_object_get(m->map, "Nodes");
+	size_t cap = 0;
+	const char *key;
+	json_t *v;
+	*out = NULL;
+	*n = 0;
+	json_object_foreach(nodes, key, v)
+		cap += json_array_size(json_object_get(v, "Ports"));
+	*out = calloc(cap + 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	json_object_foreach(nodes, key, v) {
+		size_t i;
+		json_t *p;
+		json_array_foreach(json_object_get(v, "Ports"), i, p) {
+			const char *g = json_string_value(json_object_get(p, "SwitchGUID"));
+			const char *st = json_string_value(json_object_get(p, "LinkState"));
+			long s = g ? find_switch(m, g) : -1;
+			if (s < 0)
+				continue;
+			/* "unknown" (its switch unreachable, or not reported yet)
+			 * is not a failure: the cables say whether it is cut off. */
+			(*out)[(*n)++] = (struct bl_host){ key, (size_t)s,
+							   json_integer_value(json_object_get(p, "SwitchPort")),
+							   !st || strcmp(st, "down") != 0 };
+		}
+	}
+	return 0;
+}
+
+static long switch_named(const struct tx_model *m, const char *s, size_t len)
+{
+	for (size_t i = 0; i < m->n_sw; i++)
+		if ((strlen(m->sw[i].name) == len && !strncmp(m->sw[i].name, s, len)) ||
+		    (strlen(m->sw[i].slurm) == len && !strncmp(m->sw[i].slurm, s, len)) ||
+		    (strlen(m->sw[i].guid) == len && !strncmp(m->sw[i].guid, s, len)))
+			return (long)i;
+	return -1;
+}
+
+/* Mark what (SWITCH or SWITCH:PORT) as failed; 0 or -ENOENT with err. */
+static int mark_failure(const struct tx_model *m, const struct bl_host *h, size_t nh, const char *what,
+			uint8_t *swf, uint8_t *lf, uint8_t *hf, char *err, size_t errsz)
+{
+	const char *colon = strrchr(what, ':');
+	char *end = NULL;
+	long port = colon ? strtol(colon + 1, &end, 10) : 0;
+	if (colon && (end == colon + 1 || *end || port <= 0))
+		colon = NULL; /* not a port number: a name with a ':' */
+	long s = switch_named(m, what, colon ? (size_t)(colon - what) : strlen(what));
+	if (s < 0) {
+		snprintf(err, errsz, "no switch named \"%.*s\" in the map (give its Name or GUID, as "
+			 "--format json lists them)", (int)(colon ? colon - what : (long)strlen(what)), what);
+		return -ENOENT;
+	}
+	if (!colon) {
+		swf[s] = 1;
+		return 0;
+	}
+	int found = 0;
+	for (size_t k = 0; k < m->n_links; k++) {
+		const struct tx_link *l = &m->links[k];
+		if ((l->a == (size_t)s && l->pa == port) || (l->b == (size_t)s && l->pb == port))
+			lf[k] = found = 1;
+	}
+	for (size_t i = 0; i < nh; i++)
+		if (h[i].sw == (size_t)s && h[i].port == port)
+			hf[i] = found = 1;
+	if (!found) {
+		snprintf(err, errsz, "%s: no cable or named node's port at %s port %ld in the map", what,
+			 m->sw[s].name, port);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static json_t *effect_list(const struct bl_host *h, const uint8_t *eff, size_t nh, uint8_t want)
+{
+	const char **names = calloc(nh + 1, sizeof(*names));
+	size_t n = 0;
+	if (!names)
+		return NULL;
+	for (size_t i = 0; i < nh; i++)
+		if (eff[i] == want)
+			names[n++] = h[i].node;
+	char *hl = fb_topo_hostlist(names, n);
+	free(names);
+	json_t *j = hl ? json_string(hl) : NULL;
+	free(hl);
+	return j;
+}
+
+json_t *fb_topo_blast_json(json_t *map, const char *what, char *err, size_t errsz)
+{
+	struct tx_model m;
+	struct bl_host *h = NULL;
+	size_t nh = 0;
+	json_t *out = NULL;
+	struct fb_blast_link *links = NULL;
+	struct fb_blast_host *hosts = NULL;
+	uint8_t *swf = NULL, *lf = NULL, *hf = NULL, *eff = NULL;
+	int rc = model_build(&m, map, err, errsz);
+	if (rc)
+		goto done;
+	rc = blast_hosts(&m, &h, &nh);
+	links = calloc(m.n_links + 1, sizeof(*links));
+	hosts = calloc(nh + 1, sizeof(*hosts));
+	swf = calloc(m.n_sw + 1, 1);
+	lf = calloc(m.n_links + 1, 1);
+	hf = calloc(nh + 1, 1);
+	eff = calloc(nh + 1, 1);
+	if (rc || !links || !hosts || !swf || !lf || !hf || !eff) {
+		snprintf(err, errsz, "out of memory");
+		goto done;
+	}
+	for (size_t k = 0; k < m.n_links; k++)
+		links[k] = (struct fb_blast_link){ (uint32_t)m.links[k].a, (uint32_t)m.links[k].b,
+						   (uint8_t)(strcmp(m.links[k].state, "down") != 0) };
+	for (size_t i = 0; i < nh; i++)
+		hosts[i] = (struct fb_blast_host){ (uint32_t)h[i].sw, (uint8_t)h[i].up };
+	if (what && mark_failure(&m, h, nh, what, swf, lf, hf, err, errsz))
+		goto done;
+	struct fb_blast_graph g = { m.n_sw, links, m.n_links, hosts, nh };
+	struct fb_blast_counts c;
+	if (fb_blast_compute(&g, swf, lf, hf, eff, &c)) {
+		snprintf(err, errsz, "out of memory");
+		goto done;
+	}
+	out = json_pack("{s:o,s:o*,s:o*,s:{s:I,s:I,s:I}}", "Failed", what ? json_string(what) : json_null(),
+			"NoPath", effect_list(h, eff, nh, FB_BLAST_NO_PATH), "Degraded",
+			effect_list(h, eff, nh, FB_BLAST_DEGRADED), "Counts", "ok", (json_int_t)c.ok,
+			"degraded", (json_int_t)c.degraded, "no_path", (json_int_t)c.no_path);
+	if (!out)
+		snprintf(err, errsz, "out of memory");
+done:
+	free(links);
+	free(hosts);
+	free(swf);
+	free(lf);
+	free(hf);
+	free(eff);
+	free(h);
+	model_free(&m);
+	return out;
 }

@@ -36,9 +36,20 @@ char *fb_topo_export_slurm(json_t *map, struct fb_topo_export_stats *st, char *e
 
 /* {"Fabric","Switches":[{"GUID","Name","SlurmName","Level","Nodes":[..],
  *   "Switches":[..]}],"Links":[{"Switch","Port","PeerSwitch","PeerPort",
- *   "LinkState"}],"Nodes":[{"Node","Device","Port","SwitchGUID","Switch",
+ *   "LinkState" (down if either end says so, then degraded, up)}],"Nodes":[{"Node","Device","Port","SwitchGUID","Switch",
  *   "SwitchPort","LinkState"}]} (new reference), or NULL as above. */
 json_t *fb_topo_export_json(json_t *map, struct fb_topo_export_stats *st, char *err, size_t errsz);
+
+/* The blast radius (broker/fabric/blast.h) in the map: with what NULL, of
+ * the links as they are now (which named nodes have no path into the
+ * fabric, which lost some); else of that failure on top: "SWITCH" (its
+ * Name, Slurm name or GUID) or "SWITCH:PORT" (the cable or host port
+ * there). {"Failed":what or null,"NoPath":hostlist,"Degraded":hostlist,
+ * "Counts":{"ok","degraded","no_path"}} (new reference), or NULL with err
+ * (not a map, an unknown switch or port, ENOMEM). Only reported downs
+ * count: a port or cable in state "unknown" is taken as up. Per node port:
+ * a node with two ports may be in both lists. */
+json_t *fb_topo_blast_json(json_t *map, const char *what, char *err, size_t errsz);
 
 /* names[0..n) (any order, duplicates dropped) as a Slurm hostlist:
  * "node[001-008],h[9-10]" (caller frees), or NULL on ENOMEM. A name is

@@ -36,9 +36,9 @@ int fb_blast_compute(const struct fb_blast_graph *g, const uint8_t *sw_failed, c
 {
 	size_t n = g->n_switches ? g->n_switches : 1;
 	uint32_t *parent = malloc(n * sizeof(*parent));
-	size_t *hosts_in = calloc(n, sizeof(*hosts_in));
+	size_t *hosts_in = calloc(n, sizeof(*hosts_in)), *sws_in = calloc(n, sizeof(*sws_in));
 	uint32_t *cabled = calloc(n, sizeof(*cabled)), *live = calloc(n, sizeof(*live));
-	int rc = parent && hosts_in && cabled && live ? 0 : -ENOMEM;
+	int rc = parent && hosts_in && sws_in && cabled && live ? 0 : -ENOMEM;
 	if (rc)
 		goto out;
 	for (uint32_t s = 0; s < g->n_switches; s++)
@@ -64,10 +64,15 @@ int fb_blast_compute(const struct fb_blast_graph *g, const uint8_t *sw_failed, c
 			hosts_in[uf_find(parent, h->sw)]++;
 		}
 	}
+	for (uint32_t s = 0; s < g->n_switches; s++)
+		if (!(sw_failed && sw_failed[s]))
+			sws_in[uf_find(parent, s)]++;
+	/* Roots are the lowest index of their part, so ties go to it. */
 	uint32_t main_root = 0;
 	for (uint32_t s = 0; s < g->n_switches; s++)
-		if (hosts_in[s] > hosts_in[main_root])
-			main_root = s; /* roots are the lowest index of their part */
+		if (sws_in[s] > sws_in[main_root] ||
+		    (sws_in[s] == sws_in[main_root] && hosts_in[s] > hosts_in[main_root]))
+			main_root = s;
 	struct fb_blast_counts c = { 0 };
 	for (size_t i = 0; i < g->n_hosts; i++) {
 		uint32_t sw = g->hosts[i].sw;
@@ -84,6 +89,7 @@ int fb_blast_compute(const struct fb_blast_graph *g, const uint8_t *sw_failed, c
 out:
 	free(parent);
 	free(hosts_in);
+	free(sws_in);
 	free(cabled);
 	free(live);
 	return rc;

@@ -12,8 +12,9 @@
  *           are not failed; the hosts whose own port is up and not failed,
  *           on a switch that is not failed.
  *   The fabric is the connected part of `after` (switches joined by its
- *   cables) holding the most such hosts (ties: the one with the lowest
- *   switch index).
+ *   cables) with the most live switches, then the most such hosts, then
+ *   the lowest switch index: a leaf cut off is one switch against the
+ *   rest, however many hosts it has.
  *   no path  - a host outside it: its switch failed or cut off, or its own
  *              port down or failed;
  *   degraded - a host in it whose switch has fewer live cables than it is

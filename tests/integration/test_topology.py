@@ -16,6 +16,14 @@ slurmctld loads it and `scontrol show topology` lists leaf1..leaf4 at level
 the JSON form has the 16 leaf-spine cables once each and the 40 nodes'
 switch ports.
 
+Blast radius (--blast, broker/fabric/blast.c on the map): asked in advance,
+spine1 leaves every node a path (all 40 degraded) and leaf2 cuts off exactly
+node011..node020; then for real, with every spine uplink of leaf1 unlinked in
+ibsim, `--blast now` names exactly node001..node010 as without a path (none
+degraded), and with every port of spine1 unlinked, no node without a path
+and all 40 degraded -- each within 2 s of the fault (the IB agent polls
+every 100 ms; the map is rendered every 100 ms).
+
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \\
      /usr/bin/python3 tests/integration/test_topology.py [test_name ...]
 """
@@ -146,7 +154,73 @@ def topology_conf_is_loaded_by_slurmctld():
     assert_no_sanitizer_report(ch.broker.log(), "fabricbusd")
 
 
-ALL = [topology_conf_is_loaded_by_slurmctld]
+def blast(ch, what):
+    rc, out, err = topology(ch, "--blast", what)
+    assert rc == 0, (rc, out, err)
+    return json.loads(out)
+
+
+def events_total(ch):
+    return ch.broker.status()["broker"]["events"]["total"]
+
+
+def wait_blast(ch, want_no_path, want_degraded, t0, what):
+    deadline = t0 + 10
+    while True:
+        b = blast(ch, "now")
+        if b["NoPath"] == want_no_path and b["Degraded"] == want_degraded:
+            return time.monotonic() - t0
+        assert time.monotonic() < deadline, f"{what}: blast radius now {b}"
+        time.sleep(0.02)
+
+
+def blast_radius_of_a_dead_spine_and_a_cut_off_leaf():
+    ch = FabricChain()
+    ok = False
+    try:
+        ch.start()
+        name_hosts(ch, 9, N_HOSTS)
+        wait_for(lambda: fabric_map(ch), lambda m: sum(1 for n in m["Nodes"].values()
+                                                       if any("Switch" in p for p in n["Ports"])) == N_HOSTS
+                 and sum(1 for sw in m["Switches"].values() for p in sw["Ports"] if "Peer" in p) == 32,
+                 20, "40 nodes on their switch ports and 32 cable ends")
+        assert blast(ch, "now") == {"Failed": None, "NoPath": "", "Degraded": "",
+                                    "Counts": {"ok": 40, "degraded": 0, "no_path": 0}}
+        assert blast(ch, "spine1")["NoPath"] == "" and blast(ch, "spine1")["Degraded"] == "node[001-040]"
+        b = blast(ch, "leaf2")
+        assert b["NoPath"] == "node[011-020]" and b["Degraded"] == "", b
+        assert blast(ch, "leaf3:33")["Degraded"] == "node[021-030]"
+
+        ev0 = events_total(ch)
+        t0 = time.monotonic()
+        for p in chain.LEAF1_UPLINKS:
+            ch.sim.unlink("leaf1", p)
+        dt = wait_blast(ch, "node[001-010]", "", t0, "leaf1's uplinks unlinked")
+        ev1 = events_total(ch)
+        print(f"  leaf1 cut off: node[001-010] without a path {dt:.2f}s after the fault; "
+              f"{ev1 - ev0} events in so far", flush=True)
+        assert dt < 2.0, dt
+        for p in chain.LEAF1_UPLINKS:
+            ch.sim.relink("leaf1", p)
+        ch.sim.run_sm_once()
+        wait_blast(ch, "", "", time.monotonic(), "leaf1 relinked")
+
+        ev0 = events_total(ch)
+        t0 = time.monotonic()
+        for p in range(1, 9):
+            ch.sim.unlink("spine1", p)
+        dt = wait_blast(ch, "", "node[001-040]", t0, "spine1 unlinked")
+        ev1 = events_total(ch)
+        print(f"  spine1 dead: 0 nodes without a path, 40 degraded {dt:.2f}s after the fault; "
+              f"{ev1 - ev0} events in so far", flush=True)
+        assert dt < 2.0, dt
+        ok = True
+    finally:
+        ch.stop(check=ok)
+    assert_no_sanitizer_report(ch.broker.log(), "fabricbusd")
+
+
+ALL = [topology_conf_is_loaded_by_slurmctld, blast_radius_of_a_dead_spine_and_a_cut_off_leaf]
 
 if __name__ == "__main__":
     main(ALL)

@@ -174,8 +174,9 @@ static void graph_from_the_broker_topology(void)
 	CHECK_EQ(c.no_path, 2);
 	CHECK_EQ(eff[4], FB_BLAST_NO_PATH);
 	CHECK_EQ(eff[0], FB_BLAST_OK);
-	/* What if the spine died as well: leaf1 keeps its 4 hosts among themselves,
-	 * the biggest part left, so they count as having a path (degraded). */
+	/* What if the spine died as well: three parts of one switch each; the
+	 * one with most hosts (leaf1: its 4 among themselves) counts as the
+	 * fabric (degraded: it lost its cable). */
 	uint8_t swf[3] = { 0 };
 	swf[fb_topology_switch_index(t, fb_topology_switch(t, SP))] = 1;
 	CHECK_EQ(fb_blast_compute(&bt.g, swf, NULL, NULL, eff, &c), 0);

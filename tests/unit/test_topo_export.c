@@ -115,6 +115,38 @@ static void json_form_has_switches_links_and_node_ports(void)
 	json_decref(map);
 }
 
+static void check_blast(json_t *map, const char *what, const char *no_path, const char *degraded,
+			json_int_t ok)
+{
+	char err[200] = "";
+	json_t *b = fb_topo_blast_json(map, what, err, sizeof(err));
+	CHECK(b);
+	CHECK_STR(json_string_value(json_object_get(b, "NoPath")), no_path);
+	CHECK_STR(json_string_value(json_object_get(b, "Degraded")), degraded);
+	CHECK_EQ(json_integer_value(json_object_get(json_object_get(b, "Counts"), "ok")), ok);
+	json_decref(b);
+}
+
+/* The map's own state (node002's port down, leaf1[34]-spine2 down), then
+ * what-ifs on top of it. */
+static void blast_radius_now_and_what_if(void)
+{
+	json_t *map = json_loads(MAP, 0, NULL);
+	CHECK(map);
+	check_blast(map, NULL, "node002", "node[001,003]", 1);
+	/* leaf1's last uplink is to spine1: without it leaf1 is cut off. */
+	check_blast(map, "spine1", "node[001-003]", "gpu7", 0);
+	check_blast(map, "0x11", "node[001-003]", "gpu7", 0);
+	check_blast(map, "MF0;l2:X:1", "gpu7,node002", "node[001,003]", 0);
+	check_blast(map, "leaf1:33", "node[001-003]", "", 1);
+	char err[200] = "";
+	CHECK(!fb_topo_blast_json(map, "nosuch", err, sizeof(err)));
+	CHECK(strstr(err, "no switch named \"nosuch\""));
+	CHECK(!fb_topo_blast_json(map, "leaf1:17", err, sizeof(err)));
+	CHECK(strstr(err, "port 17"));
+	json_decref(map);
+}
+
 static void diff_lists_removed_then_added_lines(void)
 {
 	char *d = fb_topo_line_diff("# x\nA a\nB b\n", "# x\nB b\nC c\n");
@@ -176,6 +208,7 @@ int main(void)
 	RUN(hostlist_ranges_by_prefix_and_width);
 	RUN(slurm_form_is_the_switch_tree);
 	RUN(json_form_has_switches_links_and_node_ports);
+	RUN(blast_radius_now_and_what_if);
 	RUN(diff_lists_removed_then_added_lines);
 	RUN(broker_map_gives_a_two_level_tree);
 	return TEST_DONE();
