@@ -1,0 +1,193 @@
+/* test_rootcause.c - broker/fabric/rootcause.c on fattree46's shape (4
+ * leaves of 10 hosts, 2 spines, 2 cables from each leaf to each spine; the
+ * ibsim file's port numbers), fed the events the IB agent sends, on an
+ * explicit clock: a dead spine is one SwitchFailed with no host cut off; a
+ * leaf without uplinks is one SwitchDegraded with exactly its 10 hosts
+ * without a path; a single cable is no switch's story; reports a cause does
+ * not explain stay for the next window. */
+#include "fb_test.h"
+#include "fb_test_fabric.h"
+#include "inventory.h"
+#include "rootcause.h"
+#include "topology.h"
+
+#define LEAF(l) (0x0008f10400500000ULL + (l))
+#define SPINE(s) (0x0008f10400600000ULL + (s))
+#define MS 1000000ULL
+
+static char leaf_name[5][8], spine_name[3][8];
+
+/* The leaf port of uplink u (0..3) of a leaf, and the spine port it meets. */
+static unsigned up_port(int u) { return 33 + (unsigned)u; }
+static int up_spine(int u) { return u < 2 ? 1 : 2; }
+static unsigned spine_port(int l, int u) { return (unsigned)(2 * (l - 1) + 1 + (u % 2)); }
+
+static struct fb_event isl_event(uint8_t kind, uint64_t a, const char *an, unsigned ap, uint64_t b, unsigned bp,
+				 uint8_t state)
+{
+	struct fb_event ev = sw_event(kind, a, an, ap);
+	ev.link_class = FB_LINK_ISL;
+	ev.port_state = state;
+	ev.phys_state = state == 4 ? 5 : 2;
+	ev.subj.peer_guid = b;
+	ev.subj.peer_port = (uint16_t)bp;
+	return ev;
+}
+
+static struct fb_topology *fattree46(void)
+{
+	struct fb_topology *t = fb_topology_new(0, 0);
+	if (!t)
+		return NULL;
+	for (int l = 1; l <= 4; l++) {
+		snprintf(leaf_name[l], sizeof(leaf_name[l]), "leaf%d", l);
+		for (int h = 1; h <= 10; h++) {
+			struct fb_event ev = host_event(FB_KIND_TOPOLOGY, LEAF(l), leaf_name[l], (unsigned)h,
+							10 * (l - 1) + h, 4, 5);
+			fb_topology_learn(t, &ev);
+		}
+	}
+	for (int s = 1; s <= 2; s++)
+		snprintf(spine_name[s], sizeof(spine_name[s]), "spine%d", s);
+	for (int l = 1; l <= 4; l++)
+		for (int u = 0; u < 4; u++) {
+			int s = up_spine(u);
+			struct fb_event ev = isl_event(FB_KIND_TOPOLOGY, LEAF(l), leaf_name[l], up_port(u), SPINE(s),
+						       spine_port(l, u), 4);
+			fb_topology_learn(t, &ev);
+			ev = isl_event(FB_KIND_TOPOLOGY, SPINE(s), spine_name[s], spine_port(l, u), LEAF(l),
+				       up_port(u), 4);
+			fb_topology_learn(t, &ev);
+		}
+	return t;
+}
+
+/* One report: learned by the topology first (as ingest does), then seen. */
+static int report(struct fb_rootcause *rc, struct fb_topology *t, struct fb_event ev, uint64_t id, uint64_t now)
+{
+	fb_topology_learn(t, &ev);
+	return fb_rootcause_observe(rc, t, &ev, id, now);
+}
+
+static void a_dead_spine_is_one_switch_failed_and_cuts_off_nobody(void)
+{
+	struct fb_topology *t = fattree46();
+	struct fb_rootcause *rc = fb_rootcause_new(500 * MS);
+	CHECK(t && rc);
+	uint64_t id = 100, now = 1000 * MS;
+	/* Both ends of every spine1 cable go down: 16 reports in 40 ms. */
+	for (int l = 1; l <= 4; l++)
+		for (int u = 0; u < 2; u++) {
+			CHECK_EQ(report(rc, t, isl_event(FB_KIND_LINK_DOWN, SPINE(1), "spine1", spine_port(l, u),
+							 LEAF(l), up_port(u), 1), ++id, now), 1);
+			CHECK_EQ(report(rc, t, isl_event(FB_KIND_LINK_DOWN, LEAF(l), leaf_name[l], up_port(u),
+							 SPINE(1), spine_port(l, u), 1), ++id, now + 5 * MS), 1);
+			now += 5 * MS;
+		}
+	struct fb_rc_verdict v;
+	CHECK_EQ(fb_rootcause_deadline(rc), 1500 * MS);
+	CHECK_EQ(fb_rootcause_decide(rc, t, NULL, 1499 * MS, &v), 0);
+	CHECK_EQ(fb_rootcause_decide(rc, t, NULL, 1500 * MS, &v), 1);
+	CHECK_EQ(v.kind, FB_RC_SWITCH_FAILED);
+	CHECK_STR(v.switch_name, "spine1");
+	CHECK_EQ(v.cables, 8);
+	CHECK_EQ(v.cables_down, 8);
+	CHECK_EQ(v.n_symptoms, 16);
+	CHECK_EQ(v.symptoms[0], 101);
+	CHECK_EQ(v.others, 0);
+	CHECK_EQ(v.blast.no_path, 0);
+	CHECK_EQ(v.blast.degraded, 40);
+	CHECK_EQ(v.n_degraded, 40);
+	fb_rc_verdict_free(&v);
+	CHECK_EQ(fb_rootcause_deadline(rc), 0);
+	CHECK_EQ(fb_rootcause_decide(rc, t, NULL, 9000 * MS, &v), 0);
+	fb_rootcause_free(rc);
+	fb_topology_free(t);
+}
+
+static void a_leaf_without_uplinks_is_degraded_with_exactly_its_hosts_cut_off(void)
+{
+	struct fb_topology *t = fattree46();
+	struct fb_inventory *inv = fb_inventory_new();
+	struct fb_rootcause *rc = fb_rootcause_new(0);
+	CHECK(t && inv && rc);
+	for (int k = 21; k <= 30; k++) { /* leaf3's hosts have node agents */
+		struct fb_event ev = inventory_event(k);
+		fb_inventory_learn(inv, &ev);
+	}
+	uint64_t id = 0;
+	for (int u = 0; u < 4; u++) {
+		int s = up_spine(u);
+		CHECK_EQ(report(rc, t, isl_event(FB_KIND_PORT_STATE, SPINE(s), spine_name[s], spine_port(3, u),
+						 LEAF(3), up_port(u), 1), ++id, 0), 1);
+		CHECK_EQ(report(rc, t, isl_event(FB_KIND_LINK_DOWN, LEAF(3), "leaf3", up_port(u), SPINE(s),
+						 spine_port(3, u), 1), ++id, MS), 1);
+	}
+	/* Not reports: a link up, a counter, a port with no peer. */
+	struct fb_event ev = isl_event(FB_KIND_LINK_UP, LEAF(1), "leaf1", 33, SPINE(1), 1, 4);
+	CHECK_EQ(report(rc, t, ev, ++id, MS), 0);
+	ev = sw_event(FB_KIND_LINK_DOWN, LEAF(1), "leaf1", 20);
+	CHECK_EQ(report(rc, t, ev, ++id, MS), 0);
+	struct fb_rc_verdict v;
+	CHECK_EQ(fb_rootcause_decide(rc, t, inv, 500 * MS, &v), 1);
+	CHECK_EQ(v.kind, FB_RC_SWITCH_DEGRADED);
+	CHECK_STR(v.switch_name, "leaf3");
+	CHECK_EQ(v.cables, 14);
+	CHECK_EQ(v.cables_down, 4);
+	CHECK_EQ(v.n_symptoms, 8);
+	CHECK_EQ(v.blast.no_path, 10);
+	CHECK_EQ(v.blast.degraded, 0);
+	CHECK_EQ(v.n_no_path, 10);
+	CHECK_STR(v.no_path[0], "node021");
+	CHECK_STR(v.no_path[9], "node030");
+	fb_rc_verdict_free(&v);
+	fb_rootcause_free(rc);
+	fb_inventory_free(inv);
+	fb_topology_free(t);
+}
+
+static void one_cable_is_no_switch_s_story_and_leftovers_wait(void)
+{
+	struct fb_topology *t = fattree46();
+	struct fb_rootcause *rc = fb_rootcause_new(500 * MS);
+	CHECK(t && rc);
+	/* One host cable, reported once: nothing in common to find. */
+	CHECK_EQ(report(rc, t, host_event(FB_KIND_LINK_DOWN, LEAF(2), "leaf2", 4, 14, 1, 2), 1, 0), 1);
+	struct fb_rc_verdict v;
+	CHECK_EQ(fb_rootcause_decide(rc, t, NULL, 500 * MS, &v), 1);
+	CHECK_EQ(v.kind, FB_RC_NONE);
+	CHECK_EQ(v.others, 1);
+	fb_rc_verdict_free(&v);
+	CHECK_EQ(fb_rootcause_deadline(rc), 0);
+	/* spine2 dies while a host cable on leaf4 drops: spine2 explains its 8
+	 * reports; the host's stays, in a new window, and is then no one's. */
+	uint64_t id = 10;
+	for (int l = 1; l <= 4; l++)
+		for (int u = 2; u < 4; u++)
+			CHECK_EQ(report(rc, t, isl_event(FB_KIND_LINK_DOWN, SPINE(2), "spine2", spine_port(l, u),
+							 LEAF(l), up_port(u), 1), ++id, 1000 * MS), 1);
+	CHECK_EQ(report(rc, t, host_event(FB_KIND_LINK_DOWN, LEAF(4), "leaf4", 7, 37, 1, 2), 99, 1001 * MS), 1);
+	CHECK_EQ(fb_rootcause_decide(rc, t, NULL, 1500 * MS, &v), 1);
+	CHECK_EQ(v.kind, FB_RC_SWITCH_FAILED);
+	CHECK_STR(v.switch_name, "spine2");
+	CHECK_EQ(v.n_symptoms, 8);
+	CHECK_EQ(v.others, 1);
+	CHECK_EQ(v.blast.no_path, 2);  /* h14 (earlier) and h37: their own cables */
+	CHECK_EQ(v.blast.degraded, 38);
+	fb_rc_verdict_free(&v);
+	CHECK_EQ(fb_rootcause_deadline(rc), 2000 * MS);
+	CHECK_EQ(fb_rootcause_decide(rc, t, NULL, 2000 * MS, &v), 1);
+	CHECK_EQ(v.kind, FB_RC_NONE);
+	CHECK_EQ(v.others, 1);
+	fb_rc_verdict_free(&v);
+	fb_rootcause_free(rc);
+	fb_topology_free(t);
+}
+
+int main(void)
+{
+	RUN(a_dead_spine_is_one_switch_failed_and_cuts_off_nobody);
+	RUN(a_leaf_without_uplinks_is_degraded_with_exactly_its_hosts_cut_off);
+	RUN(one_cable_is_no_switch_s_story_and_leftovers_wait);
+	return TEST_DONE();
+}
