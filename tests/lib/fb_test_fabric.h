@@ -1,11 +1,14 @@
 /* fb_test_fabric.h - event and job-registration builders for the fabric
- * map's unit tests (test_fabric_map.c, test_fabric_render.c): the rig's
+ * map's unit tests (test_fabric_map.c, test_fabric_render.c, and the
+ * topology's: test_topo_export.c, test_blast.c, test_rootcause.c): the rig's
  * switch GUIDs and the events the agents would send about it. Header-only
  * (static inline), so each test links only what it uses. */
 #ifndef FB_TEST_FABRIC_H
 #define FB_TEST_FABRIC_H
 
+#include "fabric_map.h"
 #include "fb_event.h"
+#include "inventory.h"
 #include "jobs.h"
 
 #include <stdio.h>
@@ -46,6 +49,20 @@ static inline struct fb_event host_event(uint8_t kind, uint64_t sw, const char *
 	return ev;
 }
 
+/* An inter-switch cable as seen from switch a's port ap (IB PortState
+ * port_state: 4 Active, 1 Down). */
+static inline struct fb_event isl_event(uint8_t kind, uint64_t a, const char *an, unsigned ap, uint64_t b,
+					unsigned bp, uint8_t port_state)
+{
+	struct fb_event ev = sw_event(kind, a, an, ap);
+	ev.link_class = FB_LINK_ISL;
+	ev.port_state = port_state;
+	ev.phys_state = port_state == 4 ? 5 : 2;
+	ev.subj.peer_guid = b;
+	ev.subj.peer_port = (uint16_t)bp;
+	return ev;
+}
+
 static inline struct fb_event inventory_event(int k)
 {
 	struct fb_event ev;
@@ -60,6 +77,21 @@ static inline struct fb_event inventory_event(int k)
 	ev.subj.port_guid = PORT_GUID(k);
 	snprintf(ev.text, sizeof(ev.text), "node_guid=0x%016llx", (unsigned long long)NODE_GUID(k));
 	return ev;
+}
+
+/* node001..node008 on leaf1 ports 1..8 (as fattree46), all up, and one
+ * ISL: leaf1[33] to port 1 of the switch 0x0008f10400411c08. */
+static inline void learn_rig(struct fb_inventory *inv, struct fb_fabric_map *m)
+{
+	for (int k = 1; k <= 8; k++) {
+		struct fb_event ev = inventory_event(k);
+		fb_inventory_learn(inv, &ev);
+		fb_fabric_map_learn(m, &ev);
+		ev = host_event(FB_KIND_TOPOLOGY, LEAF1, "leaf1", (unsigned)k, k, 4, 5);
+		fb_fabric_map_learn(m, &ev);
+	}
+	struct fb_event isl = isl_event(FB_KIND_TOPOLOGY, LEAF1, "leaf1", 33, 0x0008f10400411c08ULL, 1, 4);
+	fb_fabric_map_learn(m, &isl);
 }
 
 static inline struct fb_job_reg reg_of(const char *id, const char *user, const char *const *nodes, size_t n)

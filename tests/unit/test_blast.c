@@ -128,12 +128,7 @@ static void a_split_keeps_the_part_with_most_hosts(void)
 static void isl(struct fb_topology *t, uint64_t a, const char *an, unsigned ap, uint64_t b, unsigned bp,
 		uint8_t state)
 {
-	struct fb_event ev = sw_event(FB_KIND_TOPOLOGY, a, an, ap);
-	ev.link_class = FB_LINK_ISL;
-	ev.port_state = state;
-	ev.phys_state = state == 4 ? 5 : 2;
-	ev.subj.peer_guid = b;
-	ev.subj.peer_port = (uint16_t)bp;
+	struct fb_event ev = isl_event(FB_KIND_TOPOLOGY, a, an, ap, b, bp, state);
 	CHECK(fb_topology_learn(t, &ev) >= 0);
 }
 

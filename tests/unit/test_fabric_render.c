@@ -30,25 +30,6 @@ static json_t *render(struct fb_fabric_map *m, uint64_t last_id)
 	return j;
 }
 
-/* node001..node008 on leaf1 ports 1..8 (as fattree46), all up. */
-static void learn_rig(struct fb_inventory *inv, struct fb_fabric_map *m)
-{
-	for (int k = 1; k <= 8; k++) {
-		struct fb_event ev = inventory_event(k);
-		fb_inventory_learn(inv, &ev);
-		fb_fabric_map_learn(m, &ev);
-		ev = host_event(FB_KIND_TOPOLOGY, LEAF1, "leaf1", (unsigned)k, k, 4, 5);
-		fb_fabric_map_learn(m, &ev);
-	}
-	/* An ISL: a switch peer, not a host. */
-	struct fb_event isl = sw_event(FB_KIND_TOPOLOGY, LEAF1, "leaf1", 33);
-	isl.link_class = FB_LINK_ISL;
-	isl.port_state = 4;
-	isl.subj.peer_guid = 0x0008f10400411c08ULL;
-	isl.subj.peer_port = 1;
-	fb_fabric_map_learn(m, &isl);
-}
-
 static void map_json_joins_node_ports_to_their_switch_ports(void)
 {
 	struct fb_inventory *inv = fb_inventory_new();

@@ -22,18 +22,6 @@ static unsigned up_port(int u) { return 33 + (unsigned)u; }
 static int up_spine(int u) { return u < 2 ? 1 : 2; }
 static unsigned spine_port(int l, int u) { return (unsigned)(2 * (l - 1) + 1 + (u % 2)); }
 
-static struct fb_event isl_event(uint8_t kind, uint64_t a, const char *an, unsigned ap, uint64_t b, unsigned bp,
-				 uint8_t state)
-{
-	struct fb_event ev = sw_event(kind, a, an, ap);
-	ev.link_class = FB_LINK_ISL;
-	ev.port_state = state;
-	ev.phys_state = state == 4 ? 5 : 2;
-	ev.subj.peer_guid = b;
-	ev.subj.peer_port = (uint16_t)bp;
-	return ev;
-}
-
 static struct fb_topology *fattree46(void)
 {
 	struct fb_topology *t = fb_topology_new(0, 0);
@@ -69,6 +57,18 @@ static int report(struct fb_rootcause *rc, struct fb_topology *t, struct fb_even
 	return fb_rootcause_observe(rc, t, &ev, id, now);
 }
 
+/* The verdict's cause, its cables and what it explains. */
+#define CHECK_VERDICT(v, want_kind, name, n_cables, n_down, n_symptoms_, no_path_, degraded_) \
+	do {                                                                                 \
+		CHECK_EQ((v).kind, want_kind);                                               \
+		CHECK_STR((v).switch_name, name);                                            \
+		CHECK_EQ((v).cables, n_cables);                                              \
+		CHECK_EQ((v).cables_down, n_down);                                           \
+		CHECK_EQ((v).n_symptoms, n_symptoms_);                                       \
+		CHECK_EQ((v).blast.no_path, no_path_);                                       \
+		CHECK_EQ((v).blast.degraded, degraded_);                                     \
+	} while (0)
+
 static void a_dead_spine_is_one_switch_failed_and_cuts_off_nobody(void)
 {
 	struct fb_topology *t = fattree46();
@@ -88,15 +88,9 @@ static void a_dead_spine_is_one_switch_failed_and_cuts_off_nobody(void)
 	CHECK_EQ(fb_rootcause_deadline(rc), 1500 * MS);
 	CHECK_EQ(fb_rootcause_decide(rc, t, NULL, 1499 * MS, &v), 0);
 	CHECK_EQ(fb_rootcause_decide(rc, t, NULL, 1500 * MS, &v), 1);
-	CHECK_EQ(v.kind, FB_RC_SWITCH_FAILED);
-	CHECK_STR(v.switch_name, "spine1");
-	CHECK_EQ(v.cables, 8);
-	CHECK_EQ(v.cables_down, 8);
-	CHECK_EQ(v.n_symptoms, 16);
+	CHECK_VERDICT(v, FB_RC_SWITCH_FAILED, "spine1", 8, 8, 16, 0, 40);
 	CHECK_EQ(v.symptoms[0], 101);
 	CHECK_EQ(v.others, 0);
-	CHECK_EQ(v.blast.no_path, 0);
-	CHECK_EQ(v.blast.degraded, 40);
 	CHECK_EQ(v.n_degraded, 40);
 	fb_rc_verdict_free(&v);
 	CHECK_EQ(fb_rootcause_deadline(rc), 0);
@@ -130,13 +124,7 @@ static void a_leaf_without_uplinks_is_degraded_with_exactly_its_hosts_cut_off(vo
 	CHECK_EQ(report(rc, t, ev, ++id, MS), 0);
 	struct fb_rc_verdict v;
 	CHECK_EQ(fb_rootcause_decide(rc, t, inv, 500 * MS, &v), 1);
-	CHECK_EQ(v.kind, FB_RC_SWITCH_DEGRADED);
-	CHECK_STR(v.switch_name, "leaf3");
-	CHECK_EQ(v.cables, 14);
-	CHECK_EQ(v.cables_down, 4);
-	CHECK_EQ(v.n_symptoms, 8);
-	CHECK_EQ(v.blast.no_path, 10);
-	CHECK_EQ(v.blast.degraded, 0);
+	CHECK_VERDICT(v, FB_RC_SWITCH_DEGRADED, "leaf3", 14, 4, 8, 10, 0);
 	CHECK_EQ(v.n_no_path, 10);
 	CHECK_STR(v.no_path[0], "node021");
 	CHECK_STR(v.no_path[9], "node030");
@@ -168,12 +156,9 @@ static void one_cable_is_no_switch_s_story_and_leftovers_wait(void)
 							 LEAF(l), up_port(u), 1), ++id, 1000 * MS), 1);
 	CHECK_EQ(report(rc, t, host_event(FB_KIND_LINK_DOWN, LEAF(4), "leaf4", 7, 37, 1, 2), 99, 1001 * MS), 1);
 	CHECK_EQ(fb_rootcause_decide(rc, t, NULL, 1500 * MS, &v), 1);
-	CHECK_EQ(v.kind, FB_RC_SWITCH_FAILED);
-	CHECK_STR(v.switch_name, "spine2");
-	CHECK_EQ(v.n_symptoms, 8);
+	/* No path: h14 (earlier) and h37, by their own cables. */
+	CHECK_VERDICT(v, FB_RC_SWITCH_FAILED, "spine2", 8, 8, 8, 2, 38);
 	CHECK_EQ(v.others, 1);
-	CHECK_EQ(v.blast.no_path, 2);  /* h14 (earlier) and h37: their own cables */
-	CHECK_EQ(v.blast.degraded, 38);
 	fb_rc_verdict_free(&v);
 	CHECK_EQ(fb_rootcause_deadline(rc), 2000 * MS);
 	CHECK_EQ(fb_rootcause_decide(rc, t, NULL, 2000 * MS, &v), 1);

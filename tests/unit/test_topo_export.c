@@ -167,24 +167,8 @@ static void broker_map_gives_a_two_level_tree(void)
 	struct fb_inventory *inv = fb_inventory_new();
 	struct fb_fabric_map *m = fb_fabric_map_new(NULL, inv, "ibsim");
 	CHECK(inv && m);
-	for (int k = 1; k <= 8; k++) {
-		struct fb_event ev = inventory_event(k);
-		fb_inventory_learn(inv, &ev);
-		fb_fabric_map_learn(m, &ev);
-		ev = host_event(FB_KIND_TOPOLOGY, LEAF1, "leaf1", (unsigned)k, k, 4, 5);
-		fb_fabric_map_learn(m, &ev);
-	}
-	struct fb_event isl = sw_event(FB_KIND_TOPOLOGY, LEAF1, "leaf1", 33);
-	isl.link_class = FB_LINK_ISL;
-	isl.port_state = 4;
-	isl.subj.peer_guid = 0x0008f10400411c08ULL;
-	isl.subj.peer_port = 1;
-	fb_fabric_map_learn(m, &isl);
-	isl = sw_event(FB_KIND_TOPOLOGY, 0x0008f10400411c08ULL, "spine1", 1);
-	isl.link_class = FB_LINK_ISL;
-	isl.port_state = 4;
-	isl.subj.peer_guid = LEAF1;
-	isl.subj.peer_port = 33;
+	learn_rig(inv, m);
+	struct fb_event isl = isl_event(FB_KIND_TOPOLOGY, 0x0008f10400411c08ULL, "spine1", 1, LEAF1, 33, 4);
 	fb_fabric_map_learn(m, &isl);
 	size_t len;
 	char *text = fb_fabric_map_render(m, 1, &len);
