@@ -27,6 +27,7 @@ struct fb_kafka;
 struct fb_conn;
 struct fb_inventory;
 struct fb_fabric_map;
+struct fb_storm;
 struct fb_listener;
 
 #define FB_BATCH_CAP 4096
@@ -63,6 +64,7 @@ struct fb_broker {
 	struct fb_agent_table *agents;
 	struct fb_inventory *inventory; /* port GUID/MAC -> node (inventory.h) */
 	struct fb_fabric_map *fabric_map; /* topology + jobs, /fabric/map (fabric_map.h) */
+	struct fb_storm *storm;   /* root cause, an output (storm.h) */
 	struct fb_listener *listener;      /* agents (ingest.c) */
 	struct fb_listener *http_listener; /* HTTP/WebSocket, handed to lws (accept.c) */
 	/* Descriptors: the soft RLIMIT_NOFILE and what each listener may hold

@@ -11,6 +11,7 @@
 #include "journal.h"
 #include "kafka_conf.h"
 #include "kafka_sink.h"
+#include "storm.h"
 #include "ws_server.h"
 
 #include <errno.h>
@@ -259,6 +260,15 @@ static int start_kafka(struct fb_broker *b)
 	return rc ? rc : fb_outputs_add(&b->outputs, "kafka", kafka_committed, b->kafka);
 }
 
+/* Root cause (storm.h): sees committed events, emits nothing yet. */
+static int start_storm(struct fb_broker *b)
+{
+	b->storm = fb_storm_new(b, 0);
+	if (!b->storm)
+		return -ENOMEM;
+	return fb_outputs_add(&b->outputs, "storm", fb_storm_committed, b->storm);
+}
+
 static int run(struct fb_broker *b)
 {
 	struct fb_status *status = fb_status_new();
@@ -306,6 +316,8 @@ static void shutdown_broker(struct fb_broker *b)
 	fb_kafka_stop(b->kafka, 5000); /* bounded flush, then the cursor */
 	b->kafka = NULL;
 	fb_commit_fini(b);
+	fb_storm_free(b->storm);
+	b->storm = NULL;
 	if (b->journal)
 		fb_journal_close(b->journal);
 	fb_agent_table_free(b->agents);
@@ -360,6 +372,8 @@ int main(int argc, char **argv)
 	rc = open_journal(&b);
 	if (!rc)
 		rc = fb_commit_init(&b);
+	if (!rc)
+		rc = start_storm(&b);
 	if (!rc)
 		rc = start_kafka(&b);
 	if (!rc)

@@ -5,6 +5,7 @@
 #include "journal.h"
 #include "kafka_sink.h"
 #include "listener.h"
+#include "storm.h"
 #include "ws_server.h"
 
 #include <jansson.h>
@@ -151,6 +152,8 @@ char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 	json_object_set_new(root, "kafka", kafka_json(b));
 	json_object_set_new(root, "inventory", fb_inventory_json(b->inventory, FB_STATUS_INVENTORY_CAP));
 	json_object_set_new(root, "fabric_map", fabric_map_json(b));
+	if (b->storm)
+		json_object_set_new(root, "storm", fb_storm_json(b->storm));
 	char *out = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
 	return out;

@@ -51,12 +51,6 @@ json_t *fb_topo_export_json(json_t *map, struct fb_topo_export_stats *st, char *
  * a node with two ports may be in both lists. */
 json_t *fb_topo_blast_json(json_t *map, const char *what, char *err, size_t errsz);
 
-/* names[0..n) (any order, duplicates dropped) as a Slurm hostlist:
- * "node[001-008],h[9-10]" (caller frees), or NULL on ENOMEM. A name is
- * split into a prefix and its trailing digits; names with the same prefix
- * and digit count are ranged. */
-char *fb_topo_hostlist(const char *const *names, size_t n);
-
 /* The lines of old that new lacks as "-line" and those new adds as
  * "+line", in new's then old's order (caller frees; "" if the same lines),
  * or NULL on ENOMEM. topology.conf has one line per switch, so a set

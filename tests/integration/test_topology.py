@@ -22,7 +22,10 @@ node011..node020; then for real, with every spine uplink of leaf1 unlinked in
 ibsim, `--blast now` names exactly node001..node010 as without a path (none
 degraded), and with every port of spine1 unlinked, no node without a path
 and all 40 degraded -- each within 2 s of the fault (the IB agent polls
-every 100 ms; the map is rendered every 100 ms).
+every 100 ms; the map is rendered every 100 ms). The broker's root cause
+(broker/storm.c, /status "storm") gives exactly one verdict per fault
+within 2 s: SwitchDegraded leaf1 with node[001-010] without a path, then
+SwitchFailed spine1 with none without a path and 40 degraded.
 
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \\
      /usr/bin/python3 tests/integration/test_topology.py [test_name ...]
@@ -174,16 +177,35 @@ def wait_blast(ch, want_no_path, want_degraded, t0, what):
         time.sleep(0.02)
 
 
-def fault(ch, ports, no_path, degraded, what):
-    """Unlink ports in ibsim; the blast radius must show it within 2 s."""
-    ev0 = events_total(ch)
+def storm(ch):
+    return ch.broker.status()["broker"]["storm"]
+
+
+def fault(ch, ports, no_path, degraded, what, cause):
+    """Unlink ports in ibsim; the blast radius must show it within 2 s, and
+    the broker's root cause (/status "storm") must name exactly one cause
+    with the same hosts without a path within 2 s."""
+    ev0, st0 = events_total(ch), storm(ch)
     t0 = time.monotonic()
     for sw, p in ports:
         ch.sim.unlink(sw, p)
     dt = wait_blast(ch, no_path, degraded, t0, what)
+    st = wait_for(lambda: storm(ch), lambda s: s["verdicts"] > st0["verdicts"], 5,
+                  f"{what}: no root cause", show=json.dumps)
+    dt_rc = time.monotonic() - t0
+    time.sleep(1.0)  # a second verdict for the same fault would show by now
+    st = storm(ch)
+    last = st["last"]
     print(f"  {what}: without a path {no_path or 'none'}, degraded {degraded or 'none'}, "
-          f"{dt:.2f}s after the fault; {events_total(ch) - ev0} events in so far", flush=True)
-    assert dt < 2.0, dt
+          f"{dt:.2f}s after the fault; root cause {last['MessageId']} {last['Switch']} "
+          f"({last['CablesDown']}/{last['Cables']} cables down, {len(last['Symptoms'])} symptoms, "
+          f"NoPath {last['NoPath'] or 'none'}) within {dt_rc:.2f}s; events in {events_total(ch) - ev0}, "
+          f"cable-down reports {st['reports'] - st0['reports']}, root-cause verdicts "
+          f"{st['verdicts'] - st0['verdicts']}", flush=True)
+    assert dt < 2.0 and dt_rc < 2.0, (dt, dt_rc)
+    assert st["verdicts"] == st0["verdicts"] + 1, st
+    assert (last["MessageId"], last["Switch"], last["NoPath"]) == cause + (no_path,), last
+    assert last["DegradedCount"] == (40 if degraded else 0), last
 
 
 def blast_radius_of_a_dead_spine_and_a_cut_off_leaf():
@@ -203,12 +225,14 @@ def blast_radius_of_a_dead_spine_and_a_cut_off_leaf():
         assert b["NoPath"] == "node[011-020]" and b["Degraded"] == "", b
         assert blast(ch, "leaf3:33")["Degraded"] == "node[021-030]"
 
-        fault(ch, [("leaf1", p) for p in chain.LEAF1_UPLINKS], "node[001-010]", "", "leaf1 cut off")
+        fault(ch, [("leaf1", p) for p in chain.LEAF1_UPLINKS], "node[001-010]", "", "leaf1 cut off",
+              ("Fabric.1.0.SwitchDegraded", "leaf1"))
         for p in chain.LEAF1_UPLINKS:
             ch.sim.relink("leaf1", p)
         ch.sim.run_sm_once()
         wait_blast(ch, "", "", time.monotonic(), "leaf1 relinked")
-        fault(ch, [("spine1", p) for p in range(1, 9)], "", "node[001-040]", "spine1 dead")
+        fault(ch, [("spine1", p) for p in range(1, 9)], "", "node[001-040]", "spine1 dead",
+              ("Fabric.1.0.SwitchFailed", "spine1"))
         ok = True
     finally:
         ch.stop(check=ok)

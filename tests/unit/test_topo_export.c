@@ -6,25 +6,26 @@
 #include "fb_test_fabric.h"
 #include "inventory.h"
 #include "topo_export.h"
+#include "fb_hostlist_fmt.h"
 
 #include <jansson.h>
 
 static void hostlist_ranges_by_prefix_and_width(void)
 {
 	const char *a[] = { "node003", "node001", "node002", "node010", "h9", "h10", "login", "login", "node002" };
-	char *s = fb_topo_hostlist(a, sizeof(a) / sizeof(a[0]));
+	char *s = fb_hostlist_format(a, sizeof(a) / sizeof(a[0]));
 	CHECK_STR(s, "h9,h10,login,node[001-003,010]");
 	free(s);
 	const char *b[] = { "n1", "n2", "n3", "n5", "n007" };
-	s = fb_topo_hostlist(b, 5);
+	s = fb_hostlist_format(b, 5);
 	CHECK_STR(s, "n[1-3,5],n007");
 	free(s);
 	const char *c[] = { "leaf4", "leaf1", "leaf3", "leaf2" };
-	s = fb_topo_hostlist(c, 4);
+	s = fb_hostlist_format(c, 4);
 	CHECK_STR(s, "leaf[1-4]");
 	free(s);
 	const char *d[] = { "12345678901234567890" }; /* too many digits: kept whole */
-	s = fb_topo_hostlist(d, 1);
+	s = fb_hostlist_format(d, 1);
 	CHECK_STR(s, "12345678901234567890");
 	free(s);
 }

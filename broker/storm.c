@@ -1,0 +1,140 @@
+/* storm.c - fabric/rootcause.c fed by the output seam (see storm.h). */
+#include "storm.h"
+
+#include "broker.h"
+#include "fabric_map.h"
+#include "fb_log.h"
+#include "fb_time.h"
+#include "rootcause.h"
+#include "fb_hostlist_fmt.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fb_storm {
+	struct fb_broker *b;
+	struct fb_rootcause *rc;
+	struct event *timer;
+	uint64_t reports, verdicts, explained;
+	json_t *last;      /* the last verdict, as /status shows it */
+};
+
+static void arm(struct fb_storm *s, uint64_t now)
+{
+	uint64_t d = fb_rootcause_deadline(s->rc);
+	if (!d || evtimer_pending(s->timer, NULL))
+		return;
+	uint64_t wait = d > now ? d - now : 0;
+	struct timeval tv = { (time_t)(wait / 1000000000ULL), (suseconds_t)(wait % 1000000000ULL / 1000) };
+	evtimer_add(s->timer, &tv);
+}
+
+static json_t *names_json(const char *const *names, size_t n)
+{
+	char *hl = fb_hostlist_format(names, n);
+	json_t *j = hl ? json_string(hl) : NULL;
+	free(hl);
+	return j;
+}
+
+static json_t *verdict_json(const struct fb_rc_verdict *v, uint64_t now)
+{
+	char guid[24];
+	snprintf(guid, sizeof(guid), "0x%016" PRIx64, v->switch_guid);
+	json_t *ids = json_array();
+	for (size_t i = 0; ids && i < v->n_symptoms; i++)
+		json_array_append_new(ids, json_integer((json_int_t)v->symptoms[i]));
+	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:o*,s:I,s:I,s:o*,s:o*,s:I,s:I,s:I}", "MessageId",
+			 v->kind == FB_RC_SWITCH_FAILED ? "Fabric.1.0.SwitchFailed" : "Fabric.1.0.SwitchDegraded",
+			 "Switch", v->switch_name, "SwitchGUID", guid, "Cables", (json_int_t)v->cables,
+			 "CablesDown", (json_int_t)v->cables_down, "Symptoms", ids, "Others",
+			 (json_int_t)v->others, "Dropped", (json_int_t)v->dropped, "NoPath",
+			 names_json(v->no_path, v->n_no_path), "Degraded", names_json(v->degraded, v->n_degraded),
+			 "NoPathCount", (json_int_t)v->blast.no_path, "DegradedCount",
+			 (json_int_t)v->blast.degraded, "DecidedNs", (json_int_t)now);
+}
+
+static void decided(struct fb_storm *s, const struct fb_rc_verdict *v, uint64_t now)
+{
+	json_t *j = verdict_json(v, now);
+	if (j) {
+		json_decref(s->last);
+		s->last = j;
+	}
+	s->verdicts++;
+	s->explained += v->n_symptoms;
+	fb_log_warn("root cause: %s %s: %zu of its %zu cables down, explains %zu reports; %zu hosts "
+		    "without a path, %zu degraded",
+		    v->kind == FB_RC_SWITCH_FAILED ? "SwitchFailed" : "SwitchDegraded", v->switch_name,
+		    v->cables_down, v->cables, v->n_symptoms, v->blast.no_path, v->blast.degraded);
+}
+
+static void timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fb_storm *s = arg;
+	uint64_t now = fb_now_ns();
+	struct fb_rc_verdict v;
+	int rc = fb_rootcause_decide(s->rc, fb_fabric_map_topology(s->b->fabric_map), s->b->inventory, now, &v);
+	if (rc == 1 && v.kind != FB_RC_NONE)
+		decided(s, &v, now);
+	else if (rc < 0)
+		fb_log_warn("root cause: out of memory weighing %" PRIu64 " reports; retrying", s->reports);
+	if (rc == 1)
+		fb_rc_verdict_free(&v);
+	if (rc < 0) {
+		struct timeval tv = { 0, 100000 };
+		evtimer_add(s->timer, &tv);
+		return;
+	}
+	arm(s, now);
+}
+
+struct fb_storm *fb_storm_new(struct fb_broker *b, uint64_t window_ns)
+{
+	struct fb_storm *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->b = b;
+	s->rc = fb_rootcause_new(window_ns);
+	s->timer = evtimer_new(b->base, timer_cb, s);
+	if (!s->rc || !s->timer) {
+		fb_storm_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void fb_storm_free(struct fb_storm *s)
+{
+	if (!s)
+		return;
+	if (s->timer)
+		event_free(s->timer);
+	fb_rootcause_free(s->rc);
+	json_decref(s->last);
+	free(s);
+}
+
+int fb_storm_committed(void *arg, struct fb_batch *batch, uint64_t last_id)
+{
+	(void)last_id;
+	struct fb_storm *s = arg;
+	const struct fb_topology *t = fb_fabric_map_topology(s->b->fabric_map);
+	uint64_t now = fb_now_ns();
+	for (size_t i = 0; i < batch->n; i++)
+		s->reports += (uint64_t)fb_rootcause_observe(s->rc, t, &batch->rec[i].ev, batch->rec[i].event_id,
+							     now);
+	arm(s, now);
+	return 0;
+}
+
+json_t *fb_storm_json(const struct fb_storm *s)
+{
+	return json_pack("{s:I,s:I,s:I,s:O?}", "reports", (json_int_t)s->reports, "verdicts",
+			 (json_int_t)s->verdicts, "explained", (json_int_t)s->explained, "last", s->last);
+}

@@ -1,0 +1,34 @@
+/* storm.h - root cause behind the output seam: every committed event goes
+ * to fabric/rootcause.c, and when a window of cable-down reports closes the
+ * verdict (the switch they have in common, its blast radius, the EventIds
+ * it explains) is logged and shown in /status "storm" (docs/topology.md,
+ * "Root cause").
+ *
+ * It does not emit events yet (that needs an event kind of the broker's
+ * own) and holds nothing back: every symptom is journaled and delivered as
+ * before.
+ *
+ * Loop only: the output runs on the loop (output.h), the window's timer
+ * too.
+ */
+#ifndef FB_STORM_H
+#define FB_STORM_H
+
+#include "batch.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct fb_broker;
+struct fb_storm;
+
+/* window_ns 0: rootcause.c's default (500 ms). NULL on ENOMEM. */
+struct fb_storm *fb_storm_new(struct fb_broker *b, uint64_t window_ns);
+void fb_storm_free(struct fb_storm *s);
+/* The output (output.h): weigh each record; never busy. */
+int fb_storm_committed(void *arg, struct fb_batch *batch, uint64_t last_id);
+/* {"reports":N,"verdicts":N,"explained":N,"last":{...} or null} (new
+ * reference; NULL on ENOMEM). */
+json_t *fb_storm_json(const struct fb_storm *s);
+
+#endif
