@@ -15,6 +15,7 @@ struct hl_name {
 	const char *s;
 	size_t plen;           /* prefix bytes */
 	size_t ndig;           /* trailing digits (0: none) */
+	size_t width;          /* zero-padded to this many digits, 0: not padded */
 	uint64_t val;
 };
 
@@ -45,9 +46,33 @@ static int hl_cmp(const void *pa, const void *pb)
 	return (a->val > b->val) - (a->val < b->val);
 }
 
+static int same_prefix(const struct hl_name *a, const struct hl_name *b)
+{
+	return a->plen == b->plen && memcmp(a->s, b->s, a->plen) == 0;
+}
+
+/* Numbers with the same prefix and digit count are padded to that count if
+ * any of them has a leading zero (node001..node100: "node[001-100]");
+ * else they print as they are, and merge across digit counts
+ * (leaf1..leaf18: "leaf[1-18]"). h is sorted (hl_cmp). */
+static void set_widths(struct hl_name *h, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		int padded = 0;
+		while (j < n && h[j].ndig == h[i].ndig && same_prefix(&h[i], &h[j])) {
+			padded |= h[j].ndig > 1 && h[j].s[h[j].plen] == '0';
+			j++;
+		}
+		for (size_t k = i; k < j; k++)
+			h[k].width = padded ? h[k].ndig : 0;
+		i = j;
+	}
+}
+
 static int hl_same_group(const struct hl_name *a, const struct hl_name *b)
 {
-	return a->ndig && a->plen == b->plen && a->ndig == b->ndig && memcmp(a->s, b->s, a->plen) == 0;
+	return a->ndig && b->ndig && a->width == b->width && same_prefix(a, b);
 }
 
 char *fb_hostlist_format(const char *const *names, size_t n)
@@ -60,6 +85,7 @@ char *fb_hostlist_format(const char *const *names, size_t n)
 	for (size_t i = 0; i < n; i++)
 		hl_split(names[i], &h[i]);
 	qsort(h, n, sizeof(*h), hl_cmp);
+	set_widths(h, n);
 	for (size_t i = 0; i < n && !rc;) {
 		size_t j = i + 1;
 		if (out.len)
@@ -73,7 +99,7 @@ char *fb_hostlist_format(const char *const *names, size_t n)
 		}
 		while (j < n && hl_same_group(&h[i], &h[j]))
 			j++;
-		int w = (int)h[i].ndig;
+		int w = (int)h[i].width;
 		if (j - i == 1 || h[j - 1].val == h[i].val) {
 			rc = rc ? rc : fb_buf_put(&out, h[i].s, strlen(h[i].s));
 			i = j;

@@ -25,7 +25,11 @@ and all 40 degraded -- each within 2 s of the fault (the IB agent polls
 every 100 ms; the map is rendered every 100 ms). The broker's root cause
 (broker/storm.c, /status "storm") gives exactly one verdict per fault
 within 2 s: SwitchDegraded leaf1 with node[001-010] without a path, then
-SwitchFailed spine1 with none without a path and 40 degraded.
+SwitchFailed spine1 with none without a path and 40 degraded. The same on
+fattree324 (18 leaves of 18 hosts, 9 spines, all 324 hosts named): leaf1's
+18 uplinks -> SwitchDegraded leaf1, exactly node[001-018] without a path;
+spine1's 36 ports -> SwitchFailed spine1, none without a path, 324
+degraded; each within 2 s.
 
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \\
      /usr/bin/python3 tests/integration/test_topology.py [test_name ...]
@@ -181,7 +185,7 @@ def storm(ch):
     return ch.broker.status()["broker"]["storm"]
 
 
-def fault(ch, ports, no_path, degraded, what, cause):
+def fault(ch, ports, no_path, degraded, what, cause, n_degraded=0):
     """Unlink ports in ibsim; the blast radius must show it within 2 s, and
     the broker's root cause (/status "storm") must name exactly one cause
     with the same hosts without a path within 2 s."""
@@ -205,7 +209,7 @@ def fault(ch, ports, no_path, degraded, what, cause):
     assert dt < 2.0 and dt_rc < 2.0, (dt, dt_rc)
     assert st["verdicts"] == st0["verdicts"] + 1, st
     assert (last["MessageId"], last["Switch"], last["NoPath"]) == cause + (no_path,), last
-    assert last["DegradedCount"] == (40 if degraded else 0), last
+    assert last["DegradedCount"] == n_degraded, last
 
 
 def blast_radius_of_a_dead_spine_and_a_cut_off_leaf():
@@ -232,14 +236,55 @@ def blast_radius_of_a_dead_spine_and_a_cut_off_leaf():
         ch.sim.run_sm_once()
         wait_blast(ch, "", "", time.monotonic(), "leaf1 relinked")
         fault(ch, [("spine1", p) for p in range(1, 9)], "", "node[001-040]", "spine1 dead",
-              ("Fabric.1.0.SwitchFailed", "spine1"))
+              ("Fabric.1.0.SwitchFailed", "spine1"), 40)
         ok = True
     finally:
         ch.stop(check=ok)
     assert_no_sanitizer_report(ch.broker.log(), "fabricbusd")
 
 
-ALL = [topology_conf_is_loaded_by_slurmctld, blast_radius_of_a_dead_spine_and_a_cut_off_leaf]
+def wait_named(ch, n_nodes, n_cable_ends, timeout=30):
+    wait_for(lambda: fabric_map(ch), lambda m: sum(1 for n in m["Nodes"].values()
+                                                   if any("Switch" in p for p in n["Ports"])) == n_nodes
+             and sum(1 for sw in m["Switches"].values() for p in sw["Ports"] if "Peer" in p) == n_cable_ends,
+             timeout, f"{n_nodes} nodes on their switch ports and {n_cable_ends} cable ends")
+
+
+def root_cause_on_fattree324():
+    """The issue's fabric: 18 leaves of 18 hosts (h<k> on leaf<(k-1)//18+1>),
+    leaf ports 19..36 to spine1..spine9 (2 each), every host named by a node
+    agent (8 at a time), the IB agent at h40 (leaf3)."""
+    saved = chain.TOPO
+    chain.TOPO = os.path.join(os.path.dirname(saved), "fattree324.net")
+    ch = FabricChain()
+    ok = False
+    try:
+        ch.start()
+        t0 = time.monotonic()
+        name_hosts(ch, 9, 324)
+        wait_named(ch, 324, 648)
+        print(f"  324 hosts named and mapped in {time.monotonic() - t0:.1f}s", flush=True)
+        rc, out, err = topology(ch)
+        assert rc == 0 and "SwitchName=leaf18 Nodes=node[307-324]" in out and \
+            "SwitchName=spine9 Switches=leaf[1-18]" in out, (out, err)
+        leaf1_up = [("leaf1", p) for p in range(19, 37)]
+        fault(ch, leaf1_up, "node[001-018]", "", "fattree324 leaf1 cut off",
+              ("Fabric.1.0.SwitchDegraded", "leaf1"))
+        for sw, p in leaf1_up:
+            ch.sim.relink(sw, p)
+        ch.sim.run_sm_once()
+        wait_blast(ch, "", "", time.monotonic(), "leaf1 relinked")
+        fault(ch, [("spine1", p) for p in range(1, 37)], "", "node[001-324]", "fattree324 spine1 dead",
+              ("Fabric.1.0.SwitchFailed", "spine1"), 324)
+        ok = True
+    finally:
+        chain.TOPO = saved
+        ch.stop(check=ok)
+    assert_no_sanitizer_report(ch.broker.log(), "fabricbusd")
+
+
+ALL = [topology_conf_is_loaded_by_slurmctld, blast_radius_of_a_dead_spine_and_a_cut_off_leaf,
+       root_cause_on_fattree324]
 
 if __name__ == "__main__":
     main(ALL)

@@ -10,6 +10,7 @@
 
 #include "fb_err.h"
 #include "fb_hostlist.h"
+#include "fb_hostlist_fmt.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -156,11 +157,46 @@ static void hostlist_callback_can_stop_it(void)
 	CHECK_STR(c.out, "n1 n2");
 }
 
+/* fb_hostlist_format: the inverse, as topology.conf and the root cause
+ * print node and switch lists. */
+static void check_format(const char *const *names, size_t n, const char *want)
+{
+	char *s = fb_hostlist_format(names, n);
+	CHECK_STR(s, want);
+	free(s);
+}
+
+static void hostlist_format_ranges_by_prefix_and_padding(void)
+{
+	const char *a[] = { "node003", "node001", "node002", "node010", "h9", "h10", "login", "login", "node002" };
+	check_format(a, sizeof(a) / sizeof(a[0]), "h[9-10],login,node[001-003,010]");
+	const char *b[] = { "n1", "n2", "n3", "n5", "n007" };
+	check_format(b, 5, "n[1-3,5],n007");
+	const char *c[] = { "leaf4", "leaf1", "leaf3", "leaf2" };
+	check_format(c, 4, "leaf[1-4]");
+	const char *d[] = { "12345678901234567890" }; /* too many digits: kept whole */
+	check_format(d, 1, "12345678901234567890");
+	check_format(NULL, 0, "");
+	char names[100][16];
+	const char *v[100];
+	for (int i = 0; i < 18; i++) {
+		snprintf(names[i], sizeof(names[i]), "leaf%d", 18 - i);
+		v[i] = names[i];
+	}
+	check_format(v, 18, "leaf[1-18]");
+	for (int i = 0; i < 100; i++) {
+		snprintf(names[i], sizeof(names[i]), "node%03d", i + 1);
+		v[i] = names[i];
+	}
+	check_format(v, 100, "node[001-100]");
+}
+
 int main(void)
 {
 	RUN(hostlist_expands_as_scontrol_does);
 	RUN(hostlist_refuses_what_slurm_guesses_at);
 	RUN(hostlist_bounds_names_and_length);
 	RUN(hostlist_callback_can_stop_it);
+	RUN(hostlist_format_ranges_by_prefix_and_padding);
 	return TEST_DONE();
 }

@@ -1,34 +1,13 @@
 /* test_topo_export.c - broker/cli/topo_export.c: the switch tree of a
- * fabric map as a Slurm topology.conf and JSON, its hostlists and its diff;
+ * fabric map as a Slurm topology.conf and JSON, its blast radius and diff;
  * and the map the broker renders (with its inter-switch links) through it. */
 #include "fabric_map.h"
 #include "fb_test.h"
 #include "fb_test_fabric.h"
 #include "inventory.h"
 #include "topo_export.h"
-#include "fb_hostlist_fmt.h"
 
 #include <jansson.h>
-
-static void hostlist_ranges_by_prefix_and_width(void)
-{
-	const char *a[] = { "node003", "node001", "node002", "node010", "h9", "h10", "login", "login", "node002" };
-	char *s = fb_hostlist_format(a, sizeof(a) / sizeof(a[0]));
-	CHECK_STR(s, "h9,h10,login,node[001-003,010]");
-	free(s);
-	const char *b[] = { "n1", "n2", "n3", "n5", "n007" };
-	s = fb_hostlist_format(b, 5);
-	CHECK_STR(s, "n[1-3,5],n007");
-	free(s);
-	const char *c[] = { "leaf4", "leaf1", "leaf3", "leaf2" };
-	s = fb_hostlist_format(c, 4);
-	CHECK_STR(s, "leaf[1-4]");
-	free(s);
-	const char *d[] = { "12345678901234567890" }; /* too many digits: kept whole */
-	s = fb_hostlist_format(d, 1);
-	CHECK_STR(s, "12345678901234567890");
-	free(s);
-}
 
 /* Two leaves, two spines; spine2 did not report its port to leaf2 (one
  * end only); a switch whose description Slurm cannot take; spine3 with no
@@ -190,7 +169,6 @@ static void broker_map_gives_a_two_level_tree(void)
 
 int main(void)
 {
-	RUN(hostlist_ranges_by_prefix_and_width);
 	RUN(slurm_form_is_the_switch_tree);
 	RUN(json_form_has_switches_links_and_node_ports);
 	RUN(blast_radius_now_and_what_if);
