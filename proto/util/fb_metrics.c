@@ -3,9 +3,8 @@
  * Values are atomics so that any thread updates without a lock: counters a
  * uint64, gauges and sums the bits of a double (compare-and-swap to add),
  * histogram buckets per-bucket counts made cumulative at render time. A
- * scrape is not a snapshot across series (Prometheus does not need one),
- * but a histogram's count is read last so that it never exceeds the sum of
- * its buckets by more than the observations racing the scrape.
+ * scrape is not a snapshot across series (Prometheus does not need one);
+ * a histogram's _count is its +Inf bucket as read, so the two agree.
  */
 #include "fb_metrics.h"
 
@@ -28,7 +27,7 @@ struct fb_metric {
 	double bounds[FB_METRICS_BUCKETS_MAX];
 	size_t nb;
 	_Atomic uint64_t buckets[FB_METRICS_BUCKETS_MAX + 1]; /* last: above every bound */
-	_Atomic uint64_t sum_bits, count;
+	_Atomic uint64_t sum_bits;
 };
 
 struct family {
@@ -212,17 +211,30 @@ void fb_metric_observe(struct fb_metric *m, double v)
 	while (!atomic_compare_exchange_weak_explicit(&m->sum_bits, &old, d2u(u2d(old) + v),
 						      memory_order_relaxed, memory_order_relaxed))
 		;
-	atomic_fetch_add_explicit(&m->count, 1, memory_order_release);
 }
 
-/* A float as the text format wants it: shortest round trip, +Inf/-Inf/NaN. */
+/* A float as the text format wants it: +Inf/-Inf/NaN, else the shortest
+ * of %.15g..%.17g that reads back exactly (0.00025, not
+ * 0.00025000000000000001); counters below 2^53 print as integers. */
+static void fmt_float(char *out, size_t outsz, double v)
+{
+	if (isnan(v) || isinf(v)) {
+		snprintf(out, outsz, "%s", isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	for (int prec = 15; prec < 17; prec++) {
+		snprintf(out, outsz, "%.*g", prec, v);
+		if (strtod(out, NULL) == v)
+			return;
+	}
+	snprintf(out, outsz, "%.17g", v);
+}
+
 static int put_float(struct fb_buf *b, double v)
 {
-	if (isnan(v))
-		return fb_buf_puts(b, "NaN");
-	if (isinf(v))
-		return fb_buf_puts(b, v > 0 ? "+Inf" : "-Inf");
-	return fb_buf_printf(b, "%.17g", v);
+	char t[40];
+	fmt_float(t, sizeof(t), v);
+	return fb_buf_puts(b, t);
 }
 
 static int put_help(struct fb_buf *b, const struct family *f)
@@ -247,19 +259,14 @@ static int put_name(struct fb_buf *b, const char *name, const char *suffix, cons
 
 static int put_histogram(struct fb_buf *b, const char *name, const struct fb_metric *m)
 {
-	uint64_t count = atomic_load_explicit(&m->count, memory_order_acquire);
 	uint64_t cum = 0;
 	int rc = 0;
 	char le[64];
 	for (size_t i = 0; !rc && i <= m->nb; i++) {
 		cum += atomic_load_explicit(&m->buckets[i], memory_order_relaxed);
-		if (i < m->nb)
-			snprintf(le, sizeof(le), "le=\"%.17g\"", m->bounds[i]);
-		else
-			snprintf(le, sizeof(le), "le=\"+Inf\"");
-		/* Observations racing this scrape: keep +Inf == count. */
-		if (i == m->nb)
-			count = cum;
+		char f[40];
+		fmt_float(f, sizeof(f), i < m->nb ? m->bounds[i] : INFINITY);
+		snprintf(le, sizeof(le), "le=\"%s\"", f);
 		rc = put_name(b, name, "_bucket", m->labels, le);
 		if (!rc)
 			rc = fb_buf_printf(b, " %llu\n", (unsigned long long)cum);
@@ -271,8 +278,12 @@ static int put_histogram(struct fb_buf *b, const char *name, const struct fb_met
 	if (!rc)
 		rc = put_float(b, u2d(atomic_load_explicit(&m->sum_bits, memory_order_relaxed)));
 	if (!rc)
+		rc = fb_buf_puts(b, "\n");
+	if (!rc)
 		rc = put_name(b, name, "_count", m->labels, NULL);
-	return rc ? rc : fb_buf_printf(b, " %llu\n", (unsigned long long)count);
+	/* _count is the +Inf bucket, so that they agree even when an
+	 * observation races the scrape. */
+	return rc ? rc : fb_buf_printf(b, " %llu\n", (unsigned long long)cum);
 }
 
 int fb_metrics_render(struct fb_metrics *r, struct fb_buf *out)
