@@ -108,11 +108,15 @@ def wait_scrape(addr, pred, what, timeout=20.0):
     last = [None]
 
     def get():
-        last[0] = scrape(addr)
+        try:
+            last[0] = scrape(addr)
+        except urllib.error.URLError:  # not listening yet
+            return None
         return last[0]
 
     try:
-        return wait_for(get, pred, timeout, what, interval=0.1, show=lambda s: "")
+        return wait_for(get, lambda s: s is not None and pred(s), timeout, what, interval=0.1,
+                        show=lambda s: "")
     except AssertionError:
         raise AssertionError(f"{what} within {timeout}s; last scrape of {addr}:\n"
                              f"{last[0].text if last[0] else '(none)'}") from None
