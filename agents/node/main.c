@@ -102,7 +102,7 @@ static void help(void)
 	       "                            --broker host, port %d)\n"
 	       "        --no-resync         do not resync against the broker's map\n"
 	       "    -l, --log-level LEVEL   error, warn, info (default) or debug\n"
-	       FB_AGENT_METRICS_HELP
+	       "        --metrics ADDR:PORT serve Prometheus GET /metrics there (default: off)\n"
 	       "        --once              print the inventory as JSON lines on stdout and exit;\n"
 	       "                            no broker is contacted\n"
 	       "    -h, --help              show this help\n"
