@@ -4,10 +4,12 @@
 #include "journal.h"
 #include "kafka_sink.h"
 #include "listener.h"
+#include "ws_metrics.h"
 #include "ws_server.h"
 
 #include "fb_metrics.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -31,71 +33,79 @@ struct fb_broker_metrics {
 	struct fb_metric *fsync;
 };
 
-struct def {
-	int id;
-	enum fb_metric_type type;
-	const char *name, *help, *labels;
-};
-
 #define C FB_METRIC_COUNTER
 #define G FB_METRIC_GAUGE
-static const struct def defs[] = {
-	{ M_IN, C, "fabricbus_events_in_total", "Events accepted from agents and journaled.", NULL },
-	{ M_DUP, C, "fabricbus_events_duplicate_total",
-	  "Events dropped as already stored (an agent resent after a reconnect).", NULL },
-	{ M_OUT_JOURNAL, C, "fabricbus_events_out_total",
-	  "Events handed on per sink: journal (appended), websocket (messages sent, summed over "
-	  "subscribers), kafka (acknowledged by Kafka).",
-	  "sink=\"journal\"" },
-	{ M_OUT_KAFKA, C, "fabricbus_events_out_total",
-	  "Events handed on per sink: journal (appended), websocket (messages sent, summed over "
-	  "subscribers), kafka (acknowledged by Kafka).",
-	  "sink=\"kafka\"" },
-	{ M_FRAMES, C, "fabricbus_ingest_frames_total", "Protocol frames received from agents.", NULL },
-	{ M_BYTES, C, "fabricbus_ingest_bytes_total", "Bytes received from agents.", NULL },
-	{ M_COMMITS, C, "fabricbus_commits_total", "Journal commits (each acks a batch).", NULL },
-	{ M_LAST_ID, G, "fabricbus_last_event_id", "Newest EventId assigned.", NULL },
-	{ M_COMMITTED_ID, G, "fabricbus_committed_event_id", "Newest EventId durable and published.",
-	  NULL },
-	{ M_AGENT_CONNS, G, "fabricbus_agent_connections", "Agent connections open now.", NULL },
-	{ M_AGENT_ACCEPTED, C, "fabricbus_agent_connections_accepted_total",
-	  "Agent connections accepted since start.", NULL },
-	{ M_AGENT_REJECTED, C, "fabricbus_agent_connections_rejected_total",
-	  "Agent connections closed for protocol errors.", NULL },
-	{ M_AGENTS_KNOWN, G, "fabricbus_agents", "Agents known to the journal (connected or not).",
-	  NULL },
-	{ M_AGENT_GAPS, C, "fabricbus_agent_sequence_gaps_total",
-	  "Sequence numbers agents skipped (events they dropped), summed over agents.", NULL },
-	{ M_HTTP_CONNS, G, "fabricbus_http_connections",
-	  "HTTP and WebSocket connections open now.", NULL },
-	{ M_REFUSED_AGENTS, C, "fabricbus_listener_refused_total",
-	  "Connections refused at a configured limit, per listener.", "listener=\"agents\"" },
-	{ M_REFUSED_HTTP, C, "fabricbus_listener_refused_total",
-	  "Connections refused at a configured limit, per listener.", "listener=\"http\"" },
-	{ M_ACCEPT_ERR_AGENTS, C, "fabricbus_listener_accept_errors_total",
-	  "Failed accept(2) calls (e.g. out of descriptors), per listener.", "listener=\"agents\"" },
-	{ M_ACCEPT_ERR_HTTP, C, "fabricbus_listener_accept_errors_total",
-	  "Failed accept(2) calls (e.g. out of descriptors), per listener.", "listener=\"http\"" },
-	{ M_J_BYTES, G, "fabricbus_journal_size_bytes", "Size of all journal segments.", NULL },
-	{ M_J_SEGMENTS, G, "fabricbus_journal_segments", "Journal segment files.", NULL },
-	{ M_J_SYNCS, C, "fabricbus_journal_fsyncs_total", "fdatasync calls on the journal.", NULL },
-	{ M_J_FIRST, G, "fabricbus_journal_first_event_id", "Oldest EventId retained (0: empty).",
-	  NULL },
-	{ M_J_REMOVED, C, "fabricbus_journal_segments_removed_total",
-	  "Segments removed by retention.", NULL },
-	{ M_K_CONNECTED, G, "fabricbus_kafka_connected", "1 when the Kafka sink is connected.", NULL },
-	{ M_K_BACKLOG, G, "fabricbus_kafka_backlog_events",
-	  "Committed events not yet in Kafka (committed EventId minus the Kafka cursor).", NULL },
-	{ M_K_CURSOR, G, "fabricbus_kafka_cursor_event_id",
-	  "Every event up to this EventId is in Kafka.", NULL },
-	{ M_K_INFLIGHT, G, "fabricbus_kafka_in_flight_messages",
-	  "Messages handed to librdkafka and not yet acknowledged.", NULL },
-	{ M_K_PRODUCED, C, "fabricbus_kafka_produced_total", "Messages handed to librdkafka.", NULL },
-	{ M_K_SKIPPED, C, "fabricbus_kafka_skipped_total",
-	  "Messages not resent because Kafka already had them.", NULL },
-	{ M_K_ERRORS, C, "fabricbus_kafka_errors_total",
-	  "Permanent Kafka delivery errors and other failures.", NULL },
+#define BM(id) (offsetof(struct fb_broker_metrics, m) + (id) * sizeof(struct fb_metric *))
+static const struct fb_metric_def defs[] = {
+	{ C, "fabricbus_events_in_total", "Events accepted from agents and journaled.",
+	  NULL, BM(M_IN) },
+	{ C, "fabricbus_events_duplicate_total",
+	  "Events dropped as already stored (an agent resent after a reconnect).",
+	  NULL, BM(M_DUP) },
+	{ C, "fabricbus_events_out_total",
+	  FB_BROKER_OUT_HELP,
+	  "sink=\"journal\"", BM(M_OUT_JOURNAL) },
+	{ C, "fabricbus_events_out_total",
+	  FB_BROKER_OUT_HELP,
+	  "sink=\"kafka\"", BM(M_OUT_KAFKA) },
+	{ C, "fabricbus_ingest_frames_total", "Protocol frames received from agents.",
+	  NULL, BM(M_FRAMES) },
+	{ C, "fabricbus_ingest_bytes_total", "Bytes received from agents.", NULL, BM(M_BYTES) },
+	{ C, "fabricbus_commits_total", "Journal commits (each acks a batch).",
+	  NULL, BM(M_COMMITS) },
+	{ G, "fabricbus_last_event_id", "Newest EventId assigned.", NULL, BM(M_LAST_ID) },
+	{ G, "fabricbus_committed_event_id", "Newest EventId durable and published.",
+	  NULL, BM(M_COMMITTED_ID) },
+	{ G, "fabricbus_agent_connections", "Agent connections open now.",
+	  NULL, BM(M_AGENT_CONNS) },
+	{ C, "fabricbus_agent_connections_accepted_total",
+	  "Agent connections accepted since start.", NULL, BM(M_AGENT_ACCEPTED) },
+	{ C, "fabricbus_agent_connections_rejected_total",
+	  "Agent connections closed for protocol errors.", NULL, BM(M_AGENT_REJECTED) },
+	{ G, "fabricbus_agents", "Agents known to the journal (connected or not).",
+	  NULL, BM(M_AGENTS_KNOWN) },
+	{ C, "fabricbus_agent_sequence_gaps_total",
+	  "Sequence numbers agents skipped (events they dropped), summed over agents.",
+	  NULL, BM(M_AGENT_GAPS) },
+	{ G, "fabricbus_http_connections",
+	  "HTTP and WebSocket connections open now.", NULL, BM(M_HTTP_CONNS) },
+	{ C, "fabricbus_listener_refused_total",
+	  "Connections refused at a configured limit, per listener.",
+	  "listener=\"agents\"", BM(M_REFUSED_AGENTS) },
+	{ C, "fabricbus_listener_refused_total",
+	  "Connections refused at a configured limit, per listener.",
+	  "listener=\"http\"", BM(M_REFUSED_HTTP) },
+	{ C, "fabricbus_listener_accept_errors_total",
+	  "Failed accept(2) calls (e.g. out of descriptors), per listener.",
+	  "listener=\"agents\"", BM(M_ACCEPT_ERR_AGENTS) },
+	{ C, "fabricbus_listener_accept_errors_total",
+	  "Failed accept(2) calls (e.g. out of descriptors), per listener.",
+	  "listener=\"http\"", BM(M_ACCEPT_ERR_HTTP) },
+	{ G, "fabricbus_journal_size_bytes", "Size of all journal segments.", NULL, BM(M_J_BYTES) },
+	{ G, "fabricbus_journal_segments", "Journal segment files.", NULL, BM(M_J_SEGMENTS) },
+	{ C, "fabricbus_journal_fsyncs_total", "fdatasync calls on the journal.",
+	  NULL, BM(M_J_SYNCS) },
+	{ G, "fabricbus_journal_first_event_id", "Oldest EventId retained (0: empty).",
+	  NULL, BM(M_J_FIRST) },
+	{ C, "fabricbus_journal_segments_removed_total",
+	  "Segments removed by retention.", NULL, BM(M_J_REMOVED) },
+	{ G, "fabricbus_kafka_connected", "1 when the Kafka sink is connected.",
+	  NULL, BM(M_K_CONNECTED) },
+	{ G, "fabricbus_kafka_backlog_events",
+	  "Committed events not yet in Kafka (committed EventId minus the Kafka cursor).",
+	  NULL, BM(M_K_BACKLOG) },
+	{ G, "fabricbus_kafka_cursor_event_id",
+	  "Every event up to this EventId is in Kafka.", NULL, BM(M_K_CURSOR) },
+	{ G, "fabricbus_kafka_in_flight_messages",
+	  "Messages handed to librdkafka and not yet acknowledged.", NULL, BM(M_K_INFLIGHT) },
+	{ C, "fabricbus_kafka_produced_total", "Messages handed to librdkafka.",
+	  NULL, BM(M_K_PRODUCED) },
+	{ C, "fabricbus_kafka_skipped_total",
+	  "Messages not resent because Kafka already had them.", NULL, BM(M_K_SKIPPED) },
+	{ C, "fabricbus_kafka_errors_total",
+	  "Permanent Kafka delivery errors and other failures.", NULL, BM(M_K_ERRORS) },
 };
+#undef BM
 #undef C
 #undef G
 
@@ -104,20 +114,14 @@ struct fb_broker_metrics *fb_broker_metrics_new(struct fb_metrics *r)
 	struct fb_broker_metrics *m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
-	struct fb_metric *info = fb_metrics_add(r, FB_METRIC_GAUGE, "fabricbus_build_info",
-						"Always 1; the version is the label.",
-						"daemon=\"fabricbusd\",version=\"" FB_VERSION "\"");
-	fb_metric_set(info, 1);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	fb_metric_set(fb_metrics_add(r, FB_METRIC_GAUGE, "process_start_time_seconds",
 				     "Start time of the process since the Unix epoch.", NULL),
 		      (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
-	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
-		m->m[defs[i].id] = fb_metrics_add(r, defs[i].type, defs[i].name, defs[i].help, defs[i].labels);
-		if (!m->m[defs[i].id] || !info)
-			goto fail;
-	}
+	if (fb_metrics_build_info(r, "fabricbusd") ||
+	    fb_metrics_add_all(r, defs, sizeof(defs) / sizeof(defs[0]), m, NULL))
+		goto fail;
 	m->fsync = fb_metrics_histogram(r, "fabricbus_journal_fsync_duration_seconds",
 					"Time one fdatasync of the journal took.", NULL, fsync_bounds,
 					sizeof(fsync_bounds) / sizeof(fsync_bounds[0]));
@@ -130,7 +134,10 @@ fail:
 
 void fb_broker_metrics_free(struct fb_broker_metrics *m) { free(m); }
 
-struct fb_metric *fb_broker_metrics_fsync(struct fb_broker_metrics *m) { return m ? m->fsync : NULL; }
+struct fb_metric *fb_broker_metrics_fsync(struct fb_broker_metrics *m)
+{
+	return m ? m->fsync : NULL;
+}
 
 static void sum_gaps(void *arg, struct fb_agent *a) { *(uint64_t *)arg += a->gaps; }
 
@@ -156,7 +163,8 @@ static void update_kafka(struct fb_broker_metrics *m, struct fb_broker *b)
 	struct fb_kafka_stats st;
 	fb_kafka_get_stats(b->kafka, &st);
 	fb_metric_set(m->m[M_K_CONNECTED], st.connected ? 1 : 0);
-	fb_metric_set(m->m[M_K_BACKLOG], b->committed_id > st.cursor ? (double)(b->committed_id - st.cursor) : 0);
+	uint64_t backlog = b->committed_id > st.cursor ? b->committed_id - st.cursor : 0;
+	fb_metric_set(m->m[M_K_BACKLOG], (double)backlog);
 	fb_metric_set(m->m[M_K_CURSOR], (double)st.cursor);
 	uint64_t done = st.delivered + st.errors;
 	fb_metric_set(m->m[M_K_INFLIGHT], st.produced > done ? (double)(st.produced - done) : 0);

@@ -73,10 +73,8 @@ static int metrics_start(struct pmix_metrics *m, const char *addr, struct event_
 	const char *h = "Fabric events delivered as PMIx events, by result.";
 	if (!(m->r = fb_metrics_new()))
 		return fb_log_err("out of memory setting up the metrics"), -1;
-	fb_metric_set(fb_metrics_add(m->r, FB_METRIC_GAUGE, "fabricbus_build_info",
-				     "Always 1; the version is the label.",
-				     "daemon=\"" PROG "\",version=\"" FB_VERSION "\""),
-		      1);
+	if (fb_metrics_build_info(m->r, PROG))
+		return fb_log_err("out of memory setting up the metrics"), -1;
 	m->delivered = fb_metrics_add(m->r, FB_METRIC_COUNTER, "fabricbus_pmix_notifications_total",
 				      h, "result=\"delivered\"");
 	m->failed = fb_metrics_add(m->r, FB_METRIC_COUNTER, "fabricbus_pmix_notifications_total", h,

@@ -6,6 +6,7 @@
 
 #include "fb_metrics.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,47 +45,48 @@ const char *fbs_metrics_cause_kind(const char *cause)
 	return "other";
 }
 
+#define SM(field) offsetof(struct fbs_metrics, field)
+#define EVENTS_HELP                                                                            \
+	"Events read from the broker, by what became of them: read (all), ignored (not a kind "   \
+	"DrainOn acts on), unrouted (no node known for it)."
+static const struct fb_metric_def series[] = {
+	{ FB_METRIC_COUNTER, "fabricbus_slurm_events_total", EVENTS_HELP, "result=\"read\"", SM(events) },
+	{ FB_METRIC_COUNTER, "fabricbus_slurm_events_total", EVENTS_HELP, "result=\"ignored\"",
+	  SM(ignored) },
+	{ FB_METRIC_COUNTER, "fabricbus_slurm_events_total", EVENTS_HELP, "result=\"unrouted\"",
+	  SM(unrouted) },
+	{ FB_METRIC_COUNTER, "fabricbus_slurm_published_total",
+	  "Action events (drain, undrain, skip, cap) published to the broker.", NULL, SM(published) },
+	{ FB_METRIC_COUNTER, "fabricbus_slurm_publish_dropped_total",
+	  "Action events the session refused (its buffer was full).", NULL, SM(publish_drops) },
+	{ FB_METRIC_GAUGE, "fabricbus_slurm_drained_nodes",
+	  "Nodes fabricbus holds drained now (or is draining).", NULL, SM(held) },
+	{ FB_METRIC_GAUGE, "fabricbus_slurm_queued_batches",
+	  "Decided batches not yet handed to the Slurm thread.", NULL, SM(queued) },
+};
+#undef SM
+
+/* The skip series exist from the start, so that rate() sees a 0. */
+static const char *const skips[] = { "action=\"drain\",reason=\"foreign_reason\"",
+				     "action=\"drain\",reason=\"unknown_node\"",
+				     "action=\"drain\",reason=\"cap\"",
+				     "action=\"drain\",reason=\"not_in_slurm\"",
+				     "action=\"undrain\",reason=\"gone\"",
+				     "action=\"undrain\",reason=\"unknown_node\"" };
+
 struct fbs_metrics *fbs_metrics_new(struct fb_metrics *r)
 {
 	struct fbs_metrics *m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
 	m->r = r;
-	const char *eh = "Events read from the broker, by what became of them: handled, ignored "
-			 "(not a kind DrainOn acts on), unrouted (no node known for it).";
-	fb_metric_set(fb_metrics_add(r, FB_METRIC_GAUGE, "fabricbus_build_info",
-				     "Always 1; the version is the label.",
-				     "daemon=\"fabricbus-slurm\",version=\"" FB_VERSION "\""),
-		      1);
-	m->events = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_slurm_events_total", eh,
-				   "result=\"read\"");
-	m->ignored = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_slurm_events_total", eh,
-				    "result=\"ignored\"");
-	m->unrouted = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_slurm_events_total", eh,
-				     "result=\"unrouted\"");
-	m->published = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_slurm_published_total",
-				      "Action events (drain, undrain, skip, cap) published to the broker.",
-				      NULL);
-	m->publish_drops = fb_metrics_add(r, FB_METRIC_COUNTER,
-					  "fabricbus_slurm_publish_dropped_total",
-					  "Action events the session refused (its buffer was full).", NULL);
-	m->held = fb_metrics_add(r, FB_METRIC_GAUGE, "fabricbus_slurm_drained_nodes",
-				 "Nodes fabricbus holds drained now (or is draining).", NULL);
-	m->queued = fb_metrics_add(r, FB_METRIC_GAUGE, "fabricbus_slurm_queued_batches",
-				   "Decided batches not yet handed to the Slurm thread.", NULL);
+	int ok = fb_metrics_build_info(r, "fabricbus-slurm") == 0 &&
+		 fb_metrics_add_all(r, series, sizeof(series) / sizeof(series[0]), m, NULL) == 0;
 	m->update_seconds = fb_metrics_histogram(r, "fabricbus_slurm_update_duration_seconds",
 						 "Time one slurm_update_node call took.", NULL,
 						 update_bounds,
 						 sizeof(update_bounds) / sizeof(update_bounds[0]));
-	/* The skip series exist from the start, so that rate() sees a 0. */
-	static const char *const skips[] = { "action=\"drain\",reason=\"foreign_reason\"",
-					     "action=\"drain\",reason=\"unknown_node\"",
-					     "action=\"drain\",reason=\"cap\"",
-					     "action=\"drain\",reason=\"not_in_slurm\"",
-					     "action=\"undrain\",reason=\"gone\"",
-					     "action=\"undrain\",reason=\"unknown_node\"" };
-	int ok = m->events && m->ignored && m->unrouted && m->published && m->publish_drops &&
-		 m->held && m->queued && m->update_seconds;
+	ok = ok && m->update_seconds;
 	for (size_t i = 0; ok && i < sizeof(skips) / sizeof(skips[0]); i++)
 		ok = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_slurm_skips_total", SKIPS_HELP,
 				    skips[i]) != NULL;

@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,25 @@ int fb_agent_opts_done(struct fb_agent *ag, int argc, char **argv)
 static const double poll_bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 				      0.25,  0.5,    1.0,   2.5,  5.0,   10.0, 30.0 };
 
+#define AG(field) offsetof(struct fb_agent, field)
+static const struct fb_metric_def agent_series[] = {
+	{ FB_METRIC_COUNTER, "fabricbus_agent_events_sent_total",
+	  "Events the agent handed to its broker session.", NULL, AG(m_submitted) },
+	{ FB_METRIC_COUNTER, "fabricbus_agent_events_dropped_total",
+	  "Events the session refused (its buffer was full).", NULL, AG(m_dropped) },
+	{ FB_METRIC_COUNTER, "fabricbus_agent_events_acked_total",
+	  "Events the broker acknowledged as durable.", NULL, AG(m_acked) },
+	{ FB_METRIC_COUNTER, "fabricbus_agent_events_resent_total",
+	  "Events sent again after a reconnect.", NULL, AG(m_resent) },
+	{ FB_METRIC_COUNTER, "fabricbus_agent_reconnects_total",
+	  "Times the session to the broker reconnected.", NULL, AG(m_reconnects) },
+	{ FB_METRIC_GAUGE, "fabricbus_agent_broker_connected",
+	  "1 while the session to the broker is up.", NULL, AG(m_connected) },
+	{ FB_METRIC_GAUGE, "fabricbus_agent_unacked_events",
+	  "Events sent or buffered and not yet acknowledged.", NULL, AG(m_unacked) },
+};
+#undef AG
+
 /* The skeleton's series, labelled with the program so that one Prometheus
  * job can scrape every agent of a host. */
 static int metrics_init(struct fb_agent *ag)
@@ -110,34 +130,13 @@ static int metrics_init(struct fb_agent *ag)
 	char l[128];
 	snprintf(l, sizeof(l), "agent=\"%s\"", ag->prog);
 	struct fb_metrics *r = ag->metrics = fb_metrics_new();
-	if (!r)
+	if (!r || fb_metrics_build_info(r, ag->prog) ||
+	    fb_metrics_add_all(r, agent_series, sizeof(agent_series) / sizeof(agent_series[0]), ag, l))
 		return -1;
-	char info[192];
-	snprintf(info, sizeof(info), "daemon=\"%s\",version=\"%s\"", ag->prog, FB_VERSION);
-	struct fb_metric *bi = fb_metrics_add(r, FB_METRIC_GAUGE, "fabricbus_build_info",
-					      "Always 1; the version is the label.", info);
-	fb_metric_set(bi, 1);
-	ag->m_submitted = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_agent_events_sent_total",
-					 "Events the agent handed to its broker session.", l);
-	ag->m_dropped = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_agent_events_dropped_total",
-				       "Events the session refused (its buffer was full).", l);
-	ag->m_acked = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_agent_events_acked_total",
-				     "Events the broker acknowledged as durable.", l);
-	ag->m_resent = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_agent_events_resent_total",
-				      "Events sent again after a reconnect.", l);
-	ag->m_reconnects = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_agent_reconnects_total",
-					  "Times the session to the broker reconnected.", l);
-	ag->m_connected = fb_metrics_add(r, FB_METRIC_GAUGE, "fabricbus_agent_broker_connected",
-					 "1 while the session to the broker is up.", l);
-	ag->m_unacked = fb_metrics_add(r, FB_METRIC_GAUGE, "fabricbus_agent_unacked_events",
-				       "Events sent or buffered and not yet acknowledged.", l);
 	ag->poll_seconds = fb_metrics_histogram(r, "fabricbus_agent_poll_duration_seconds",
 						"Time one poll round took.", l, poll_bounds,
 						sizeof(poll_bounds) / sizeof(poll_bounds[0]));
-	return bi && ag->m_submitted && ag->m_dropped && ag->m_acked && ag->m_resent &&
-			       ag->m_reconnects && ag->m_connected && ag->m_unacked && ag->poll_seconds
-		       ? 0
-		       : -1;
+	return ag->poll_seconds ? 0 : -1;
 }
 
 int fb_agent_base(struct fb_agent *ag, int threads)

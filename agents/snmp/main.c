@@ -22,6 +22,7 @@
 #include <event2/event.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,13 +42,11 @@ struct agent {
 	struct event *sigusr1;
 	struct snmp_metrics {
 		struct fb_metric *packets, *kernel_drops, *poll_events;
-		struct fb_metric *traps[7]; /* by result, in trap_results order */
+		/* fabricbus_snmp_traps_total{result=...}: event, dropped, ignored,
+		 * malformed, bad_community, v3_rejected, not_trap */
+		struct fb_metric *traps[7];
 	} m;
 };
-
-/* fabricbus_snmp_traps_total{result=...}: what became of each trap. */
-static const char *const trap_results[7] = { "event", "dropped", "ignored", "malformed",
-					     "bad_community", "v3_rejected", "not_trap" };
 
 static void help(void)
 {
@@ -258,25 +257,33 @@ static void on_usr1(evutil_socket_t sig, short what, void *arg)
 	log_stats(arg);
 }
 
+#define SM(field) offsetof(struct snmp_metrics, field)
+#define TRAPS_HELP "Traps received, by what became of them."
+static const struct fb_metric_def snmp_series[] = {
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_trap_packets_total",
+	  "Trap PDUs decoded and authenticated.", NULL, SM(packets) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_trap_kernel_drops_total",
+	  "Trap datagrams the kernel dropped (socket buffer full).", NULL, SM(kernel_drops) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_poll_events_total", "Events the IF-MIB poller reported.",
+	  NULL, SM(poll_events) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"event\"", SM(traps[0]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"dropped\"", SM(traps[1]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"ignored\"", SM(traps[2]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"malformed\"",
+	  SM(traps[3]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"bad_community\"",
+	  SM(traps[4]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"v3_rejected\"",
+	  SM(traps[5]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"not_trap\"",
+	  SM(traps[6]) },
+};
+#undef SM
+
 static int metrics_init(struct agent *a)
 {
-	struct fb_metrics *r = a->ag.metrics;
-	struct snmp_metrics *m = &a->m;
-	m->packets = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_snmp_trap_packets_total",
-				    "Trap PDUs decoded and authenticated.", NULL);
-	m->kernel_drops = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_snmp_trap_kernel_drops_total",
-					 "Trap datagrams the kernel dropped (socket buffer full).", NULL);
-	m->poll_events = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_snmp_poll_events_total",
-					"Events the IF-MIB poller reported.", NULL);
-	int ok = m->packets && m->kernel_drops && m->poll_events;
-	for (size_t i = 0; i < 7; i++) {
-		char l[64];
-		snprintf(l, sizeof(l), "result=\"%s\"", trap_results[i]);
-		m->traps[i] = fb_metrics_add(r, FB_METRIC_COUNTER, "fabricbus_snmp_traps_total",
-					     "Traps received, by what became of them.", l);
-		ok = ok && m->traps[i];
-	}
-	return ok ? 0 : -1;
+	return fb_metrics_add_all(a->ag.metrics, snmp_series, sizeof(snmp_series) / sizeof(snmp_series[0]),
+				  &a->m, NULL);
 }
 
 /* Before a /metrics scrape (loop thread). */

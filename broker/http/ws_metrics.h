@@ -16,6 +16,12 @@
 struct fb_metrics;
 struct fb_metric;
 
+/* The help of fabricbus_events_out_total, whose sinks are registered here
+ * (websocket) and in ../metrics.c (journal, kafka): one text for the family. */
+#define FB_BROKER_OUT_HELP                                                                   \
+	"Events handed on per sink: journal (appended), websocket (messages sent, summed over " \
+	"subscribers), kafka (acknowledged by Kafka)."
+
 struct fb_ws_metrics {
 	struct fb_metrics *r; /* NULL: /metrics is 404 */
 	struct fb_metric *subscribers, *lag_sum, *lag_max, *sent, *dropped, *replayed;

@@ -166,6 +166,29 @@ struct fb_metric *fb_metrics_add(struct fb_metrics *r, enum fb_metric_type type,
 	return series_get(r, type, name, help, labels, NULL, 0);
 }
 
+int fb_metrics_build_info(struct fb_metrics *r, const char *daemon)
+{
+	char l[192];
+	snprintf(l, sizeof(l), "daemon=\"%s\",version=\"%s\"", daemon, FB_VERSION);
+	struct fb_metric *m = fb_metrics_add(r, FB_METRIC_GAUGE, "fabricbus_build_info",
+					     "Always 1; the daemon and version are the labels.", l);
+	fb_metric_set(m, 1);
+	return m ? 0 : -1;
+}
+
+int fb_metrics_add_all(struct fb_metrics *r, const struct fb_metric_def *defs, size_t n, void *base,
+		       const char *labels)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct fb_metric *m = fb_metrics_add(r, defs[i].type, defs[i].name, defs[i].help,
+						     defs[i].labels ? defs[i].labels : labels);
+		if (!m)
+			return -1;
+		memcpy((char *)base + defs[i].off, &m, sizeof(m));
+	}
+	return 0;
+}
+
 struct fb_metric *fb_metrics_histogram(struct fb_metrics *r, const char *name, const char *help,
 				       const char *labels, const double *bounds, size_t n)
 {

@@ -37,10 +37,28 @@ void fb_metrics_free(struct fb_metrics *r);
  * logged). */
 struct fb_metric *fb_metrics_add(struct fb_metrics *r, enum fb_metric_type type, const char *name,
 				 const char *help, const char *labels);
+/* A table of counter and gauge series for fb_metrics_add_all: each is
+ * stored at byte offset `off` of the caller's struct (offsetof of a
+ * `struct fb_metric *` field). */
+struct fb_metric_def {
+	enum fb_metric_type type;
+	const char *name, *help;
+	const char *labels; /* NULL: the table's default labels */
+	size_t off;
+};
+/* Register every def of defs[0..n) into the struct at base, with labels
+ * (or each def's own). 0, or -1 when one could not be (logged, ENOMEM or a
+ * clash). */
+int fb_metrics_add_all(struct fb_metrics *r, const struct fb_metric_def *defs, size_t n, void *base,
+		       const char *labels);
 /* A histogram series with n (<= FB_METRICS_BUCKETS_MAX) increasing upper
  * bounds; +Inf is implied. */
 struct fb_metric *fb_metrics_histogram(struct fb_metrics *r, const char *name, const char *help,
 				       const char *labels, const double *bounds, size_t n);
+
+/* fabricbus_build_info{daemon="<daemon>",version="<FB_VERSION>"} 1, the
+ * series every daemon has. 0 or -1. */
+int fb_metrics_build_info(struct fb_metrics *r, const char *daemon);
 
 /* Counters: add n. */
 void fb_metric_add(struct fb_metric *m, uint64_t n);
