@@ -26,6 +26,7 @@
 #include "ws_metrics.h"
 #include "ws_ring.h"
 #include "ws_sub.h"
+#include "ws_www.h"
 
 #include <libwebsockets.h>
 
@@ -240,7 +241,9 @@ static int on_http(struct fb_ws *ws, struct lws *wsi, struct fb_ws_fabric_req *r
 	int rc = fb_ws_fabric_http(&ws->fabric, wsi, r, path);
 	if (rc != 1)
 		return rc;
-	if (strcmp(path, "/status") == 0) {
+	if ((rc = fb_ws_www_http(wsi, path)) != 1) {
+		/* the live page and its files (ws_www.h) */
+	} else if (strcmp(path, "/status") == 0) {
 		struct fb_buf b = FB_BUF_INIT;
 		rc = status_json(ws, &b) ? -1 : fb_ws_http_reply(wsi, 200, "application/json", b.data, b.len);
 		fb_buf_free(&b);
@@ -250,6 +253,7 @@ static int on_http(struct fb_ws *ws, struct lws *wsi, struct fb_ws_fabric_req *r
 		static const char txt[] = "fabricbus\n"
 					  "  GET /status      broker and subscriber status (JSON)\n"
 					  "  GET /metrics     Prometheus metrics (text format 0.0.4)\n"
+					  "  GET /            this list; a browser gets the live page\n"
 					  "  WS  /ws/events   Redfish Events (?since=&prefix=&severity=&origin=)\n"
 					  "  GET /fabric/map  nodes, ports, switches and jobs (JSON)\n"
 					  "  POST /fabric/jobs, DELETE /fabric/jobs/<id>  job registry\n";

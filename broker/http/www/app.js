@@ -1,0 +1,145 @@
+/* fabricbus live page: the broker's /status summary every 2 s and its
+ * Redfish event stream over /ws/events, with severity and text filters,
+ * pause, and resume from the last EventId after a reconnect or a reload
+ * (sessionStorage). No framework, no build step: served as is by fabricbusd. */
+"use strict";
+
+const MAX_ROWS = 1000;      /* rows kept in the table */
+const BACKLOG = 200;        /* events replayed on a first visit */
+const KEY = "fabricbus.lastEventId";
+
+const $ = (id) => document.getElementById(id);
+const tbody = document.querySelector("#events tbody");
+let paused = false;
+let held = [];              /* events received while paused */
+let lastId = Number(sessionStorage.getItem(KEY) || 0);
+
+function fmtBytes(n) {
+  const u = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : String(n)) + " " + u[i];
+}
+
+/* The same verdict as `fabricbus status` (broker/cli/cli_status.c). */
+function health(st) {
+  const b = st.broker || {}, why = [];
+  let h = 0;
+  const agents = b.agents || [];
+  const down = agents.filter((a) => !a.connected).length;
+  if (down) { h = Math.max(h, 1); why.push(down + " agent(s) disconnected"); }
+  const k = b.kafka || {};
+  if (k.enabled && !k.connected) { h = 2; why.push("Kafka unreachable"); }
+  const ws = st.websocket || {};
+  if (ws.dropped_slow) { h = Math.max(h, 1); why.push(ws.dropped_slow + " slow subscriber(s) dropped"); }
+  return { level: ["OK", "WARN", "CRIT"][h], why: why.join(", ") };
+}
+
+async function refreshStatus() {
+  try {
+    const r = await fetch("/status", { cache: "no-store" });
+    const st = await r.json();
+    const b = st.broker || {}, ev = b.events || {}, j = b.journal || {}, k = b.kafka || {};
+    const agents = b.agents || [];
+    $("s-events").textContent = ev.total ?? "-";
+    $("s-rate").textContent = ev.rate_10s !== undefined ? ev.rate_10s.toFixed(1) : "-";
+    $("s-agents").textContent = agents.filter((a) => a.connected).length + " / " + agents.length;
+    $("s-subs").textContent = ((st.websocket || {}).subscribers || []).length;
+    $("s-journal").textContent = j.bytes !== undefined ? fmtBytes(j.bytes) : "-";
+    $("s-kafka").textContent = k.enabled ? k.backlog : "off";
+    const h = health(st);
+    $("health").textContent = h.level + (h.why ? ": " + h.why : "");
+    $("health").className = "badge " + h.level;
+    return b.events ? b.events.committed_id : undefined;
+  } catch (e) {
+    $("health").textContent = "status unavailable";
+    $("health").className = "badge CRIT";
+    return undefined;
+  }
+}
+
+function visible(tr) {
+  const sev = new Set([...document.querySelectorAll(".sev:checked")].map((c) => c.value));
+  const text = $("text").value.trim().toLowerCase();
+  return sev.has(tr.dataset.sev) && (!text || tr.dataset.text.includes(text));
+}
+
+function applyFilters() {
+  let shown = 0;
+  for (const tr of tbody.rows) {
+    const v = visible(tr);
+    tr.classList.toggle("hidden", !v);
+    shown += v;
+  }
+  $("count").textContent = shown + " of " + tbody.rows.length + " shown" +
+    (held.length ? ", " + held.length + " held" : "");
+}
+
+function cell(tr, text, cls) {
+  const td = tr.insertCell();
+  td.textContent = text === undefined || text === null ? "" : String(text);
+  if (cls) td.className = cls;
+  return td;
+}
+
+function addRow(doc) {
+  const rec = (doc.Events || [])[0] || {};
+  const oem = (rec.Oem || {}).Fabricbus || {};
+  const origin = (rec.OriginOfCondition || {})["@odata.id"] || "";
+  const tr = document.createElement("tr");
+  tr.dataset.sev = rec.MessageSeverity || "OK";
+  tr.dataset.text = [rec.MessageId, origin, oem.Node, oem.SwitchName, oem.Device]
+    .filter(Boolean).join(" ").toLowerCase();
+  cell(tr, rec.EventId);
+  cell(tr, (rec.EventTimestamp || "").replace("T", " ").replace("Z", ""));
+  const sev = cell(tr, "", "sev");
+  const s = document.createElement("span");
+  s.className = tr.dataset.sev;
+  s.textContent = tr.dataset.sev;
+  sev.appendChild(s);
+  cell(tr, rec.MessageId);
+  cell(tr, origin);
+  cell(tr, oem.Node);
+  cell(tr, rec.Message);
+  tr.classList.toggle("hidden", !visible(tr));
+  tbody.insertBefore(tr, tbody.firstChild);
+  while (tbody.rows.length > MAX_ROWS) tbody.deleteRow(-1);
+}
+
+function onEvent(doc) {
+  const rec = (doc.Events || [])[0] || {};
+  const id = Number(rec.EventId || 0);
+  const resume = ((rec.Oem || {}).Fabricbus || {}).ResumeSince;
+  if (resume !== undefined) lastId = Number(resume); /* the missed notice */
+  else if (id > lastId) lastId = id;
+  sessionStorage.setItem(KEY, String(lastId));
+  if (paused) held.push(doc); else addRow(doc);
+}
+
+function connect(since) {
+  const proto = location.protocol === "https:" ? "wss:" : "ws:";
+  const ws = new WebSocket(proto + "//" + location.host + "/ws/events?since=" + since);
+  ws.onopen = () => { $("conn").textContent = "live"; $("conn").className = "badge OK"; };
+  ws.onmessage = (m) => { try { onEvent(JSON.parse(m.data)); applyFilters(); } catch (e) { /* not an event */ } };
+  ws.onclose = () => {
+    $("conn").textContent = "reconnecting";
+    $("conn").className = "badge WARN";
+    setTimeout(() => connect(lastId), 1000);
+  };
+}
+
+$("pause").onclick = () => {
+  paused = !paused;
+  $("pause").textContent = paused ? "Resume" : "Pause";
+  if (!paused) { held.forEach(addRow); held = []; }
+  applyFilters();
+};
+document.querySelectorAll(".sev").forEach((c) => (c.onchange = applyFilters));
+$("text").oninput = applyFilters;
+
+(async () => {
+  const committed = await refreshStatus();
+  setInterval(refreshStatus, 2000);
+  const since = lastId || Math.max(0, (committed || 0) - BACKLOG);
+  connect(since);
+})();
