@@ -12,6 +12,9 @@ move by what flowed:
   connection with one WebSocket subscriber: events in, out to the journal
   and out to the WebSocket each grow by exactly N; fsyncs are observed in
   the histogram; the journal grows; agent and HTTP connections are counted.
+- broker_kafka_metrics: with a real Kafka, N events move the kafka sink by
+  N and the backlog drains to 0 at the newest EventId; Kafka killed, the
+  connected gauge drops to 0 and the backlog counts what waits.
 - agents_and_slurm_adapter_metrics: the ibsim chain with fabricbus-agent-ib
   and one fabricbus-agent-node on --metrics, and fabricbus-slurm on
   --metrics against a real slurmctld: poll rounds are observed in the
@@ -185,6 +188,40 @@ def broker_counters_move_with_events():
     fbtest.assert_no_sanitizer_report(broker.log(), "fabricbusd")
 
 
+def broker_kafka_metrics():
+    """With a real Kafka (tests/kafka/kafka.sh): N events give out{sink=kafka}
+    +N, the backlog drains to 0 and the cursor reaches the newest EventId;
+    with Kafka killed, fabricbus_kafka_connected drops to 0 and the backlog
+    grows with what is published meanwhile."""
+    import kafka
+    missing = kafka.jars_missing()
+    assert missing is None, f"{missing}: run tests/kafka/kafka.sh fetch (run-all.sh does)"
+    N = 300
+    k = kafka.Kafka().start()
+    b = None
+    try:
+        b = Broker(KafkaBrokers=k.bootstrap).start()
+        r = publish(b.agent_addr, "metrics-kafka", generate=N)
+        assert r.returncode == 0, r.stderr
+        m = wait_scrape(b.http_addr, lambda s: s.get("fabricbus_events_out_total", sink="kafka") == N
+                        and s.get("fabricbus_kafka_backlog_events") == 0, f"{N} in Kafka", timeout=120)
+        assert m.get("fabricbus_kafka_connected") == 1
+        assert m.get("fabricbus_kafka_cursor_event_id") == m.get("fabricbus_committed_event_id") == N
+        assert m.get("fabricbus_kafka_produced_total") >= N
+        k.kill()
+        r = publish(b.agent_addr, "metrics-kafka", generate=50)
+        assert r.returncode == 0, r.stderr
+        m = wait_scrape(b.http_addr, lambda s: s.get("fabricbus_kafka_connected") == 0 and
+                        s.get("fabricbus_kafka_backlog_events") == 50, "Kafka down, backlog 50",
+                        timeout=60)
+        print(f"  kafka: out={N}, then down: backlog={m.get('fabricbus_kafka_backlog_events'):.0f} "
+              f"cursor={m.get('fabricbus_kafka_cursor_event_id'):.0f}", flush=True)
+    finally:
+        rc = b.stop() if b else 0
+        k.stop()
+    assert rc == 0, b.log()[-3000:]
+
+
 def agents_and_slurm_adapter_metrics():
     import chain
     from slurm_rig import SlurmRig, is_ours, not_drained
@@ -324,5 +361,5 @@ def pmix_adapter_metrics():
 
 
 if __name__ == "__main__":
-    main([broker_counters_move_with_events, agents_and_slurm_adapter_metrics, snmp_agent_metrics,
-          pmix_adapter_metrics])
+    main([broker_counters_move_with_events, broker_kafka_metrics, agents_and_slurm_adapter_metrics,
+          snmp_agent_metrics, pmix_adapter_metrics])
