@@ -83,6 +83,11 @@ int fb_metrics_http_start(struct event_base *base, const char *addr, struct fb_m
 	evhttp_set_allowed_methods(h->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
 						    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE);
 	evhttp_set_gencb(h->http, on_request, h);
+	/* A scraper sends a small GET and waits for one reply: bound what an
+	 * idle or odd client can hold on the daemon's loop. */
+	evhttp_set_timeout(h->http, 10);
+	evhttp_set_max_headers_size(h->http, 8192);
+	evhttp_set_max_body_size(h->http, 0);
 	if (evhttp_bind_socket(h->http, host, (ev_uint16_t)port) != 0) {
 		int e = errno;
 		evhttp_free(h->http);
