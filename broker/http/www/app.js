@@ -35,6 +35,50 @@ function health(st) {
   return { level: ["OK", "WARN", "CRIT"][h], why: why.join(", ") };
 }
 
+/* Agents from /status: connected or not, events, gaps, last seen. */
+function renderAgents(agents) {
+  const tb = document.querySelector("#agents tbody");
+  tb.textContent = "";
+  for (const a of agents) {
+    const tr = tb.insertRow();
+    cell(tr, a.id);
+    const st = cell(tr, "", "sev");
+    const s = document.createElement("span");
+    s.className = a.connected ? "OK" : "Warning";
+    s.textContent = a.connected ? "connected" : "disconnected";
+    st.appendChild(s);
+    cell(tr, a.events);
+    const g = cell(tr, a.gaps);
+    if (a.gaps) g.className = "Warning";
+    cell(tr, a.last_seen_s === null || a.last_seen_s === undefined ? "-"
+      : a.last_seen_s.toFixed(1) + " s ago");
+  }
+}
+
+/* Nodes fabricbus-slurm drained, from its action events in the stream
+ * ("drain: <reason>", "undrain: ..."; "dry-run " first in a dry run). */
+const drained = new Map();
+function trackDrains(rec, oem) {
+  if (oem.Kind !== "action" || !oem.Node || !oem.Text) return;
+  const m = /^(dry-run )?(drain|undrain): (.*)$/.exec(oem.Text);
+  if (!m) return;
+  if (m[2] === "drain") drained.set(oem.Node, (m[1] || "") + m[3]);
+  else drained.delete(oem.Node);
+  const ul = $("drained");
+  ul.textContent = "";
+  if (!drained.size) {
+    const li = document.createElement("li");
+    li.className = "none";
+    li.textContent = "none seen";
+    ul.appendChild(li);
+  }
+  for (const [node, why] of [...drained].sort()) {
+    const li = document.createElement("li");
+    li.textContent = node + ": " + why;
+    ul.appendChild(li);
+  }
+}
+
 async function refreshStatus() {
   try {
     const r = await fetch("/status", { cache: "no-store" });
@@ -47,6 +91,7 @@ async function refreshStatus() {
     $("s-subs").textContent = ((st.websocket || {}).subscribers || []).length;
     $("s-journal").textContent = j.bytes !== undefined ? fmtBytes(j.bytes) : "-";
     $("s-kafka").textContent = k.enabled ? k.backlog : "off";
+    renderAgents(agents);
     const h = health(st);
     $("health").textContent = h.level + (h.why ? ": " + h.why : "");
     $("health").className = "badge " + h.level;
@@ -113,6 +158,7 @@ function onEvent(doc) {
   if (resume !== undefined) lastId = Number(resume); /* the missed notice */
   else if (id > lastId) lastId = id;
   sessionStorage.setItem(KEY, String(lastId));
+  trackDrains(rec, (rec.Oem || {}).Fabricbus || {});
   if (paused) held.push(doc); else addRow(doc);
 }
 
