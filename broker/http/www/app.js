@@ -58,6 +58,31 @@ function renderAgents(agents) {
 /* Nodes fabricbus-slurm drained, from its action events in the stream
  * ("drain: <reason>", "undrain: ..."; "dry-run " first in a dry run). */
 const drained = new Map();
+
+/* The fabric view: /fabric/map at start and every 30 s, the stream's link
+ * and switch events in between; drawn at most once a frame. */
+let fabric = null, fabricDirty = false;
+async function refreshFabric() {
+  try {
+    const r = await fetch("/fabric/map", { cache: "no-store" });
+    if (!r.ok) return;
+    fabric = FabricView.model(await r.json());
+    drawFabric();
+  } catch (e) { /* the next refresh tries again */ }
+}
+function drawFabric() {
+  if (fabricDirty || !fabric) return;
+  fabricDirty = true;
+  requestAnimationFrame(() => {
+    fabricDirty = false;
+    FabricView.render($("fabric"), fabric);
+    let ports = 0, down = 0;
+    for (const sw of fabric.switches.values())
+      for (const p of sw.ports.values()) { ports++; down += p.state === "down"; }
+    $("fabric-count").textContent = "(" + fabric.switches.size + " switches, " + ports +
+      " ports, " + down + " down)";
+  });
+}
 function trackDrains(rec, oem) {
   if (oem.Kind !== "action" || !oem.Node || !oem.Text) return;
   const m = /^(dry-run )?(drain|undrain): (.*)$/.exec(oem.Text);
@@ -159,6 +184,7 @@ function onEvent(doc) {
   else if (id > lastId) lastId = id;
   sessionStorage.setItem(KEY, String(lastId));
   trackDrains(rec, (rec.Oem || {}).Fabricbus || {});
+  if (fabric && FabricView.apply(fabric, (rec.Oem || {}).Fabricbus || {}, id)) drawFabric();
   if (paused) held.push(doc); else addRow(doc);
 }
 
@@ -186,6 +212,8 @@ $("text").oninput = applyFilters;
 (async () => {
   const committed = await refreshStatus();
   setInterval(refreshStatus, 2000);
+  await refreshFabric();
+  setInterval(refreshFabric, 30000);
   const since = lastId || Math.max(0, (committed || 0) - BACKLOG);
   connect(since);
 })();
