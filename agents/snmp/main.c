@@ -8,6 +8,7 @@
  * that is the documented drop point (kernel_drops in the stats line).
  */
 #include "fb_agent.h"
+#include "fb_metrics.h"
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_session.h"
@@ -21,6 +22,7 @@
 #include <event2/event.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,12 @@ struct agent {
 	struct snmp_trap *trap;
 	struct snmp_poll *poll;
 	struct event *sigusr1;
+	struct snmp_metrics {
+		struct fb_metric *packets, *kernel_drops, *poll_events;
+		/* fabricbus_snmp_traps_total{result=...}: event, dropped, ignored,
+		 * malformed, bad_community, v3_rejected, not_trap */
+		struct fb_metric *traps[7];
+	} m;
 };
 
 static void help(void)
@@ -54,6 +62,7 @@ static void help(void)
 	       "                         [--mac-interval MS]\n"
 	       "                         [--unreachable-after N] [--error-threshold NAME=RATE]...\n"
 	       "                         [--map HOST:PORT] [--no-resync] [--log-level LEVEL]\n"
+	       "                         [--metrics ADDR:PORT]\n"
 	       "\n"
 	       "DESCRIPTION\n"
 	       "    Traps (v1, v2c, v3 authPriv; INFORMs acknowledged): linkDown becomes\n"
@@ -100,6 +109,7 @@ static void help(void)
 	       "                               --broker host, port %d)\n"
 	       "        --no-resync            do not resync against the broker's map\n"
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
+	       FB_AGENT_METRICS_HELP
 	       "    -h, --help                 show this help\n"
 	       "\n"
 	       "SIGNALS\n"
@@ -264,6 +274,54 @@ static void on_usr1(evutil_socket_t sig, short what, void *arg)
 	log_stats(arg);
 }
 
+#define SM(field) offsetof(struct snmp_metrics, field)
+#define TRAPS_HELP "Traps received, by what became of them."
+static const struct fb_metric_def snmp_series[] = {
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_trap_packets_total",
+	  "Trap PDUs decoded and authenticated.", NULL, SM(packets) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_trap_kernel_drops_total",
+	  "Trap datagrams the kernel dropped (socket buffer full).", NULL, SM(kernel_drops) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_poll_events_total", "Events the IF-MIB poller reported.",
+	  NULL, SM(poll_events) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"event\"", SM(traps[0]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"dropped\"", SM(traps[1]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"ignored\"", SM(traps[2]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"malformed\"",
+	  SM(traps[3]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"bad_community\"",
+	  SM(traps[4]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"v3_rejected\"",
+	  SM(traps[5]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"not_trap\"",
+	  SM(traps[6]) },
+};
+#undef SM
+
+static int metrics_init(struct agent *a)
+{
+	return fb_metrics_add_all(a->ag.metrics, snmp_series, sizeof(snmp_series) / sizeof(snmp_series[0]),
+				  &a->m, NULL);
+}
+
+/* Before a /metrics scrape (loop thread). */
+static void collect(void *arg)
+{
+	struct agent *a = arg;
+	struct snmp_metrics *m = &a->m;
+	if (a->trap) {
+		struct snmp_trap_stats t;
+		snmp_trap_get_stats(a->trap, &t);
+		const uint64_t by[7] = { t.events, t.dropped, t.ignored, t.malformed, t.bad_community,
+					 t.v3_rejected, t.not_traps };
+		for (size_t i = 0; i < 7; i++)
+			fb_metric_set(m->traps[i], (double)by[i]);
+		fb_metric_set(m->packets, (double)t.packets);
+		fb_metric_set(m->kernel_drops, (double)snmp_trap_kernel_drops(a->trap));
+	}
+	if (a->poll)
+		fb_metric_set(m->poll_events, (double)snmp_poll_events(a->poll));
+}
+
 /* snmp_poll_cfg.resync: a switch's round is complete, diff it against the
  * broker's map. */
 static int on_resync(void *arg, const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit,
@@ -292,7 +350,11 @@ static int run(struct agent *a)
 {
 	char err[512];
 	const struct fb_agent_hooks h = { .stop = on_stop, .reconnected = on_reconnected,
-					  .ack = on_ack, .arg = a };
+					  .ack = on_ack, .collect = collect, .arg = a };
+	if (metrics_init(a)) {
+		fb_log_err("out of memory setting up the metrics");
+		return 1;
+	}
 	if (fb_agent_session(&a->ag, a->buffer, &h))
 		return 1;
 	a->sigusr1 = evsignal_new(a->ag.base, SIGUSR1, on_usr1, a);
