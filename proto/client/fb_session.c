@@ -456,6 +456,11 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 			fb_tls_client_error(te, r, sizeof(r));
 			snprintf(why, sizeof(why), "TLS: %s", r);
 			code = -EPROTO;
+		} else if (s->tls && s->state != ST_READY) {
+			/* TLS 1.3: the broker checks our certificate after our side of
+			 * the handshake is done, and answers a bad one with a close. */
+			snprintf(why, sizeof(why), "%s during TLS set-up (did the broker refuse our "
+				 "certificate? see its log)", e ? strerror(e) : "connection error");
 		} else {
 			snprintf(why, sizeof(why), "%s", e ? strerror(e) : "connection error");
 		}
