@@ -103,6 +103,8 @@ struct fb_broker {
 	struct fb_conn *conns;   /* doubly linked list of agent connections */
 	size_t n_conns;
 	struct fb_broker_stats st;
+	struct fb_metrics *metrics;          /* GET /metrics registry (fb_metrics.h) */
+	struct fb_broker_metrics *bmetrics;  /* the loop's series in it (metrics.h) */
 	int exit_code;           /* set when the loop must stop on a fatal error */
 };
 

@@ -349,7 +349,10 @@ static int accept_event(struct fb_conn *c, struct fb_record *slot, const uint8_t
 	slot->event_id = b->last_event_id + 1;
 	/* A switch-side event learns its node from the inventory; the agent's
 	 * bytes no longer say what every sink must see, so re-encode. */
-	if (fb_inventory_enrich(b->inventory, &slot->ev)) {
+	/* An Ethernet switch port's event names its host MAC from the topology
+	 * first, so that the inventory can name its node. */
+	int peer = fb_fabric_map_enrich_peer(b->fabric_map, &slot->ev);
+	if (fb_inventory_enrich(b->inventory, &slot->ev) || peer) {
 		raw = NULL;
 		raw_len = 0;
 	}

@@ -11,6 +11,8 @@
 #include "journal.h"
 #include "kafka_conf.h"
 #include "kafka_sink.h"
+#include "metrics.h"
+#include "fb_metrics.h"
 #include "ws_server.h"
 
 #include <errno.h>
@@ -188,6 +190,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 		fb_ingest_tick(b, now);
 		fb_status_sample(t->status, b, now);
 	}
+	fb_broker_metrics_update(b->bmetrics, b);
 	/* -ENOMEM keeps the map dirty: the next tick tries again. */
 	int map_changed = fb_fabric_map_refresh(b->fabric_map, b->last_event_id) == 1;
 	if (second || map_changed || t->shown_commits != b->st.commits || t->shown_conns != b->n_conns ||
@@ -235,6 +238,7 @@ static int start_ws(struct fb_broker *b)
 		.default_fabric = c->fabric_name, .ring_events = c->ws_ring_events,
 		.queue_events = c->ws_queue_events, .ping_interval_s = (int)c->ws_ping_s,
 		.max_subscribers = c->ws_max_subscribers, .fabric_map = b->fabric_map,
+		.metrics = b->metrics,
 		.ready = fb_commit_outputs_ready, .ready_arg = b,
 	};
 	int rc = fb_ws_start(&wo, b->committed_id, &b->ws);
@@ -357,7 +361,15 @@ int main(int argc, char **argv)
 		fb_log_err("cannot create the event loop");
 		return 1;
 	}
+	b.metrics = fb_metrics_new();
+	b.bmetrics = b.metrics ? fb_broker_metrics_new(b.metrics) : NULL;
+	if (!b.bmetrics) {
+		fb_log_err("out of memory setting up /metrics");
+		return 1;
+	}
 	rc = open_journal(&b);
+	if (!rc)
+		fb_journal_set_sync_metric(b.journal, fb_broker_metrics_fsync(b.bmetrics));
 	if (!rc)
 		rc = fb_commit_init(&b);
 	if (!rc)
@@ -371,6 +383,8 @@ int main(int argc, char **argv)
 	rc = rc ? 1 : run(&b);
 	shutdown_broker(&b);
 	event_base_free(b.base);
+	fb_broker_metrics_free(b.bmetrics);
+	fb_metrics_free(b.metrics);
 	fb_log_info("fabricbusd stopped%s", rc ? " on an error" : "");
 	return rc;
 }

@@ -50,6 +50,11 @@ need libsnmp-dev /usr/include/net-snmp/net-snmp-config.h
 need snmpd /usr/sbin/snmpd
 need snmp /usr/bin/snmptrap
 need snmptrapd /usr/sbin/snmptrapd
+# test_metrics parses /metrics; test_install verifies units and renders man pages.
+need python3-prometheus-client '/usr/lib/python3/dist-packages/prometheus_client/parser.py'
+need systemd /usr/bin/systemd-analyze
+need groff-base /usr/bin/groff
+need man-db /usr/bin/man
 need procps /usr/bin/pgrep
 need iproute2 /usr/sbin/ip /usr/bin/ip /bin/ip
 need util-linux /usr/bin/prlimit

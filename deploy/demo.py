@@ -31,6 +31,8 @@ from slurm_adapter import SlurmAdapter  # noqa: E402
 
 PERIOD = float(os.environ.get("DEMO_PERIOD", "20"))
 DEMO = os.path.join(os.getcwd(), "demo")
+# fabricbus-slurm's Prometheus listener (fabricbusd's is on its HTTP port).
+ADAPTER_METRICS = "127.0.0.1:7419"
 
 
 def line(d):
@@ -67,12 +69,17 @@ def main():
         cl = SlurmCluster(nodes=8).start()
         ad = SlurmAdapter(ch.broker, cl, workdir=DEMO, HoldDown="1s", StableFor="8s",
                           MaxDrainNodes="4", MaxDrainPercent="50", LogLevel="info",
-                          StateFile=os.path.join(DEMO, "slurm-adapter.json")).start()
+                          StateFile=os.path.join(DEMO, "slurm-adapter.json"))
+        ad.extra_args = ["--metrics", ADAPTER_METRICS]
+        ad.start()
         tail = Tail(ch.broker.http_addr, os.path.join(DEMO, "tail.err"))
         http = ch.broker.http_addr
         print(f"""
 fabricbus demo is running (journal and logs in {DEMO}):
+  live page           http://{http}/
   events (WebSocket)  ws://{http}/ws/events
+  broker metrics      curl -s http://{http}/metrics | grep ^fabricbus_events
+  adapter metrics     curl -s http://{ADAPTER_METRICS}/metrics | grep ^fabricbus_slurm_drains
   status              {FABRICBUS} status --http {http}
   fabric map          curl -s http://{http}/fabric/map
   follow events       {FABRICBUS} tail --http {http} --severity Warning,Critical

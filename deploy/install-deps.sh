@@ -30,6 +30,10 @@
 #   the example app (adapters/pmix); openmpi-bin + libopenmpi-dev: Open MPI on
 #   the same libpmix, so a site's MPI programs run the same handlers
 #   (docs/pmix.md). Slurm's mpi/pmix plugin comes with slurm-wlm-basic-plugins.
+# - python3-prometheus-client: tests/integration/test_metrics.py parses every
+#   daemon's GET /metrics with its reference text-format parser. systemd
+#   (systemd-analyze verify of deploy/systemd units), groff-base and man-db
+#   (the man pages rendered with -ww / --warnings): tests/integration/test_install.py.
 # - libssl-dev (with libevent-dev's libevent_openssl): TLS with client
 #   certificates on the agent port; openssl: the command test_mtls and
 #   bench_mtls.sh make their certificates with (docs/security.md).
@@ -42,7 +46,8 @@ clang libclang-rt-14-dev llvm-14
 libevent-dev libwebsockets-dev libjansson-dev librdkafka-dev libsnmp-dev
 libibumad-dev libibmad-dev libssl-dev openssl
 ibsim-utils libumad2sim0 opensm infiniband-diags libopensm-dev
-python3 python3-websockets python3-jsonschema curl gdb
+python3 python3-websockets python3-jsonschema python3-prometheus-client curl gdb
+systemd groff-base man-db
 kcat python3-confluent-kafka
 slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
 snmpd snmp snmptrapd

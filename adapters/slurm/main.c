@@ -13,6 +13,10 @@
 #include "slurm_source.h"
 #include "slurm_api.h"
 #include "slurm_conf.h"
+#include "slurm_metrics.h"
+#include "fb_addr.h"
+#include "fb_metrics.h"
+#include "fb_metrics_http.h"
 
 #include <event2/event.h>
 #include <event2/thread.h>
@@ -31,6 +35,7 @@
 
 struct options {
 	const char *config_file;
+	const char *metrics;      /* --metrics ADDR:PORT, or NULL */
 	const char *overrides[MAX_OVERRIDES];
 	int n_overrides, dry_run, check_only;
 };
@@ -41,7 +46,8 @@ static void help(void)
 	       "    " PROG " - drain Slurm nodes whose fabric links fail, undrain them when stable\n"
 	       "\n"
 	       "SYNOPSIS\n"
-	       "    " PROG " [-f FILE] [-o Key=Value]... [--dry-run] [--check-config] [-h]\n"
+	       "    " PROG " [-f FILE] [-o Key=Value]... [--dry-run] [--check-config]\n"
+	       "                    [--metrics ADDR:PORT] [-h]\n"
 	       "\n"
 	       "DESCRIPTION\n"
 	       "    Follows fabricbusd's events (Source=websocket: ws://Broker/ws/events with\n"
@@ -63,6 +69,7 @@ static void help(void)
 	       "                        update Slurm (it is still read)\n"
 	       "        --check-config  check the configuration and MapFile, print the\n"
 	       "                        effective configuration and exit\n"
+	       "        --metrics ADDR:PORT  serve Prometheus GET /metrics there (default: off)\n"
 	       "    -h, --help          show this help\n"
 	       "\n"
 	       "CONFIGURATION KEYS (Key=Default)\n");
@@ -81,12 +88,13 @@ static void help(void)
 
 static int parse_opts(struct options *o, int argc, char **argv)
 {
-	enum { O_DRY = 256, O_CHECK };
+	enum { O_DRY = 256, O_CHECK, O_METRICS };
 	static const struct option lo[] = {
 		{ "config", required_argument, NULL, 'f' },
 		{ "set", required_argument, NULL, 'o' },
 		{ "dry-run", no_argument, NULL, O_DRY },
 		{ "check-config", no_argument, NULL, O_CHECK },
+		{ "metrics", required_argument, NULL, O_METRICS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -102,6 +110,15 @@ static int parse_opts(struct options *o, int argc, char **argv)
 			break;
 		case O_DRY: o->dry_run = 1; break;
 		case O_CHECK: o->check_only = 1; break;
+		case O_METRICS: {
+			char h[256];
+			int p;
+			if (fb_addr_parse(optarg, "127.0.0.1", h, sizeof(h), &p) != 0)
+				return fb_usage_error(PROG, "bad --metrics '%s': want HOST:PORT, "
+						      "[IPV6]:PORT or :PORT", optarg);
+			o->metrics = optarg;
+			break;
+		}
 		case 'h': help(); return -1;
 		case ':': return fb_usage_error(PROG, "%s needs a value", argv[optind - 1]);
 		default: return fb_usage_error(PROG, "unknown option '%s'", argv[optind - 1]);
@@ -155,7 +172,42 @@ struct run {
 	struct fbs_adapter a;
 	struct event *sigterm, *sigint;
 	int stop_rc;
+	struct fb_metrics *metrics;
+	struct fb_metrics_http *metrics_http;
 };
+
+static void collect(void *arg)
+{
+	struct run *r = arg;
+	fbs_metrics_collect(r->a.metrics, &r->a);
+}
+
+/* --metrics: the registry, the adapter's series, the listener. 0 or 1. */
+static int metrics_start(struct run *r, const char *addr)
+{
+	if (!addr)
+		return 0;
+	char err[256];
+	if (!(r->metrics = fb_metrics_new()) || !(r->a.metrics = fbs_metrics_new(r->metrics))) {
+		fb_log_err("out of memory setting up the metrics");
+		return 1;
+	}
+	if (fb_metrics_http_start(r->a.base, addr, r->metrics, &r->metrics_http, err, sizeof(err))) {
+		fb_log_err("%s", err);
+		return 1;
+	}
+	fb_metrics_http_set_collect(r->metrics_http, collect, r);
+	fb_log_info("serving Prometheus metrics on http://%s/metrics", addr);
+	return 0;
+}
+
+static void metrics_stop(struct run *r)
+{
+	fb_metrics_http_free(r->metrics_http);
+	fbs_metrics_free(r->a.metrics);
+	r->a.metrics = NULL;
+	fb_metrics_free(r->metrics);
+}
 
 static void on_drained(void *arg, size_t unacked)
 {
@@ -246,7 +298,7 @@ int main(int argc, char **argv)
 	r.sigint = evsignal_new(base, SIGINT, on_signal, &r);
 	int status = 0;
 	if (!r.sigterm || !r.sigint || event_add(r.sigterm, NULL) || event_add(r.sigint, NULL) ||
-	    fbs_adapter_start(&r.a)) {
+	    metrics_start(&r, o.metrics) || fbs_adapter_start(&r.a)) {
 		fb_log_err("cannot start");
 		status = 1;
 	} else {
@@ -263,6 +315,7 @@ int main(int argc, char **argv)
 	fb_log_info("stopped: %" PRIu64 " events read, %" PRIu64 " ignored, %" PRIu64
 		    " with no node known, %" PRIu64 " action events published",
 		    r.a.events, r.a.ignored, r.a.unrouted, r.a.published);
+	metrics_stop(&r);
 	fbs_adapter_free(&r.a);
 	event_free(r.sigterm);
 	event_free(r.sigint);

@@ -1,5 +1,6 @@
 /* slurm_adapter.c - the loop thread: events in, decisions, state file, actions out. */
 #include "slurm_adapter.h"
+#include "slurm_metrics.h"
 
 #include "fb_buf.h"
 #include "fb_err.h"
@@ -222,6 +223,7 @@ static void decide(struct fbs_adapter *a, uint64_t now)
 			    "broker's inventory or MapFile)", d.not_slurm[i], n && n->n_conds ? " for " : "",
 			    n && n->n_conds ? n->conds[0].cause : "");
 	}
+	fbs_metrics_held_back(a->metrics, d.n_newly_refused, d.n_not_slurm);
 	if (d.n_newly_refused) {
 		uint64_t cause = 0;
 		const struct fbs_node *n = fbs_policy_node(a->pol, d.refused[0]);
@@ -349,6 +351,7 @@ static void drain_result(struct fbs_adapter *a, const struct fbs_batch *b,
 {
 	struct fb_event ev;
 	int dry = a->cfg->dry_run;
+	fbs_metrics_node(a->metrics, 1, x, t->cause);
 	switch (x->outcome) {
 	case FBS_R_DONE:
 		if (fbs_policy_drained(a->pol, x->node, b->reason, b->event_id,
@@ -376,6 +379,7 @@ static void undrain_result(struct fbs_adapter *a, const struct fbs_node_result *
 			   const struct fbs_target *t, uint64_t now)
 {
 	struct fb_event ev;
+	fbs_metrics_node(a->metrics, 0, x, t->cause);
 	switch (x->outcome) {
 	case FBS_R_DONE:
 		fbs_policy_undrained(a->pol, x->node, now);
@@ -434,6 +438,7 @@ void fbs_adapter_on_result(void *arg, struct fbs_result *r)
 	for (size_t i = 0; i < r->n && i < b->n; i++)
 		done += r->r[i].outcome == FBS_R_DONE;
 	log_action(a, b, r, done);
+	fbs_metrics_batch(a->metrics, r);
 	for (size_t i = 0; i < r->n && i < b->n; i++) {
 		if (b->action == FBS_A_DRAIN)
 			drain_result(a, b, &r->r[i], &b->t[i], now);

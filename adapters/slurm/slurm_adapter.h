@@ -69,6 +69,7 @@ struct fbs_adapter {
 	char (*route)[FB_NAME_MAX];    /* scratch: the nodes of the event being handled */
 
 	uint64_t events, ignored, unrouted, published, publish_drops;
+	struct fbs_metrics *metrics;   /* slurm_metrics.h; NULL without --metrics */
 };
 
 /* Load MapFile and StateFile (a damaged state file refuses: see

@@ -179,6 +179,19 @@ static uint64_t guid_of(json_t *v)
 	return g;
 }
 
+/* The broker keys an Ethernet switch, which has no GUID, by a made-up one
+ * with this top byte (broker/fabric/topology.h, FB_TOPO_ETH_KEY_TAG; a
+ * real EUI-64 never starts with it: its group bit is set). Live events
+ * name such a switch by name only, so the map's must too, for the keys of
+ * seeded conditions to be the live events' keys ("sw:leaf1/5"). */
+#define ETH_SWITCH_KEY_TAG 0xe7u
+
+static uint64_t switch_guid_of(json_t *v)
+{
+	uint64_t g = guid_of(v);
+	return g >> 56 == ETH_SWITCH_KEY_TAG ? 0 : g;
+}
+
 static uint8_t link_of(json_t *v)
 {
 	const char *s = json_string_value(v);
@@ -211,7 +224,7 @@ static int parse_node(struct fbs_fabmap_node *n, const char *name, json_t *o)
 			continue;
 		x->port_guid = guid_of(json_object_get(p, "PortGUID"));
 		x->node_guid = guid_of(json_object_get(p, "NodeGUID"));
-		x->switch_guid = guid_of(json_object_get(p, "SwitchGUID"));
+		x->switch_guid = switch_guid_of(json_object_get(p, "SwitchGUID"));
 		json_int_t sp = json_integer_value(json_object_get(p, "SwitchPort"));
 		x->switch_port = sp > 0 && sp < 65536 ? (unsigned)sp : 0;
 		copy_name(x->switch_name, json_object_get(p, "Switch"));
@@ -223,7 +236,7 @@ static int parse_node(struct fbs_fabmap_node *n, const char *name, json_t *o)
 
 static int parse_switch(struct fbs_fabmap_switch *s, uint64_t guid, json_t *o)
 {
-	s->guid = guid;
+	s->guid = guid >> 56 == ETH_SWITCH_KEY_TAG ? 0 : guid;
 	copy_name(s->name, json_object_get(o, "Name"));
 	s->reachable = !json_is_false(json_object_get(o, "Reachable"));
 	json_t *hosts = json_object_get(o, "Hosts");

@@ -3,6 +3,7 @@
 
 #include "fb_event_json.h"
 #include "fb_log.h"
+#include "fb_metrics.h"
 #include "ib_discover.h"
 #include "ib_mad.h"
 #include "ib_poll.h"
@@ -461,6 +462,7 @@ static void *run(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (!ts_before(&now, &next)) {
 			poll_all(&c);
+			fb_metric_observe(cfg->poll_seconds, ms_since(&now) / 1e3);
 			if (atomic_exchange(&w->resync_req, 0))
 				resync_want(&rs, &topo, 0);
 			rediscover(&rs, &c);

@@ -40,9 +40,12 @@ struct ib_worker_cfg {
 	const char *map_host;
 	int map_port;
 	const char *agent_id;
+	/* Each PortInfo poll round's duration in seconds (fb_metrics.h; NULL: none). */
+	struct fb_metric *poll_seconds;
 };
 
 struct ib_worker;
+struct fb_metric;
 
 /* Called on the loop thread from the wake-up, once per queued event. */
 typedef void (*ib_worker_deliver_fn)(void *arg, const struct fb_event *ev);

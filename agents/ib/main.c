@@ -40,7 +40,8 @@ static void help(void)
 	       "                       [--congestion-threshold PPM] [--xmit-wait-tick-ns NS]\n"
 	       "                       [--flap-count N] [--flap-window SEC]\n"
 	       "                       [--map HOST:PORT] [--no-resync]\n"
-	       "                       [--ca NAME] [--ca-port N] [--log-level LEVEL] [--once]\n"
+	       "                       [--ca NAME] [--ca-port N] [--log-level LEVEL]\n"
+	       "                       [--metrics ADDR:PORT] [--once]\n"
 	       "                       [--measure N]\n"
 	       "\n"
 	       "DESCRIPTION\n"
@@ -111,6 +112,7 @@ static void help(void)
 	       "        --no-traps             do not subscribe to SA traps 64/65/128 (a Report\n"
 	       "                               only triggers an early poll of its switch)\n"
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
+	       FB_AGENT_METRICS_HELP
 	       "        --once                 discover, poll once, print the topology of the\n"
 	       "                               assigned switches as JSON lines on stdout and exit;\n"
 	       "                               no broker is contacted\n"
@@ -321,6 +323,7 @@ static int run(struct agent *a)
 	const struct fb_agent_hooks h = { .stop = on_stop, .reconnected = on_reconnected, .arg = a };
 	if (fb_agent_session(&a->ag, SESSION_BUFFER, &h))
 		return 1;
+	a->cfg.poll_seconds = a->ag.poll_seconds;
 	int rc = ib_worker_start(a->ag.base, &a->cfg, deliver, on_fatal, a, &a->w);
 	if (rc) {
 		fb_log_err("cannot start: %s", fb_strerror(rc));

@@ -5,6 +5,8 @@
 #include "fb_addr.h"
 #include "fb_err.h"
 #include "fb_log.h"
+#include "fb_metrics.h"
+#include "fb_metrics_http.h"
 #include "fb_session.h"
 #include "fb_usage.h"
 
@@ -12,6 +14,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +68,7 @@ int fb_agent_opt(struct fb_agent *ag, int c, char **argv)
 		return 0;
 	case FB_AGENT_O_MAP: ag->map_arg = optarg; return 0;
 	case FB_AGENT_O_NO_RESYNC: ag->resync = 0; return 0;
+	case FB_AGENT_O_METRICS: ag->metrics_arg = optarg; return 0;
 	case FB_AGENT_O_TLS_CA: ag->tls_ca = optarg; return 0;
 	case FB_AGENT_O_TLS_CERT: ag->tls_cert = optarg; return 0;
 	case FB_AGENT_O_TLS_KEY: ag->tls_key = optarg; return 0;
@@ -85,6 +89,12 @@ int fb_agent_opts_done(struct fb_agent *ag, int argc, char **argv)
 					 sizeof(ag->map_host), &ag->map_port) != 0)
 		return fb_usage_error(ag->prog, "bad --map '%s': want HOST:PORT, [IPV6]:PORT or :PORT",
 				      ag->map_arg);
+	char mhost[256];
+	int mport;
+	if (ag->metrics_arg && fb_addr_parse(ag->metrics_arg, "127.0.0.1", mhost, sizeof(mhost),
+					     &mport) != 0)
+		return fb_usage_error(ag->prog, "bad --metrics '%s': want HOST:PORT, [IPV6]:PORT or "
+				      ":PORT", ag->metrics_arg);
 	if ((ag->tls_cert || ag->tls_key) && !ag->tls_ca)
 		return fb_usage_error(ag->prog, "--tls-cert and --tls-key need --tls-ca (the CA of the "
 				      "broker's certificate)");
@@ -98,6 +108,45 @@ int fb_agent_opts_done(struct fb_agent *ag, int argc, char **argv)
 	return 0;
 }
 
+/* Poll rounds: a few ms (a node's sysfs) to seconds (a large IB fabric). */
+static const double poll_bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+				      0.25,  0.5,    1.0,   2.5,  5.0,   10.0, 30.0 };
+
+#define AG(field) offsetof(struct fb_agent, field)
+static const struct fb_metric_def agent_series[] = {
+	{ FB_METRIC_COUNTER, "fabricbus_agent_events_sent_total",
+	  "Events the agent handed to its broker session.", NULL, AG(m_submitted) },
+	{ FB_METRIC_COUNTER, "fabricbus_agent_events_dropped_total",
+	  "Events the session refused (its buffer was full).", NULL, AG(m_dropped) },
+	{ FB_METRIC_COUNTER, "fabricbus_agent_events_acked_total",
+	  "Events the broker acknowledged as durable.", NULL, AG(m_acked) },
+	{ FB_METRIC_COUNTER, "fabricbus_agent_events_resent_total",
+	  "Events sent again after a reconnect.", NULL, AG(m_resent) },
+	{ FB_METRIC_COUNTER, "fabricbus_agent_reconnects_total",
+	  "Times the session to the broker reconnected.", NULL, AG(m_reconnects) },
+	{ FB_METRIC_GAUGE, "fabricbus_agent_broker_connected",
+	  "1 while the session to the broker is up.", NULL, AG(m_connected) },
+	{ FB_METRIC_GAUGE, "fabricbus_agent_unacked_events",
+	  "Events sent or buffered and not yet acknowledged.", NULL, AG(m_unacked) },
+};
+#undef AG
+
+/* The skeleton's series, labelled with the program so that one Prometheus
+ * job can scrape every agent of a host. */
+static int metrics_init(struct fb_agent *ag)
+{
+	char l[128];
+	snprintf(l, sizeof(l), "agent=\"%s\"", ag->prog);
+	struct fb_metrics *r = ag->metrics = fb_metrics_new();
+	if (!r || fb_metrics_build_info(r, ag->prog) ||
+	    fb_metrics_add_all(r, agent_series, sizeof(agent_series) / sizeof(agent_series[0]), ag, l))
+		return -1;
+	ag->poll_seconds = fb_metrics_histogram(r, "fabricbus_agent_poll_duration_seconds",
+						"Time one poll round took.", l, poll_bounds,
+						sizeof(poll_bounds) / sizeof(poll_bounds[0]));
+	return ag->poll_seconds ? 0 : -1;
+}
+
 int fb_agent_base(struct fb_agent *ag, int threads)
 {
 	signal(SIGPIPE, SIG_IGN); /* a broker closing mid-write is an error, not death */
@@ -106,6 +155,41 @@ int fb_agent_base(struct fb_agent *ag, int threads)
 		fb_log_err("cannot set up libevent%s", threads ? " with pthreads" : "");
 		return 1;
 	}
+	if (metrics_init(ag)) {
+		fb_log_err("out of memory setting up the metrics");
+		return 1;
+	}
+	return 0;
+}
+
+/* Before a scrape (loop thread): the session's counts, then the agent's. */
+static void collect(void *arg)
+{
+	struct fb_agent *ag = arg;
+	struct fb_session_stats st;
+	fb_session_get_stats(ag->s, &st);
+	fb_metric_set(ag->m_submitted, (double)st.submitted);
+	fb_metric_set(ag->m_acked, (double)st.acked);
+	fb_metric_set(ag->m_resent, (double)st.resent);
+	fb_metric_set(ag->m_reconnects, (double)st.reconnects);
+	fb_metric_set(ag->m_connected, st.connected ? 1 : 0);
+	fb_metric_set(ag->m_unacked, (double)st.unacked);
+	if (ag->hooks.collect)
+		ag->hooks.collect(ag->hooks.arg);
+}
+
+static int metrics_listen(struct fb_agent *ag)
+{
+	if (!ag->metrics_arg)
+		return 0;
+	char err[256];
+	if (fb_metrics_http_start(ag->base, ag->metrics_arg, ag->metrics, &ag->metrics_http, err,
+				  sizeof(err))) {
+		fb_log_err("%s", err);
+		return 1;
+	}
+	fb_metrics_http_set_collect(ag->metrics_http, collect, ag);
+	fb_log_info("serving Prometheus metrics on http://%s/metrics", ag->metrics_arg);
 	return 0;
 }
 
@@ -190,6 +274,8 @@ int fb_agent_session(struct fb_agent *ag, size_t buffer, const struct fb_agent_h
 			return 1;
 		}
 	}
+	if (metrics_listen(ag))
+		return 1;
 	if ((rc = fb_session_start(ag->s)) != 0) {
 		fb_log_err("cannot start the session to %s:%d: %s", ag->host, ag->port,
 			   fb_strerror(rc));
@@ -215,6 +301,7 @@ void fb_agent_submit(struct fb_agent *ag, const struct fb_event *ev)
 	int rc = fb_session_submit(ag->s, ev);
 	if (rc == 0)
 		return;
+	fb_metric_inc(ag->m_dropped);
 	/* The first drop and then every 1000th: a long outage is visible
 	 * without flooding. */
 	if (ag->dropped++ % 1000 == 0)
@@ -229,6 +316,8 @@ void fb_agent_submit(struct fb_agent *ag, const struct fb_event *ev)
 
 void fb_agent_free(struct fb_agent *ag)
 {
+	fb_metrics_http_free(ag->metrics_http);
+	ag->metrics_http = NULL;
 	fb_session_free(ag->s);
 	ag->s = NULL;
 	struct event *evs[] = { ag->sigterm, ag->sigint, ag->reconnect_check };
@@ -239,4 +328,6 @@ void fb_agent_free(struct fb_agent *ag)
 	if (ag->base)
 		event_base_free(ag->base);
 	ag->base = NULL;
+	fb_metrics_free(ag->metrics);
+	ag->metrics = NULL;
 }

@@ -19,6 +19,10 @@
 
 #include <event2/event.h>
 #include <stddef.h>
+
+struct fb_metrics;
+struct fb_metric;
+struct fb_metrics_http;
 #include <stdint.h>
 
 #define FB_AGENT_DEFAULT_BROKER "127.0.0.1:7411"
@@ -27,8 +31,8 @@
 
 /* Long-option values of the common options that have no short form; an
  * agent's own values start at 256 and stay below these. */
-enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC, FB_AGENT_O_TLS_CA, FB_AGENT_O_TLS_CERT,
-       FB_AGENT_O_TLS_KEY };
+enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC, FB_AGENT_O_METRICS, FB_AGENT_O_TLS_CA,
+       FB_AGENT_O_TLS_CERT, FB_AGENT_O_TLS_KEY };
 
 /* getopt_long entries of the common options, for an agent's table; the
  * short ones are "b:a:l:h" (and "f:" with FB_AGENT_FABRIC_OPTION). */
@@ -36,6 +40,7 @@ enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC, FB_AGENT_O_TLS_CA, FB_AGEN
 	{ "broker", required_argument, NULL, 'b' },             \
 	{ "agent-id", required_argument, NULL, 'a' },           \
 	{ "log-level", required_argument, NULL, 'l' },          \
+	{ "metrics", required_argument, NULL, FB_AGENT_O_METRICS }, \
 	{ "tls-ca", required_argument, NULL, FB_AGENT_O_TLS_CA },   \
 	{ "tls-cert", required_argument, NULL, FB_AGENT_O_TLS_CERT }, \
 	{ "tls-key", required_argument, NULL, FB_AGENT_O_TLS_KEY }, \
@@ -46,6 +51,9 @@ enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC, FB_AGENT_O_TLS_CA, FB_AGEN
 	"        --tls-cert FILE        the agent's client certificate (PEM; its CN or a DNS\n"  \
 	"                               SAN names the agent ids it may use, docs/security.md)\n" \
 	"        --tls-key FILE         the key of --tls-cert\n"
+/* The --metrics line of an agent's --help. */
+#define FB_AGENT_METRICS_HELP                                                           \
+	"        --metrics ADDR:PORT    serve Prometheus GET /metrics there (default: off)\n"
 #define FB_AGENT_FABRIC_OPTION { "fabric", required_argument, NULL, 'f' }
 #define FB_AGENT_MAP_OPTIONS                                              \
 	{ "map", required_argument, NULL, FB_AGENT_O_MAP },               \
@@ -56,6 +64,9 @@ struct fb_agent_hooks {
 	void (*stop)(void *arg);        /* a signal: stop the sources (then the drain) */
 	void (*reconnected)(void *arg); /* reconnected and all acked: resync (NULL: none) */
 	void (*ack)(void *arg, uint64_t acked_seq); /* optional */
+	/* Before each /metrics scrape: mirror the agent's counts into
+	 * ag->metrics (optional). */
+	void (*collect)(void *arg);
 	void *arg;
 };
 
@@ -79,9 +90,18 @@ struct fb_agent {
 	struct fb_session *s;
 	int stopping, exit_status;
 	uint64_t dropped;        /* events the session refused (fb_agent_submit) */
+	/* Prometheus registry (fb_agent_base): the skeleton's series, and the
+	 * agent's own, registered by the agent; served with --metrics. */
+	struct fb_metrics *metrics;
+	/* fabricbus_agent_poll_duration_seconds{agent=prog}: the agent
+	 * observes each poll round's duration (fb_metric_observe). */
+	struct fb_metric *poll_seconds;
 
 	/* Private. */
-	const char *broker_arg, *map_arg;
+	const char *broker_arg, *map_arg, *metrics_arg;
+	struct fb_metrics_http *metrics_http;
+	struct fb_metric *m_submitted, *m_dropped, *m_acked, *m_resent, *m_reconnects;
+	struct fb_metric *m_connected, *m_unacked;
 	int log_level;
 	uint64_t reconnects;
 	struct event *sigterm, *sigint, *reconnect_check;
@@ -100,11 +120,13 @@ int fb_agent_opts_done(struct fb_agent *ag, int argc, char **argv);
 int fb_agent_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out);
 
 /* The loop (with libevent's pthread locking when threads: events made
- * active from another thread); SIGPIPE ignored. 0 or 1 (logged). */
+ * active from another thread) and the metrics registry; SIGPIPE ignored.
+ * 0 or 1 (logged). */
 int fb_agent_base(struct fb_agent *ag, int threads);
 /* The session to --broker keeping up to buffer events unacked, the signal
- * events and, with resync and a reconnected hook, the reconnect watch; the
- * session starts connecting. 0 or 1 (logged). */
+ * events, with resync and a reconnected hook the reconnect watch, and with
+ * --metrics the /metrics listener; the session starts connecting. 0 or 1
+ * (logged). */
 int fb_agent_session(struct fb_agent *ag, size_t buffer, const struct fb_agent_hooks *hooks);
 /* Runs the loop until a stop's drain is over (or fb_agent_fatal);
  * returns the exit status. */

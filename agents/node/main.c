@@ -15,6 +15,8 @@
 #include "fb_log.h"
 #include "fb_http.h"
 #include "fb_map_get.h"
+#include "fb_metrics.h"
+#include "fb_time.h"
 #include "fb_usage.h"
 #include "node_eth.h"
 #include "node_ib.h"
@@ -62,6 +64,7 @@ static void help(void)
 	       "SYNOPSIS\n"
 	       "    " PROG " [--broker HOST:PORT] [--agent-id ID] [--node-name NAME]\n"
 	       "                         [--interval MS] [--no-ib] [--no-eth] [--log-level LEVEL]\n"
+	       "                         [--metrics ADDR:PORT]\n"
 	       "                         [--map HOST:PORT] [--no-resync] [--once]\n"
 	       "\n"
 	       "DESCRIPTION\n"
@@ -100,6 +103,7 @@ static void help(void)
 	       "        --no-resync         do not resync against the broker's map\n"
 	       FB_AGENT_TLS_HELP
 	       "    -l, --log-level LEVEL   error, warn, info (default) or debug\n"
+	       "        --metrics ADDR:PORT serve Prometheus GET /metrics there (default: off)\n"
 	       "        --once              print the inventory as JSON lines on stdout and exit;\n"
 	       "                            no broker is contacted\n"
 	       "    -h, --help              show this help\n"
@@ -321,8 +325,11 @@ static void ib_tick(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct agent *a = arg;
-	if (!a->ag.stopping)
-		scan_ib(a);
+	if (a->ag.stopping)
+		return;
+	int64_t t0 = fb_time_ns();
+	scan_ib(a);
+	fb_metric_observe(a->ag.poll_seconds, (double)(fb_time_ns() - t0) / 1e9);
 }
 
 static void nl_readable(evutil_socket_t fd, short what, void *arg)

@@ -8,6 +8,7 @@
  * that is the documented drop point (kernel_drops in the stats line).
  */
 #include "fb_agent.h"
+#include "fb_metrics.h"
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_session.h"
@@ -21,6 +22,7 @@
 #include <event2/event.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,12 @@ struct agent {
 	struct snmp_trap *trap;
 	struct snmp_poll *poll;
 	struct event *sigusr1;
+	struct snmp_metrics {
+		struct fb_metric *packets, *kernel_drops, *poll_events;
+		/* fabricbus_snmp_traps_total{result=...}: event, dropped, ignored,
+		 * malformed, bad_community, v3_rejected, not_trap */
+		struct fb_metric *traps[7];
+	} m;
 };
 
 static void help(void)
@@ -51,8 +59,10 @@ static void help(void)
 	       "                         [--config FILE] [--listen SPEC] [--no-traps]\n"
 	       "                         [--rcvbuf BYTES] [--buffer EVENTS]\n"
 	       "                         [--poll-interval MS] [--poll-timeout MS] [--poll-retries N]\n"
+	       "                         [--mac-interval MS]\n"
 	       "                         [--unreachable-after N] [--error-threshold NAME=RATE]...\n"
 	       "                         [--map HOST:PORT] [--no-resync] [--log-level LEVEL]\n"
+	       "                         [--metrics ADDR:PORT]\n"
 	       "\n"
 	       "DESCRIPTION\n"
 	       "    Traps (v1, v2c, v3 authPriv; INFORMs acknowledged): linkDown becomes\n"
@@ -63,6 +73,11 @@ static void help(void)
 	       "    --poll-interval and reports ifOperStatus changes the same way, error and\n"
 	       "    discard rates over --error-threshold (counter_threshold / counter_cleared,\n"
 	       "    with hysteresis) and switch_unreachable / switch_reachable.\n"
+	       "    Ports to hosts: after a poll round, every --mac-interval, the poller walks\n"
+	       "    the switch's lldpRemTable, dot1d/dot1qTpFdbTable and ipNetToPhysicalTable\n"
+	       "    and reports the one host MAC behind each port (a topology event with the\n"
+	       "    MAC as peer); the broker names the node that owns the MAC on every event\n"
+	       "    of the port, so fabricbus-slurm drains it on an Ethernet link failure.\n"
 	       "    Resync: after a switch's first poll round, and again after the session\n"
 	       "    reconnects, the poller reads the broker's GET /fabric/map (--map) and\n"
 	       "    reports every difference with its own view as the event a live change\n"
@@ -84,6 +99,8 @@ static void help(void)
 	       "        --poll-interval MS     IF-MIB poll period, 100..3600000 (default 10000)\n"
 	       "        --poll-timeout MS      per request, 10..60000 (default 1000)\n"
 	       "        --poll-retries N       0..10 (default 1)\n"
+	       "        --mac-interval MS      LLDP/FDB/ARP walk period, 0 (never) or\n"
+	       "                               100..86400000 (default 60000)\n"
 	       "    -u, --unreachable-after N  failed polls before switch_unreachable (default 3)\n"
 	       "        --error-threshold NAME=RATE  per second; NAME if_in_errors,\n"
 	       "                               if_out_errors, if_in_discards, if_out_discards\n"
@@ -93,6 +110,7 @@ static void help(void)
 	       "        --no-resync            do not resync against the broker's map\n"
 	       FB_AGENT_TLS_HELP
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
+	       FB_AGENT_METRICS_HELP
 	       "    -h, --help                 show this help\n"
 	       "\n"
 	       "SIGNALS\n"
@@ -109,7 +127,7 @@ static void help(void)
 static int parse_opts(struct agent *a, int argc, char **argv)
 {
 	enum { O_LISTEN = 256, O_NO_TRAPS, O_RCVBUF, O_BUFFER, O_PINT, O_PTIMEOUT, O_PRETRIES,
-	       O_ERR_THR };
+	       O_ERR_THR, O_MACINT };
 	static const struct option lo[] = {
 		FB_AGENT_OPTIONS,
 		FB_AGENT_FABRIC_OPTION,
@@ -122,6 +140,7 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		{ "poll-interval", required_argument, NULL, O_PINT },
 		{ "poll-timeout", required_argument, NULL, O_PTIMEOUT },
 		{ "poll-retries", required_argument, NULL, O_PRETRIES },
+		{ "mac-interval", required_argument, NULL, O_MACINT },
 		{ "unreachable-after", required_argument, NULL, 'u' },
 		{ "error-threshold", required_argument, NULL, O_ERR_THR },
 		{ NULL, 0, NULL, 0 },
@@ -155,6 +174,14 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		case O_PRETRIES:
 			if (fb_agent_parse_uint(optarg, 0, 10, &a->pcfg.retries))
 				return fb_usage_error(PROG, "bad --poll-retries '%s': want 0..10", optarg);
+			break;
+		case O_MACINT:
+			if (strcmp(optarg, "0") != 0 &&
+			    fb_agent_parse_uint(optarg, 100, 86400000, &a->pcfg.mac_interval_ms))
+				return fb_usage_error(PROG, "bad --mac-interval '%s': want 0 or "
+						      "100..86400000", optarg);
+			if (strcmp(optarg, "0") == 0)
+				a->pcfg.mac_interval_ms = 0;
 			break;
 		case 'u':
 			if (fb_agent_parse_uint(optarg, 1, 1000, &a->pcfg.ifc.unreachable_after))
@@ -248,13 +275,61 @@ static void on_usr1(evutil_socket_t sig, short what, void *arg)
 	log_stats(arg);
 }
 
-/* snmp_poll_cfg.resync: a switch's round is complete, diff it against the
- * broker's map. */
-static void on_resync(void *arg, const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit,
-		      void *emit_arg)
+#define SM(field) offsetof(struct snmp_metrics, field)
+#define TRAPS_HELP "Traps received, by what became of them."
+static const struct fb_metric_def snmp_series[] = {
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_trap_packets_total",
+	  "Trap PDUs decoded and authenticated.", NULL, SM(packets) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_trap_kernel_drops_total",
+	  "Trap datagrams the kernel dropped (socket buffer full).", NULL, SM(kernel_drops) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_poll_events_total", "Events the IF-MIB poller reported.",
+	  NULL, SM(poll_events) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"event\"", SM(traps[0]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"dropped\"", SM(traps[1]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"ignored\"", SM(traps[2]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"malformed\"",
+	  SM(traps[3]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"bad_community\"",
+	  SM(traps[4]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"v3_rejected\"",
+	  SM(traps[5]) },
+	{ FB_METRIC_COUNTER, "fabricbus_snmp_traps_total", TRAPS_HELP, "result=\"not_trap\"",
+	  SM(traps[6]) },
+};
+#undef SM
+
+static int metrics_init(struct agent *a)
+{
+	return fb_metrics_add_all(a->ag.metrics, snmp_series, sizeof(snmp_series) / sizeof(snmp_series[0]),
+				  &a->m, NULL);
+}
+
+/* Before a /metrics scrape (loop thread). */
+static void collect(void *arg)
 {
 	struct agent *a = arg;
-	snmp_resync_switch(a->ag.map_host, a->ag.map_port, sw, emit, emit_arg);
+	struct snmp_metrics *m = &a->m;
+	if (a->trap) {
+		struct snmp_trap_stats t;
+		snmp_trap_get_stats(a->trap, &t);
+		const uint64_t by[7] = { t.events, t.dropped, t.ignored, t.malformed, t.bad_community,
+					 t.v3_rejected, t.not_traps };
+		for (size_t i = 0; i < 7; i++)
+			fb_metric_set(m->traps[i], (double)by[i]);
+		fb_metric_set(m->packets, (double)t.packets);
+		fb_metric_set(m->kernel_drops, (double)snmp_trap_kernel_drops(a->trap));
+	}
+	if (a->poll)
+		fb_metric_set(m->poll_events, (double)snmp_poll_events(a->poll));
+}
+
+/* snmp_poll_cfg.resync: a switch's round is complete, diff it against the
+ * broker's map. */
+static int on_resync(void *arg, const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit,
+		     void *emit_arg)
+{
+	struct agent *a = arg;
+	return snmp_resync_switch(a->ag.map_host, a->ag.map_port, sw, emit, emit_arg);
 }
 
 static void on_reconnected(void *arg)
@@ -276,7 +351,11 @@ static int run(struct agent *a)
 {
 	char err[512];
 	const struct fb_agent_hooks h = { .stop = on_stop, .reconnected = on_reconnected,
-					  .ack = on_ack, .arg = a };
+					  .ack = on_ack, .collect = collect, .arg = a };
+	if (metrics_init(a)) {
+		fb_log_err("out of memory setting up the metrics");
+		return 1;
+	}
 	if (fb_agent_session(&a->ag, a->buffer, &h))
 		return 1;
 	a->sigusr1 = evsignal_new(a->ag.base, SIGUSR1, on_usr1, a);
@@ -302,6 +381,8 @@ static int run(struct agent *a)
 	if (a->poll) {
 		tc.map.ifname = snmp_poll_ifname;
 		tc.map.ifname_arg = a->poll;
+		tc.map.peer = snmp_poll_peer;
+		tc.map.peer_arg = a->poll;
 	}
 	if (a->traps && snmp_trap_open(a->ag.base, &tc, &a->trap, err, sizeof(err)) != 0) {
 		fb_log_err("%s", err);

@@ -107,17 +107,25 @@ static int user_line(struct snmp_conf *c, char **w, size_t n, const char *origin
 	if (!u)
 		return -ENOMEM;
 	snprintf(u->name, sizeof(u->name), "%s", w[0]);
-	snprintf(u->line, sizeof(u->line), "%s%s%s %s %s %s %s %s", n == 6 ? "-e " : "",
-		 n == 6 ? w[5] : "", n == 6 ? "" : "", w[0], w[1], w[2], w[3], w[4]);
+	snprintf(u->auth, sizeof(u->auth), "%s", w[1]);
+	snprintf(u->authpass, sizeof(u->authpass), "%s", w[2]);
+	snprintf(u->priv, sizeof(u->priv), "%s", w[3]);
+	snprintf(u->privpass, sizeof(u->privpass), "%s", w[4]);
+	snprintf(u->engine, sizeof(u->engine), "%s", n == 6 ? w[5] : "");
+	/* no leading blank: net-snmp's createUser parser would take it for an
+	 * empty user name ("unknown authProtocol") */
+	snprintf(u->line, sizeof(u->line), "%s%s%s%s %s %s %s %s", n == 6 ? "-e " : "",
+		 n == 6 ? w[5] : "", n == 6 ? " " : "", w[0], w[1], w[2], w[3], w[4]);
 	return 0;
 }
 
 static int poll_line(struct snmp_conf *c, char **w, size_t n, const char *origin, char *err,
 		     size_t errsz)
 {
-	if (n != 2 || !valid_word(w[1]) || strlen(w[0]) >= FB_ADDR_MAX)
-		return fb_err_set(err, errsz, FB_ECONFIG, "%s: Poll wants ADDRESS[:PORT] COMMUNITY",
-				  origin);
+	int v3 = n == 3 && strcmp(w[1], "v3") == 0;
+	if ((n != 2 && !v3) || !valid_word(w[n - 1]) || strlen(w[0]) >= FB_ADDR_MAX)
+		return fb_err_set(err, errsz, FB_ECONFIG, "%s: Poll wants ADDRESS[:PORT] COMMUNITY, "
+				  "or ADDRESS[:PORT] v3 USER (a User= name)", origin);
 	struct snmp_conf_poll *p = push(&c->polls, &c->n_polls, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -126,7 +134,10 @@ static int poll_line(struct snmp_conf *c, char **w, size_t n, const char *origin
 	if (colon && !strchr(p->addr, '[') && strchr(p->addr, ':') == colon)
 		*colon = '\0'; /* a.b.c.d:port */
 	snprintf(p->peer, sizeof(p->peer), "udp:%s%s", w[0], colon ? "" : ":161");
-	snprintf(p->community, sizeof(p->community), "%s", w[1]);
+	if (v3)
+		snprintf(p->user, sizeof(p->user), "%s", w[2]);
+	else
+		snprintf(p->community, sizeof(p->community), "%s", w[1]);
 	return 0;
 }
 
@@ -250,6 +261,14 @@ const struct snmp_conf_switch *snmp_conf_switch(const struct snmp_conf *c, const
 	for (size_t i = 0; i < c->n_switches; i++)
 		if (strcmp(c->switches[i].addr, addr) == 0)
 			return &c->switches[i];
+	return NULL;
+}
+
+const struct snmp_conf_user *snmp_conf_user(const struct snmp_conf *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_users; i++)
+		if (strcmp(c->users[i].name, name) == 0)
+			return &c->users[i];
 	return NULL;
 }
 

@@ -23,6 +23,9 @@
  *                                   event of KIND (default port_state) at
  *                                   SEVERITY (OK, Warning, Critical)
  *   Poll=ADDRESS[:PORT] COMMUNITY   poll this switch's IF-MIB with SNMPv2c
+ *   Poll=ADDRESS[:PORT] v3 USER     ... with SNMPv3 authPriv as the User= line
+ *                                   USER (its ENGINEID, if given, is the
+ *                                   switch's: no discovery at start)
  *
  * Ownership: snmp_conf owns its arrays; snmp_conf_free() releases them.
  */
@@ -54,12 +57,17 @@ struct snmp_conf_user {
 	 * PASS PRIV PASS */
 	char line[4 * SNMP_CONF_STR_MAX + 96];
 	char name[SNMP_CONF_STR_MAX];
+	/* the same, parsed, for a v3 poll session */
+	char auth[16], priv[16];
+	char authpass[SNMP_CONF_STR_MAX], privpass[SNMP_CONF_STR_MAX];
+	char engine[2 * 32 + 3]; /* "0x..." or "" */
 };
 
 struct snmp_conf_poll {
 	char peer[FB_ADDR_MAX + 8]; /* "udp:ADDRESS:PORT" form for net-snmp */
 	char addr[FB_ADDR_MAX];     /* as written, without the port */
 	char community[SNMP_CONF_STR_MAX];
+	char user[SNMP_CONF_STR_MAX];  /* SNMPv3: a User= name; "" for v2c */
 };
 
 struct snmp_conf {
@@ -88,6 +96,7 @@ void snmp_conf_free(struct snmp_conf *c);
 
 /* Lookups; NULL / 0 when absent. */
 const struct snmp_conf_switch *snmp_conf_switch(const struct snmp_conf *c, const char *addr);
+const struct snmp_conf_user *snmp_conf_user(const struct snmp_conf *c, const char *name);
 const struct snmp_conf_trap *snmp_conf_trap(const struct snmp_conf *c, const uint32_t *oid,
 					    size_t len);
 int snmp_conf_community_ok(const struct snmp_conf *c, const char *s, size_t len);

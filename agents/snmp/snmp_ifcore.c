@@ -102,7 +102,81 @@ static void fill(struct fb_event *ev, const struct snmp_ifc_switch *sw,
 		ev->subj.ifindex = p->ifindex;
 		(void)fb_strlcpy_field(ev->subj.device, sizeof(ev->subj.device), p->name);
 		ev->port_state = p->oper > 0 && p->oper < 256 ? (uint8_t)p->oper : 0;
+		snmp_ifc_put_peer(ev, p->peer_mac);
 	}
+}
+
+void snmp_ifc_put_peer(struct fb_event *ev, uint64_t mac)
+{
+	if (!mac)
+		return;
+	char s[SNMP_MAC_STR];
+	snmp_mac_format(mac, s);
+	ev->subj.peer_guid = mac;
+	(void)fb_strlcpy_field(ev->subj.peer_name, sizeof(ev->subj.peer_name), s);
+}
+
+uint64_t snmp_ifc_peer(const struct snmp_ifc_switch *sw, uint32_t ifindex)
+{
+	const struct snmp_ifc_port *p = find(sw, ifindex);
+	return p ? p->peer_mac : 0;
+}
+
+static void peer_event(const struct snmp_ifc_switch *sw, const struct snmp_ifc_port *p,
+		       const char *why, snmp_ifc_emit_fn emit, void *arg)
+{
+	struct fb_event ev;
+	char mac[SNMP_MAC_STR];
+	fill(&ev, sw, p, FB_KIND_TOPOLOGY, FB_SEV_OK);
+	snmp_mac_format(p->peer_mac, mac);
+	/* 5 + 17 + 8 + 63 + 2 + 4 + 1 + 17 bytes at most: fits the 127 */
+	snprintf(ev.text, sizeof(ev.text), "mac: %s behind %.63s (%.4s)%.17s", mac,
+		 p->name[0] ? p->name : "?", snmp_mac_src_name(p->peer_src), why);
+	fb_log_info("topology: switch '%s' (%s) ifIndex %u: %s", sw->name, sw->addr, p->ifindex,
+		    ev.text);
+	emit(arg, &ev);
+}
+
+size_t snmp_ifc_set_peers(struct snmp_ifc_switch *sw, const struct snmp_mac_port *mp, size_t n,
+			  snmp_ifc_emit_fn emit, void *arg)
+{
+	size_t out = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct snmp_ifc_port *p = find(sw, mp[i].ifindex);
+		if (!p || !mp[i].mac) {
+			if (p && mp[i].n_macs > 1)
+				fb_log_debug("switch '%s' ifIndex %u: %u MACs (%s): not a host port",
+					     sw->name, mp[i].ifindex, mp[i].n_macs,
+					     snmp_mac_src_name(mp[i].src));
+			continue;
+		}
+		if (p->peer_mac == mp[i].mac) {
+			p->peer_src = mp[i].src;
+			continue;
+		}
+		/* a moved cable: the host's old port no longer has it */
+		for (size_t k = 0; k < sw->n_ports; k++)
+			if (sw->ports[k].peer_mac == mp[i].mac)
+				sw->ports[k].peer_mac = 0;
+		p->peer_mac = mp[i].mac;
+		p->peer_src = mp[i].src;
+		if (emit) {
+			peer_event(sw, p, "", emit, arg);
+			out++;
+		}
+	}
+	return out;
+}
+
+size_t snmp_ifc_send_peers(const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit, void *arg)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sw->n_ports; i++)
+		if (sw->ports[i].peer_mac) {
+			peer_event(sw, &sw->ports[i], "", emit, arg);
+			n++;
+		}
+	return n;
 }
 
 static void oper_changed(struct snmp_ifc_switch *sw, struct snmp_ifc_port *p, int was,
@@ -232,6 +306,12 @@ size_t snmp_ifc_resync(const struct snmp_ifc_switch *sw, const struct snmp_ifc_k
 		int known = k->port_up(k->arg, p->ifindex);
 		if (known < 0 || known != (p->oper == 1)) {
 			resync_port(sw, p, known, emit, arg);
+			n++;
+		}
+		/* the baseline topology event above carried the peer already */
+		if (known >= 0 && p->peer_mac && k->port_peer &&
+		    k->port_peer(k->arg, p->ifindex) != p->peer_mac) {
+			peer_event(sw, p, ", found at resync", emit, arg);
 			n++;
 		}
 	}

@@ -29,6 +29,7 @@
 
 #include "fb_event.h"
 #include "fb_threshold.h"
+#include "snmp_mac.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -80,6 +81,8 @@ struct snmp_ifc_port {
 	uint64_t hc_in, hc_out;
 	uint64_t t_ms;
 	struct fb_hyst h[SNMP_IFC__N];
+	uint64_t peer_mac;           /* the host behind it (snmp_mac.h), 0 none */
+	uint8_t peer_src;            /* enum snmp_mac_src */
 };
 
 /* One switch's state. Zero it, then set the identity fields. */
@@ -117,6 +120,8 @@ void snmp_ifc_failed(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg,
 struct snmp_ifc_known {
 	int reachable;
 	int (*port_up)(void *arg, uint32_t ifindex);
+	/* The peer MAC the broker holds for the port, 0 none; NULL: not known. */
+	uint64_t (*port_peer)(void *arg, uint32_t ifindex);
 	void *arg;
 };
 /* After a complete round: every difference between sw (as the round left
@@ -124,9 +129,29 @@ struct snmp_ifc_known {
  * give (switch_reachable, link_up, link_down, or port_state for an
  * administratively down port) with the counter resync = 1; a port the
  * broker has no state of gets a topology event with its ifOperStatus (the
- * baseline a later resync diffs against). Returns the events emitted. */
+ * baseline a later resync diffs against); a port whose peer MAC the broker
+ * does not hold (port_peer) gets a topology event with it. Returns the
+ * events emitted. */
 size_t snmp_ifc_resync(const struct snmp_ifc_switch *sw, const struct snmp_ifc_known *k,
 		       snmp_ifc_emit_fn emit, void *arg);
+/* A MAC walk's result (snmp_mac_resolve): each port of sw whose host MAC is
+ * new or changed takes it and gets a topology event naming it (peer_guid =
+ * the MAC's 48 bits, peer_name = "aa:bb:cc:dd:ee:ff"); ports the walk did
+ * not list, or listed with several MACs, keep what they had (a host whose
+ * link is down drops out of the FDB and ARP tables but is still cabled
+ * there); a MAC found on another port leaves its old one (a moved cable).
+ * From then on every event of the port carries its peer. emit
+ * NULL: record only (a resync follows, which sends what the broker lacks).
+ * Returns the events emitted. */
+size_t snmp_ifc_set_peers(struct snmp_ifc_switch *sw, const struct snmp_mac_port *mp, size_t n,
+			  snmp_ifc_emit_fn emit, void *arg);
+/* A topology event for every port with a peer (a resync that could not
+ * read the broker's map). Returns the events emitted. */
+size_t snmp_ifc_send_peers(const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit, void *arg);
+/* The peer MAC of a port, or 0. */
+uint64_t snmp_ifc_peer(const struct snmp_ifc_switch *sw, uint32_t ifindex);
+/* Fill ev's peer (peer_guid, peer_name) with mac. */
+void snmp_ifc_put_peer(struct fb_event *ev, uint64_t mac);
 /* The learned name of a port, or NULL. */
 const char *snmp_ifc_name(const struct snmp_ifc_switch *sw, uint32_t ifindex);
 void snmp_ifc_switch_free(struct snmp_ifc_switch *sw);

@@ -2,6 +2,7 @@
 #include "snmp_map.h"
 
 #include "fb_err.h"
+#include "snmp_ifcore.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -153,6 +154,8 @@ static void fill_subject(const struct snmp_map_ctx *m, const char *sender,
 			copy_text(ev->subj.device, sizeof(ev->subj.device), (const u_char *)n,
 				  strlen(n));
 	}
+	if (m->peer && tv->ifindex)
+		snmp_ifc_put_peer(ev, m->peer(m->peer_arg, sender, tv->ifindex));
 }
 
 int snmp_map_trap(const struct snmp_map_ctx *m, const char *sender, const netsnmp_pdu *pdu,

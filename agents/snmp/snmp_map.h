@@ -16,7 +16,9 @@
  * The subject: tech ethernet; addr = the sender's address; switch_name =
  * the config's name for it, else the address; ifindex from the ifIndex
  * varbind (or the index of ifAdminStatus/ifOperStatus/ifDescr/ifName);
- * device = ifName, else ifDescr, else the name the poller learned (lookup).
+ * device = ifName, else ifDescr, else the name the poller learned (lookup);
+ * peer_guid/peer_name = the host MAC the poller learned behind the port
+ * (snmp_mac.h), if any: the broker names the node from it.
  */
 #ifndef SNMP_MAP_H
 #define SNMP_MAP_H
@@ -32,11 +34,16 @@
 /* The name learned for (switch address, ifIndex) by the poller, or NULL. */
 typedef const char *(*snmp_map_ifname_fn)(void *arg, const char *addr, uint32_t ifindex);
 
+/* The host MAC learned behind (switch address, ifIndex), or 0. */
+typedef uint64_t (*snmp_map_peer_fn)(void *arg, const char *addr, uint32_t ifindex);
+
 struct snmp_map_ctx {
 	const struct snmp_conf *conf;
 	const char *fabric;        /* copied into every event */
 	snmp_map_ifname_fn ifname; /* may be NULL */
 	void *ifname_arg;
+	snmp_map_peer_fn peer;     /* may be NULL */
+	void *peer_arg;
 };
 
 /* 0 and *ev filled; SNMP_MAP_IGNORED; or FB_EMALFORMED with why (a trap

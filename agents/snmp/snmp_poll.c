@@ -47,6 +47,13 @@ struct target {
 	netsnmp_large_fd_set fds;
 	struct snmp_ifc_switch sw;
 	int resync;             /* diff against the broker after the next round */
+	/* the MAC walk (snmp_mac.h), after an IF-MIB round once mac_interval_ms passed */
+	int mac_busy;
+	uint64_t mac_last_ms;
+	oid mnext[SNMP_MAC_C__N][MAX_OID_LEN];
+	size_t mnext_len[SNMP_MAC_C__N];
+	unsigned mdone;
+	struct snmp_mac_tab mtab;
 	/* the round in progress */
 	int busy, first, names, pages;
 	oid next[C__N][MAX_OID_LEN];
@@ -72,6 +79,7 @@ void snmp_poll_cfg_default(struct snmp_poll_cfg *cfg)
 	cfg->interval_ms = 10000;
 	cfg->timeout_ms = 1000;
 	cfg->retries = 1;
+	cfg->mac_interval_ms = 60000;
 	snmp_ifc_cfg_default(&cfg->ifc);
 }
 
@@ -112,11 +120,58 @@ static struct snmp_ifc_row *row_of(struct target *t, uint32_t ifindex)
 
 static int send_page(struct target *t);
 
+/* One GETBULK of the n columns not done yet, each from where it stopped
+ * (next[c]), after sysUpTime.0 and ifTableLastChange.0 when scalars. */
+static int send_bulk(struct target *t, oid (*next)[MAX_OID_LEN], const size_t *next_len, int n,
+		     unsigned done, int scalars, netsnmp_callback cb)
+{
+	netsnmp_pdu *pdu = snmp_pdu_create(SNMP_MSG_GETBULK);
+	if (!pdu)
+		return -ENOMEM;
+	pdu->non_repeaters = scalars ? 2 : 0;
+	pdu->max_repetitions = REPS;
+	if (scalars) {
+		snmp_add_null_var(pdu, sys_uptime, 8);
+		snmp_add_null_var(pdu, if_table_last_change, 9);
+	}
+	for (int c = 0; c < n; c++)
+		if (!(done & (1u << c)))
+			snmp_add_null_var(pdu, next[c], next_len[c]);
+	if (snmp_sess_async_send(t->sessp, pdu, cb, t) == 0) {
+		snmp_free_pdu(pdu);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Why a response cannot be used, or NULL. */
+static const char *response_error(int op, const netsnmp_pdu *pdu)
+{
+	if (op != NETSNMP_CALLBACK_OP_RECEIVED_MESSAGE)
+		return "timed out";
+	if (pdu->command != SNMP_MSG_RESPONSE || pdu->errstat != SNMP_ERR_NOERROR)
+		return pdu->errstat ? snmp_errstring((int)pdu->errstat) : "not a response";
+	return NULL;
+}
+
 static void round_failed(struct target *t, const char *why)
 {
 	t->busy = 0;
 	fb_log_debug("switch '%s' (%s): poll round failed: %s", t->sw.name, t->sw.addr, why);
 	snmp_ifc_failed(&t->sw, &t->p->cfg.ifc, emit, t->p);
+}
+
+static void start_mac_walk(struct target *t);
+
+/* The diff against the broker, if one is due (first round, reconnect). A
+ * map that cannot be read gets the recorded peers sent as they are. */
+static void resync_if_due(struct target *t)
+{
+	if (!t->resync || !t->p->cfg.resync)
+		return;
+	t->resync = 0;
+	if (t->p->cfg.resync(t->p->cfg.emit_arg, &t->sw, emit, t->p) < 0)
+		snmp_ifc_send_peers(&t->sw, emit, t->p);
 }
 
 static void round_done(struct target *t)
@@ -130,10 +185,120 @@ static void round_done(struct target *t)
 		fb_log_warn("switch '%s': out of memory keeping its ports; round ignored", t->sw.name);
 		return;
 	}
-	if (t->resync && t->p->cfg.resync) {
-		t->resync = 0;
-		t->p->cfg.resync(t->p->cfg.emit_arg, &t->sw, emit, t->p);
+	uint64_t now = t->round.t_ms;
+	if (t->p->cfg.mac_interval_ms &&
+	    (!t->mac_last_ms || now - t->mac_last_ms >= t->p->cfg.mac_interval_ms)) {
+		/* the resync waits for it: it diffs the peers too */
+		start_mac_walk(t);
+		return;
 	}
+	resync_if_due(t);
+}
+
+/* ---- the MAC walk: LLDP, FDB and ARP tables (snmp_mac.h) ---- */
+
+static void mac_walk_done(struct target *t, const char *failed)
+{
+	t->busy = 0;
+	t->mac_busy = 0;
+	t->mac_last_ms = mono_ms();
+	if (failed) {
+		fb_log_debug("switch '%s' (%s): MAC walk failed: %s", t->sw.name, t->sw.addr, failed);
+	} else {
+		struct snmp_mac_port *mp = NULL;
+		size_t n = 0;
+		if (snmp_mac_resolve(&t->mtab, &mp, &n) != 0)
+			fb_log_warn("switch '%s': out of memory resolving its MAC tables", t->sw.name);
+		/* With a resync to come, it sends what the broker's map lacks:
+		 * a restarted agent does not repeat every peer. */
+		int quiet = t->resync && t->p->cfg.resync;
+		size_t ev = snmp_ifc_set_peers(&t->sw, mp, n, quiet ? NULL : emit, t->p);
+		fb_log_debug("switch '%s' (%s): MAC walk: %llu rows (%llu ignored, %llu over the cap), "
+			     "%zu ports with a source, %zu new peers", t->sw.name, t->sw.addr,
+			     (unsigned long long)t->mtab.taken, (unsigned long long)t->mtab.ignored,
+			     (unsigned long long)t->mtab.dropped, n, ev);
+		free(mp);
+	}
+	snmp_mac_tab_free(&t->mtab);
+	resync_if_due(t);
+}
+
+static int mac_send_page(struct target *t);
+
+/* One page: the active columns' varbinds in turn, as take_page. */
+static void mac_take_page(struct target *t, const netsnmp_pdu *pdu)
+{
+	int active[SNMP_MAC_C__N], n = 0;
+	for (int c = 0; c < SNMP_MAC_C__N; c++)
+		if (!(t->mdone & (1u << c)))
+			active[n++] = c;
+	unsigned ended = 0;
+	int i = 0;
+	for (const netsnmp_variable_list *v = pdu->variables; v && n; v = v->next_variable,
+	     i = (i + 1) % n) {
+		int c = active[i];
+		const struct snmp_mac_col_def *d = &snmp_mac_cols[c];
+		if (ended & (1u << c))
+			continue;
+		if (v->type == SNMP_ENDOFMIBVIEW || v->type == SNMP_NOSUCHOBJECT ||
+		    v->type == SNMP_NOSUCHINSTANCE || v->name_length > MAX_OID_LEN ||
+		    netsnmp_oid_is_subtree(d->oid, d->len, v->name, v->name_length) != 0 ||
+		    snmp_oid_compare(v->name, v->name_length, t->mnext[c], t->mnext_len[c]) <= 0) {
+			ended |= 1u << c;
+			continue;
+		}
+		memcpy(t->mnext[c], v->name, v->name_length * sizeof(oid));
+		t->mnext_len[c] = v->name_length;
+		if (snmp_mac_take(&t->mtab, v) < 0)
+			ended |= 1u << c; /* out of memory: this column stops here */
+	}
+	t->mdone |= ended;
+}
+
+static int on_mac_response(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pdu,
+			   void *magic)
+{
+	(void)sess;
+	(void)reqid;
+	struct target *t = magic;
+	if (t->p->stopping || !t->mac_busy)
+		return 1;
+	const char *why = response_error(op, pdu);
+	if (why) {
+		mac_walk_done(t, why);
+		return 1;
+	}
+	unsigned before = t->mdone;
+	mac_take_page(t, pdu);
+	unsigned all = (1u << SNMP_MAC_C__N) - 1;
+	if (t->mdone == all || (t->mdone == before && !pdu->variables))
+		mac_walk_done(t, NULL);
+	else if (++t->pages >= MAX_PAGES)
+		mac_walk_done(t, NULL); /* what it has: a table that never ends is broken */
+	else if (mac_send_page(t) != 0)
+		mac_walk_done(t, "cannot send");
+	return 1;
+}
+
+static int mac_send_page(struct target *t)
+{
+	return send_bulk(t, t->mnext, t->mnext_len, SNMP_MAC_C__N, t->mdone, 0, on_mac_response);
+}
+
+/* The switch stays busy (no IF-MIB round starts) until the walk is done. */
+static void start_mac_walk(struct target *t)
+{
+	t->busy = 1;
+	t->mac_busy = 1;
+	t->pages = 0;
+	t->mdone = 0;
+	snmp_mac_tab_free(&t->mtab);
+	for (int c = 0; c < SNMP_MAC_C__N; c++) {
+		memcpy(t->mnext[c], snmp_mac_cols[c].oid, snmp_mac_cols[c].len * sizeof(oid));
+		t->mnext_len[c] = snmp_mac_cols[c].len;
+	}
+	if (mac_send_page(t) != 0)
+		mac_walk_done(t, "cannot send");
 }
 
 void snmp_poll_resync(struct snmp_poll *p)
@@ -236,12 +401,9 @@ static int on_response(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pd
 	struct target *t = magic;
 	if (t->p->stopping || !t->busy)
 		return 1;
-	if (op != NETSNMP_CALLBACK_OP_RECEIVED_MESSAGE) {
-		round_failed(t, "timed out");
-		return 1;
-	}
-	if (pdu->command != SNMP_MSG_RESPONSE || pdu->errstat != SNMP_ERR_NOERROR) {
-		round_failed(t, pdu->errstat ? snmp_errstring((int)pdu->errstat) : "not a response");
+	const char *why = response_error(op, pdu);
+	if (why) {
+		round_failed(t, why);
 		return 1;
 	}
 	unsigned before = t->done;
@@ -260,23 +422,7 @@ static int on_response(int op, netsnmp_session *sess, int reqid, netsnmp_pdu *pd
 
 static int send_page(struct target *t)
 {
-	netsnmp_pdu *pdu = snmp_pdu_create(SNMP_MSG_GETBULK);
-	if (!pdu)
-		return -ENOMEM;
-	pdu->non_repeaters = t->first ? 2 : 0;
-	pdu->max_repetitions = REPS;
-	if (t->first) {
-		snmp_add_null_var(pdu, sys_uptime, 8);
-		snmp_add_null_var(pdu, if_table_last_change, 9);
-	}
-	for (int c = 0; c < C__N; c++)
-		if (!(t->done & (1u << c)))
-			snmp_add_null_var(pdu, t->next[c], t->next_len[c]);
-	if (snmp_sess_async_send(t->sessp, pdu, on_response, t) == 0) {
-		snmp_free_pdu(pdu);
-		return -EIO;
-	}
-	return 0;
+	return send_bulk(t, t->next, t->next_len, C__N, t->done, t->first, on_response);
 }
 
 static void start_round(struct target *t)
@@ -329,15 +475,77 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* "0x8000..." -> bytes; the length, or 0. */
+static size_t engine_bytes(const char *hex, u_char *out, size_t max)
+{
+	size_t n = 0;
+	for (const char *h = hex + 2; h[0] && h[1] && n < max; h += 2) {
+		unsigned b;
+		if (sscanf(h, "%2x", &b) != 1)
+			return 0;
+		out[n++] = (u_char)b;
+	}
+	return n;
+}
+
+/* SNMPv3 authPriv as User= line u says: its keys from the passphrases, and
+ * with its ENGINEID (the switch's) no engine discovery, which would block
+ * snmp_sess_open for up to timeout x (retries + 1). */
+static int v3_session(netsnmp_session *s, const struct snmp_conf_poll *cp,
+		      const struct snmp_conf_user *u, u_char *engine, size_t engine_max, char *err,
+		      size_t errsz)
+{
+	size_t alen = 0, plen = 0;
+	oid *ao = sc_get_auth_oid(usm_lookup_auth_type(u->auth), &alen);
+	oid *po = sc_get_priv_oid(usm_lookup_priv_type(u->priv), &plen);
+	if (!ao || !po)
+		return fb_err_set(err, errsz, FB_ECONFIG, "Poll=%s v3 %s: net-snmp has no %s or %s",
+				  cp->addr, u->name, u->auth, u->priv);
+	s->version = SNMP_VERSION_3;
+	s->securityModel = USM_SEC_MODEL_NUMBER;
+	s->securityName = (char *)u->name;
+	s->securityNameLen = strlen(u->name);
+	s->securityLevel = SNMP_SEC_LEVEL_AUTHPRIV;
+	s->securityAuthProto = ao;
+	s->securityAuthProtoLen = alen;
+	s->securityAuthKeyLen = USM_AUTH_KU_LEN;
+	s->securityPrivProto = po;
+	s->securityPrivProtoLen = plen;
+	s->securityPrivKeyLen = USM_PRIV_KU_LEN;
+	if (generate_Ku(ao, (u_int)alen, (const u_char *)u->authpass, strlen(u->authpass),
+			s->securityAuthKey, &s->securityAuthKeyLen) != SNMPERR_SUCCESS ||
+	    generate_Ku(ao, (u_int)alen, (const u_char *)u->privpass, strlen(u->privpass),
+			s->securityPrivKey, &s->securityPrivKeyLen) != SNMPERR_SUCCESS)
+		return fb_err_set(err, errsz, FB_ECONFIG, "Poll=%s v3 %s: cannot derive its keys",
+				  cp->addr, u->name);
+	size_t elen = u->engine[0] ? engine_bytes(u->engine, engine, engine_max) : 0;
+	if (elen) {
+		s->securityEngineID = s->contextEngineID = engine;
+		s->securityEngineIDLen = s->contextEngineIDLen = elen;
+		s->flags |= SNMP_FLAGS_DONT_PROBE;
+	}
+	return 0;
+}
+
 static int open_target(struct snmp_poll *p, struct event_base *base, struct target *t,
 		       const struct snmp_conf_poll *cp, char *err, size_t errsz)
 {
 	netsnmp_session s;
+	u_char engine[32];
 	snmp_sess_init(&s);
 	s.peername = (char *)cp->peer;
 	s.version = SNMP_VERSION_2c;
 	s.community = (u_char *)cp->community;
 	s.community_len = strlen(cp->community);
+	if (cp->user[0]) {
+		const struct snmp_conf_user *u = snmp_conf_user(p->cfg.conf, cp->user);
+		if (!u)
+			return fb_err_set(err, errsz, FB_ECONFIG, "Poll=%s v3 %s: no User=%s line in "
+					  "the config", cp->addr, cp->user, cp->user);
+		int rc = v3_session(&s, cp, u, engine, sizeof(engine), err, errsz);
+		if (rc)
+			return rc;
+	}
 	s.timeout = (long)p->cfg.timeout_ms * 1000;
 	s.retries = (int)p->cfg.retries;
 	s.callback = on_response;
@@ -345,9 +553,14 @@ static int open_target(struct snmp_poll *p, struct event_base *base, struct targ
 	t->p = p;
 	t->cp = cp;
 	t->sessp = snmp_sess_open(&s);
+	memset(s.securityAuthKey, 0, sizeof(s.securityAuthKey));
+	memset(s.securityPrivKey, 0, sizeof(s.securityPrivKey));
 	if (!t->sessp)
-		return fb_err_set(err, errsz, -EINVAL, "Poll=%s: cannot open an SNMP session: %s",
-				  cp->addr, snmp_api_errstring(snmp_errno));
+		return fb_err_set(err, errsz, -EINVAL, "Poll=%s: cannot open an SNMP session: %s%s",
+				  cp->addr, snmp_api_errstring(snmp_errno),
+				  cp->user[0] ? " (SNMPv3: without the switch's ENGINEID on its User= "
+						"line the agent discovers it at start, so the switch "
+						"must answer then)" : "");
 	netsnmp_transport *tr = snmp_sess_transport(t->sessp);
 	t->fd = tr->sock;
 	int fl = fcntl(t->fd, F_GETFL);
@@ -399,6 +612,15 @@ int snmp_poll_start(struct event_base *base, const struct snmp_poll_cfg *cfg,
 	return 0;
 }
 
+uint64_t snmp_poll_peer(void *arg, const char *addr, uint32_t ifindex)
+{
+	struct snmp_poll *p = arg;
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->t[i].sw.addr, addr) == 0)
+			return snmp_ifc_peer(&p->t[i].sw, ifindex);
+	return 0;
+}
+
 const char *snmp_poll_ifname(void *arg, const char *addr, uint32_t ifindex)
 {
 	struct snmp_poll *p = arg;
@@ -438,6 +660,7 @@ void snmp_poll_free(struct snmp_poll *p)
 			netsnmp_large_fd_set_cleanup(&t->fds);
 		}
 		snmp_ifc_switch_free(&t->sw);
+		snmp_mac_tab_free(&t->mtab);
 		free(t->rows);
 	}
 	free(p->t);

@@ -4,7 +4,8 @@
  * /fabric/map (Switches.*, found by Name: the broker keys an Ethernet
  * switch by its fabric and name, its ports by ifIndex) and every
  * difference goes out as the live event would, with the counter resync = 1
- * (snmp_ifc_resync). Runs on the loop thread: the GET blocks for at most
+ * (snmp_ifc_resync); a host MAC the broker does not show on the port
+ * ("PeerMAC") goes out as a topology event again. Runs on the loop thread: the GET blocks for at most
  * SNMP_RESYNC_TIMEOUT_MS.
  */
 #ifndef SNMP_RESYNC_H
@@ -20,9 +21,9 @@
  * emitted. */
 size_t snmp_resync_diff(const json_t *map, const struct snmp_ifc_switch *sw,
 			snmp_ifc_emit_fn emit, void *arg);
-/* GET /fabric/map from host:port, then snmp_resync_diff; a broker that
- * does not answer is logged and skipped. */
-void snmp_resync_switch(const char *host, int port, const struct snmp_ifc_switch *sw,
-			snmp_ifc_emit_fn emit, void *arg);
+/* GET /fabric/map from host:port, then snmp_resync_diff: 0. A broker that
+ * does not answer (or has no map) is logged and skipped: negative. */
+int snmp_resync_switch(const char *host, int port, const struct snmp_ifc_switch *sw,
+		       snmp_ifc_emit_fn emit, void *arg);
 
 #endif

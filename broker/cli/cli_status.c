@@ -10,9 +10,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define STATUS_TIMEOUT_MS 10000  /* connect, send and the whole reply */
 #define MAX_RESPONSE (4u << 20)
@@ -23,11 +25,13 @@ static void help(void)
 	       "    fabricbus status - show what fabricbusd is doing\n"
 	       "\n"
 	       "SYNOPSIS\n"
-	       "    fabricbus status [--http HOST:PORT] [--json]\n"
+	       "    fabricbus status [--http HOST:PORT] [--json] [--color WHEN]\n"
 	       "\n"
 	       "DESCRIPTION\n"
 	       "    Fetches http://HOST:PORT/status from the broker and prints a summary:\n"
-	       "    version and uptime, event totals and rates, the journal (first/last\n"
+	       "    a health line (OK, WARN or CRIT and why: agents disconnected or with\n"
+	       "    gaps, Kafka unreachable or behind, slow subscribers dropped, a listener\n"
+	       "    not accepting), version and uptime, event totals and rates, the journal (first/last\n"
 	       "    EventId, size, segments, sync policy), one line per agent (id, connected,\n"
 	       "    peer, last seq, events, duplicates, gaps, last seen) and the websocket\n"
 	       "    subscribers (peer, filter, next id, lag, sent). Fields the broker does not\n"
@@ -37,6 +41,8 @@ static void help(void)
 	       "    -H, --http HOST:PORT  broker HTTP address (default %s);\n"
 	       "                          also [IPV6]:PORT or :PORT\n"
 	       "    -j, --json            print the broker's JSON document as received\n"
+	       "        --color WHEN      auto (default: on a terminal, unless NO_COLOR is\n"
+	       "                          set), always or never\n"
 	       "    -h, --help            show this help\n"
 	       "\n"
 	       "EXAMPLES\n"
@@ -138,6 +144,95 @@ static const char *ago(json_t *v, char *b, size_t sz)
 	return b;
 }
 
+/* ---- health and colour ---------------------------------------------------- */
+
+enum health { H_OK, H_WARN, H_CRIT };
+static const char *const health_name[] = { "OK", "WARN", "CRIT" };
+static const char *const health_sgr[] = { "\033[32m", "\033[33m", "\033[1;31m" };
+static int use_color; /* set once by fb_cli_status */
+
+/* s padded to width (negative: left-aligned), in colour h when on. */
+static void put_colored(enum health h, int width, const char *s)
+{
+	if (use_color)
+		printf("%s%*s\033[0m", health_sgr[h], width, s);
+	else
+		printf("%*s", width, s);
+}
+
+static long long num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_number(v) ? (long long)json_number_value(v) : 0;
+}
+
+struct verdict {
+	enum health h;
+	char why[400];
+};
+
+/* One reason more; the verdict is the worst of them. */
+static void note(struct verdict *v, enum health h, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void note(struct verdict *v, enum health h, const char *fmt, ...)
+{
+	if (h > v->h)
+		v->h = h;
+	size_t len = strlen(v->why);
+	snprintf(v->why + len, sizeof(v->why) - len, "%s", len ? ", " : "");
+	len = strlen(v->why);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->why + len, sizeof(v->why) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* What an operator should look at first, from the fields /status has. */
+static void judge(json_t *root, struct verdict *v)
+{
+	json_t *b = json_object_get(root, "broker");
+	json_t *agents = json_object_get(b, "agents");
+	long long down = 0, gaps = 0;
+	for (size_t i = 0; i < json_array_size(agents); i++) {
+		json_t *a = json_array_get(agents, i);
+		down += json_is_false(json_object_get(a, "connected"));
+		gaps += num(a, "gaps") > 0;
+	}
+	if (down)
+		note(v, H_WARN, "%lld agent(s) disconnected", down);
+	if (gaps)
+		note(v, H_WARN, "%lld agent(s) dropped events (gaps)", gaps);
+	json_t *k = json_object_get(b, "kafka");
+	if (json_is_true(json_object_get(k, "enabled"))) {
+		if (!json_is_true(json_object_get(k, "connected")))
+			note(v, H_CRIT, "Kafka unreachable (backlog %lld)", num(k, "backlog"));
+		else if (num(k, "backlog") > 10000)
+			note(v, H_WARN, "Kafka %lld events behind", num(k, "backlog"));
+	}
+	json_t *ls = json_object_get(b, "listeners");
+	const char *names[] = { "agents", "http" };
+	for (size_t i = 0; i < 2; i++) {
+		json_t *l = json_object_get(ls, names[i]);
+		if (l && json_is_false(json_object_get(l, "accepting")))
+			note(v, H_CRIT, "%s listener not accepting (%s)", names[i],
+			     F(l, "paused_by"));
+	}
+	json_t *ws = json_object_get(root, "websocket");
+	if (num(ws, "dropped_slow"))
+		note(v, H_WARN, "%lld slow subscriber(s) dropped", num(ws, "dropped_slow"));
+	if (num(ws, "queue_dropped"))
+		note(v, H_WARN, "WebSocket thread skipped %lld events", num(ws, "queue_dropped"));
+}
+
+static void print_health(json_t *root)
+{
+	struct verdict v = { H_OK, "" };
+	judge(root, &v);
+	printf("health:   ");
+	put_colored(v.h, 0, health_name[v.h]);
+	printf("%s%s\n", v.why[0] ? ": " : "", v.why);
+}
+
 static void print_agents(json_t *agents)
 {
 	size_t n = json_array_size(agents);
@@ -149,9 +244,13 @@ static void print_agents(json_t *agents)
 	for (size_t i = 0; i < n; i++) {
 		json_t *a = json_array_get(agents, i);
 		char b[64];
-		printf("  %-24s %-5s %-22s %12s %10s %6s %6s  %s\n", F(a, "id"), F(a, "connected"),
-		       F(a, "peer"), F(a, "last_seq"), F(a, "events"), F(a, "duplicates"),
-		       F(a, "gaps"), ago(json_object_get(a, "last_seen_s"), b, sizeof(b)));
+		int up = json_is_true(json_object_get(a, "connected"));
+		printf("  %-24s ", F(a, "id"));
+		put_colored(up ? H_OK : H_WARN, -5, F(a, "connected"));
+		printf(" %-22s %12s %10s %6s ", F(a, "peer"), F(a, "last_seq"), F(a, "events"),
+		       F(a, "duplicates"));
+		put_colored(num(a, "gaps") ? H_WARN : H_OK, 6, F(a, "gaps"));
+		printf("  %s\n", ago(json_object_get(a, "last_seen_s"), b, sizeof(b)));
 	}
 }
 
@@ -200,6 +299,7 @@ static void print_summary(json_t *root, const char *addr)
 	char u[64], by[64];
 	printf("fabricbusd %s at %s, up %s\n", F(b, "version"), addr,
 	       uptime(json_object_get(b, "uptime_s"), u, sizeof(u)));
+	print_health(root);
 	printf("events:   total %s, duplicates %s, rate %s/s (1 s) %s/s (10 s)\n", F(ev, "total"),
 	       F(ev, "duplicates"), F(ev, "rate_1s"), F(ev, "rate_10s"));
 	printf("journal:  %s\n", F(j, "dir"));
@@ -218,17 +318,20 @@ int fb_cli_status(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "http", required_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "color", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *addr = FB_CLI_DEFAULT_HTTP_ADDR;
 	int raw = 0, c;
+	const char *color = "auto";
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":H:jh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'H': addr = optarg; break;
 		case 'j': raw = 1; break;
+		case 'C': color = optarg; break;
 		case 'h': help(); return 0;
 		case ':': return fb_usage_error("fabricbus status", "%s needs a value", argv[optind - 1]);
 		default: return fb_usage_error("fabricbus status", "unknown option '%s'", argv[optind - 1]);
@@ -236,6 +339,15 @@ int fb_cli_status(int argc, char **argv)
 	}
 	if (optind < argc)
 		return fb_usage_error("fabricbus status", "unexpected argument '%s'", argv[optind]);
+	if (strcmp(color, "always") == 0)
+		use_color = 1;
+	else if (strcmp(color, "auto") == 0)
+		use_color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	else if (strcmp(color, "never") == 0)
+		use_color = 0;
+	else
+		return fb_usage_error("fabricbus status", "bad --color '%s': want auto, always or never",
+				      color);
 	char host[256], hosthdr[300];
 	int port;
 	if (fb_cli_parse_addr(addr, host, sizeof(host), &port) < 0)

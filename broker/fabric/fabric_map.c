@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define WARN_EVERY_NS (60 * 1000000000ull)
 /* After a render that took T, wait RENDER_SPACING * T before the next, so
@@ -153,6 +154,23 @@ void fb_fabric_map_learn(struct fb_fabric_map *m, const struct fb_event *ev)
 		    ev->subj.switch_guid, ev->subj.switch_name, ev->subj.port, ev->agent_id,
 		    rc == -ENOSPC ? "the table is full" : "out of memory",
 		    fb_topology_n_switches(m->topo), fb_topology_n_ports(m->topo));
+}
+
+int fb_fabric_map_enrich_peer(const struct fb_fabric_map *m, struct fb_event *ev)
+{
+	if (ev->tech != FB_TECH_ETH || ev->link_class == FB_LINK_NODE || ev->subj.peer_guid ||
+	    ev->subj.node[0] || ev->kind == FB_KIND_INVENTORY)
+		return 0;
+	const struct fb_topo_port *p = fb_topology_event_port(m->topo, ev);
+	/* a port whose host moved to another port (a newer report claims the
+	 * MAC) names no one */
+	if (!p || !p->peer_guid || p->tech != FB_TECH_ETH ||
+	    fb_topology_by_peer(m->topo, p->peer_guid, p->peer_port) != p)
+		return 0;
+	ev->subj.peer_guid = p->peer_guid;
+	ev->subj.peer_port = p->peer_port;
+	memcpy(ev->subj.peer_name, p->peer_name, sizeof(ev->subj.peer_name));
+	return 1;
 }
 
 int fb_fabric_map_enrich(const struct fb_fabric_map *m, struct fb_event *ev)

@@ -114,6 +114,12 @@ void fb_fabric_map_free(struct fb_fabric_map *m);
 
 /* Learn from an accepted (or recovered) event, after the inventory did. */
 void fb_fabric_map_learn(struct fb_fabric_map *m, const struct fb_event *ev);
+/* An Ethernet switch-side event without a peer (a trap from an agent that
+ * has not walked the switch's MAC tables, or none that could) takes the
+ * peer MAC its port last reported (topology), so that the inventory can
+ * name the node -- unless a newer report put that MAC on another port (a
+ * moved cable). Before fb_inventory_enrich. Returns 1 if it did, else 0. */
+int fb_fabric_map_enrich_peer(const struct fb_fabric_map *m, struct fb_event *ev);
 /* If ev names a node, carries no jobs and jobs are registered on that node,
  * set ev->jobs ("12,123", ascending, only whole ids that fit). Returns 1 if
  * it did (the agent's bytes no longer match), else 0. */

@@ -362,6 +362,16 @@ static void put_switch_ports(struct render *r, const uint32_t *by_sw, size_t fro
 		const struct fb_topo_port *p = fb_topology_port_at(r->topo, by_sw[i]);
 		put(r, i > from ? ",{\"LinkState\":\"" : "{\"LinkState\":\"");
 		put(r, fb_link_state_name(p->state));
+		if (p->tech == FB_TECH_ETH && p->peer_guid && !(p->peer_guid >> 48)) {
+			char mac[24];
+			uint64_t m = p->peer_guid;
+			snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
+				 (unsigned)(m >> 40) & 0xff, (unsigned)(m >> 32) & 0xff,
+				 (unsigned)(m >> 24) & 0xff, (unsigned)(m >> 16) & 0xff,
+				 (unsigned)(m >> 8) & 0xff, (unsigned)m & 0xff);
+			put(r, "\",\"PeerMAC\":\"");
+			put(r, mac);
+		}
 		put(r, "\",\"Port\":");
 		put_int(r, p->port);
 		put(r, "}");

@@ -224,6 +224,14 @@ int fb_inventory_enrich(const struct fb_inventory *inv, struct fb_event *ev)
 {
 	if (ev->subj.node[0])
 		return 0;
+	/* An Ethernet switch port's peer is a host MAC (48 bits in peer_guid). */
+	if (ev->tech == FB_TECH_ETH && ev->link_class != FB_LINK_NODE) {
+		uint32_t idx = ev->subj.peer_guid >> 48 ? 0 : index_get(&inv->macs, ev->subj.peer_guid);
+		if (!idx)
+			return 0;
+		memcpy(ev->subj.node, inv->e[idx - 1].node, sizeof(ev->subj.node));
+		return 1;
+	}
 	const char *node = fb_inventory_node_by_guid(inv, ev->subj.peer_guid);
 	if (!node)
 		node = fb_inventory_node_by_guid(inv, ev->subj.port_guid);

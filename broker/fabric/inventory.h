@@ -31,7 +31,8 @@ void fb_inventory_free(struct fb_inventory *inv);
  * Returns 0, or -ENOMEM (the map is then incomplete, never wrong). */
 int fb_inventory_learn(struct fb_inventory *inv, const struct fb_event *ev);
 /* If ev names no node and its peer_guid, port_guid or (node-side) MAC is
- * known, set subj.node. Returns 1 if it did, else 0. */
+ * known, set subj.node; on an Ethernet switch-side event peer_guid is the
+ * host's MAC. Returns 1 if it did, else 0. */
 int fb_inventory_enrich(const struct fb_inventory *inv, struct fb_event *ev);
 /* The node owning a port or node GUID, or NULL. */
 const char *fb_inventory_node_by_guid(const struct fb_inventory *inv, uint64_t guid);

@@ -371,6 +371,16 @@ const struct fb_topo_port *fb_topology_by_peer(const struct fb_topology *t, uint
 	return v ? &t->ports[v - 1] : NULL;
 }
 
+const struct fb_topo_port *fb_topology_event_port(const struct fb_topology *t,
+					      const struct fb_event *ev)
+{
+	uint64_t guid = ev->subj.switch_guid;
+	uint16_t port = ev->subj.port;
+	if (!guid)
+		eth_switch_key(ev, &guid, &port);
+	return guid && port ? fb_topology_port(t, guid, port) : NULL;
+}
+
 const struct fb_topo_port *fb_topology_port(const struct fb_topology *t, uint64_t switch_guid,
 					    uint16_t port)
 {

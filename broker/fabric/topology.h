@@ -12,8 +12,10 @@
  *   switch_unreachable  the switch stops answering; any later event from
  *   switch_reachable    it (or switch_reachable) makes it reachable again
  * Every port event also refreshes the switch name, the agent that last
- * reported the switch and, when it names one, the port's peer. Ports are keyed by (switch GUID, port); events without a
- * switch GUID (Ethernet switches known only by address) are not learned.
+ * reported the switch and, when it names one, the port's peer. Ports are
+ * keyed by (switch GUID, port); an Ethernet switch (no GUID) by a key made of
+ * its fabric and name, its ports by ifIndex, and its peers are host MACs
+ * (peer_guid = the MAC's 48 bits, peer port 0: agents/snmp/snmp_mac.h).
  *
  * Memory is bounded: at most max_switches switches and max_ports ports;
  * beyond that, new entries are refused (-ENOSPC) and existing ones still
@@ -83,6 +85,10 @@ const struct fb_topo_port *fb_topology_by_peer(const struct fb_topology *t, uint
 const struct fb_topo_port *fb_topology_port(const struct fb_topology *t, uint64_t switch_guid,
 					    uint16_t port);
 const struct fb_topo_switch *fb_topology_switch(const struct fb_topology *t, uint64_t guid);
+/* The switch port an event is about (by switch GUID and port, or for an
+ * Ethernet switch by its fabric, name and ifIndex), or NULL. */
+const struct fb_topo_port *fb_topology_event_port(const struct fb_topology *t,
+					      const struct fb_event *ev);
 
 /* Iteration, in the order first seen. */
 size_t fb_topology_n_switches(const struct fb_topology *t);

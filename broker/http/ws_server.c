@@ -18,12 +18,15 @@
 #include "fabric_map.h"
 #include "fb_err.h"
 #include "fb_log.h"
+#include "fb_metrics.h"
 #include "fb_redfish.h"
 #include "ws_fabric.h"
 #include "filter.h"
 #include "ws_http.h"
+#include "ws_metrics.h"
 #include "ws_ring.h"
 #include "ws_sub.h"
+#include "ws_www.h"
 
 #include <libwebsockets.h>
 
@@ -110,6 +113,7 @@ struct fb_ws {
 	uint64_t seen_dropped;
 	struct fb_buf out;
 	struct fb_ws_fabric fabric; /* /fabric/map, /fabric/jobs */
+	struct fb_ws_metrics metrics; /* GET /metrics (ws_metrics.h) */
 
 	/* read by fb_ws_get_stats from any thread */
 	_Atomic uint32_t st_subscribers;
@@ -202,18 +206,54 @@ static int status_json(struct fb_ws *ws, struct fb_buf *b)
 	return rc;
 }
 
+/* GET /metrics: this thread's series first (it owns the subscribers),
+ * then the whole registry, the loop's part as of its last 100 ms tick. */
+static int metrics_reply(struct fb_ws *ws, struct lws *wsi)
+{
+	struct fb_ws_metrics *m = &ws->metrics;
+	uint64_t sum = 0, max = 0;
+	for (struct fb_ws_sub *s = ws->subs; s; s = s->next) {
+		uint64_t lag = fb_ws_sub_lag(s, ws->src.head_id);
+		sum += lag;
+		max = lag > max ? lag : max;
+	}
+	fb_metric_set(m->subscribers, ws->n_subs);
+	fb_metric_set(m->lag_sum, (double)sum);
+	fb_metric_set(m->lag_max, (double)max);
+	fb_metric_set(m->sent, (double)atomic_load(&ws->st_sent));
+	fb_metric_set(m->dropped, (double)atomic_load(&ws->st_dropped));
+	fb_metric_set(m->replayed, (double)atomic_load(&ws->st_replayed));
+	fb_metric_set(m->ring_events, (double)fb_ws_ring_count(&ws->ring));
+	fb_metric_set(m->demoted, (double)ws->slow_demotions);
+	pthread_mutex_lock(&ws->mu);
+	fb_metric_set(m->queue_dropped, (double)ws->q_dropped_events);
+	fb_metric_set(m->held, (double)ws->q_holds);
+	pthread_mutex_unlock(&ws->mu);
+	struct fb_buf b = FB_BUF_INIT;
+	int rc = fb_metrics_render(m->r, &b) ? -1
+		 : fb_ws_http_reply(wsi, 200, FB_METRICS_CONTENT_TYPE, b.data, b.len);
+	fb_buf_free(&b);
+	return rc;
+}
+
 static int on_http(struct fb_ws *ws, struct lws *wsi, struct fb_ws_fabric_req *r, const char *path)
 {
 	int rc = fb_ws_fabric_http(&ws->fabric, wsi, r, path);
 	if (rc != 1)
 		return rc;
-	if (strcmp(path, "/status") == 0) {
+	if ((rc = fb_ws_www_http(wsi, path)) != 1) {
+		/* the live page and its files (ws_www.h) */
+	} else if (strcmp(path, "/status") == 0) {
 		struct fb_buf b = FB_BUF_INIT;
 		rc = status_json(ws, &b) ? -1 : fb_ws_http_reply(wsi, 200, "application/json", b.data, b.len);
 		fb_buf_free(&b);
+	} else if (strcmp(path, "/metrics") == 0 && ws->metrics.r) {
+		rc = metrics_reply(ws, wsi);
 	} else if (strcmp(path, "/") == 0) {
 		static const char txt[] = "fabricbus\n"
 					  "  GET /status      broker and subscriber status (JSON)\n"
+					  "  GET /metrics     Prometheus metrics (text format 0.0.4)\n"
+					  "  GET /            this list; a browser gets the live page\n"
 					  "  WS  /ws/events   Redfish Events (?since=&prefix=&severity=&origin=)\n"
 					  "  GET /fabric/map  nodes, ports, switches and jobs (JSON)\n"
 					  "  POST /fabric/jobs, DELETE /fabric/jobs/<id>  job registry\n";
@@ -813,6 +853,11 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 	ws->ctx = lws_create_context(&info);
 	if (!ws->ctx) {
 		fb_log_err("ws: libwebsockets could not create its context (see its message above)");
+		ws_free(ws);
+		return -ENOMEM;
+	}
+	if (fb_ws_metrics_init(&ws->metrics, o->metrics)) {
+		lws_context_destroy(ws->ctx);
 		ws_free(ws);
 		return -ENOMEM;
 	}

@@ -8,6 +8,8 @@
 #include "fb_err.h"
 #include "fb_file.h"
 #include "fb_log.h"
+#include "fb_metrics.h"
+#include "fb_time.h"
 #include "fb_wire.h"
 #include "journal_format.h"
 
@@ -37,6 +39,7 @@ struct fb_journal {
 	uint64_t total_bytes;
 	int fd;     /* active segment, -1 until the first flush needs one */
 	int dirty;  /* bytes written to fd since its last fdatasync */
+	struct fb_metric *sync_hist; /* each fdatasync's duration, or NULL */
 	int err;    /* sticky: after a failed write or sync nothing is trusted */
 	struct fb_buf buf; /* encoded records not yet written */
 	uint64_t last_id;
@@ -462,6 +465,7 @@ int fb_journal_sync(struct fb_journal *j)
 		return j->err;
 	if (j->fd < 0 || !j->dirty)
 		return 0;
+	int64_t t0 = fb_time_ns();
 	if (fdatasync(j->fd) < 0) {
 		/* After a failed fdatasync the page cache may have dropped the
 		 * dirty pages: retrying would report success for lost data. */
@@ -474,8 +478,11 @@ int fb_journal_sync(struct fb_journal *j)
 	}
 	j->dirty = 0;
 	j->st.syncs++;
+	fb_metric_observe(j->sync_hist, (double)(fb_time_ns() - t0) / 1e9);
 	return 0;
 }
+
+void fb_journal_set_sync_metric(struct fb_journal *j, struct fb_metric *hist) { j->sync_hist = hist; }
 
 /* ---- retention and stats ----------------------------------------------- */
 

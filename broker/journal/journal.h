@@ -64,6 +64,9 @@ int fb_journal_append(struct fb_journal *j, uint64_t event_id, const struct fb_e
 int fb_journal_flush(struct fb_journal *j);
 /* fdatasync the segment(s) written since the last sync. */
 int fb_journal_sync(struct fb_journal *j);
+/* Observe each fdatasync's duration in seconds into hist (fb_metrics.h). */
+struct fb_metric;
+void fb_journal_set_sync_metric(struct fb_journal *j, struct fb_metric *hist);
 /* Apply retention now (also applied on every roll). Never removes the active
  * segment. */
 int fb_journal_retain(struct fb_journal *j, time_t now);

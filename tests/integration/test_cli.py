@@ -114,6 +114,14 @@ def publish_tail_status_and_filters():
     b.wait_status(lambda st: st["broker"]["events"]["total"] == 5)
     r = sh(FABRICBUS, "status", "--http", b.http_addr)
     assert r.returncode == 0 and "cli-test" in r.stdout, r.stdout + r.stderr
+    # The health line names why (publish's agent has gone), without colour
+    # off a terminal; --color always colours it; a bad WHEN is a usage error.
+    assert "health:   WARN: 1 agent(s) disconnected" in r.stdout, r.stdout
+    assert "\033[" not in r.stdout, r.stdout
+    r = sh(FABRICBUS, "status", "--http", b.http_addr, "--color", "always")
+    assert "health:   \033[33mWARN\033[0m" in r.stdout, repr(r.stdout)
+    r = sh(FABRICBUS, "status", "--http", b.http_addr, "--color", "sometimes")
+    assert r.returncode == 2 and "--color" in r.stderr, r
 
     # Bad input: a clear message, exit 2, and nothing sent.
     r = publish(b.agent_addr, "cli-test", [LINK_DOWN, {"kind": "link_sideways"}])

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 import fbtest
 from fbtest import SRC, run, track
@@ -41,6 +42,18 @@ def demo_drains_and_undrains_then_stops():
         wait_for("fabricbus demo is running", 60)
         wait_for("drain: fabric: link down leaf1/", 30)
         wait_for("undrain: ", 40)
+        # The "try this" lines work as printed: the page, and both metrics
+        # commands (run by the shell, pipe and all) show their series.
+        page = [x.split()[-1] for x in lines if x.strip().startswith("live page")][0]
+        req = urllib.request.Request(page, headers={"Accept": "text/html"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            assert r.status == 200 and b"<title>fabricbus" in r.read()
+        for label, want in (("broker metrics", "fabricbus_events_in_total"),
+                            ("adapter metrics", "fabricbus_slurm_drains_total{cause=\"link_down\"}")):
+            cmd = [x for x in lines if x.strip().startswith(label)][0].strip()[len(label):].strip()
+            r = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=10)
+            assert want in r.stdout, f"{cmd!r}: {r.stdout!r} {r.stderr!r}"
+            print(f"  {cmd}: {r.stdout.split(chr(10))[0]}", flush=True)
     finally:
         p.send_signal(signal.SIGINT)
         rc = p.wait(timeout=60)

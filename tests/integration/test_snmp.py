@@ -22,6 +22,10 @@ veth management link. Every namespace is deleted at the end, pass or fail.
   (snmpd caches ifTable for a few seconds: a port whose first reading was
   stale, such as the management link just created, may get a resync event
   of its own, which is right: the broker was told the stale state.)
+- snmp_poll_v3_authpriv: the poller over SNMPv3 authPriv (Poll=ADDRESS v3
+  USER): with the engine id discovered at start, and with it given on the
+  User= line, it sees swp1 go down and up; a wrong key makes every round
+  fail, so the switch is reported unreachable and no link event is made.
 - snmp_v3_authpriv_accepted_wrong_rejected: snmpd's authPriv v3 traps are
   accepted; a wrong key, user, engine id, or a noAuthNoPriv trap, and a
   wrong v1/v2c community, are refused, counted, and make no event; a v2c
@@ -211,6 +215,47 @@ def snmp_poll_resync_after_restart():
     assert rc == 0, f"agent exited {rc}"
 
 
+def snmp_poll_v3_authpriv():
+    user, a, x = "polluser", "pollauth123", "pollpriv123"
+    broker = tail = agent = sw = None
+    try:
+        broker = Broker(FabricName=FABRIC).start()
+        tail = Tail(broker.http_addr, os.path.join(broker.workdir, "tail.err"))
+        sw = snmp.SnmpSwitch("sw1", 1, poll_user=(user, a, x)).start()
+        engine = sw.engine_id()
+        args = ["--fabric", FABRIC, "--no-traps", "--poll-interval", "300", "--no-resync"]
+        for up, eng in ((False, ""), (True, engine)):
+            conf = [f"Switch={sw.addr} sw1 host", f"User={user} SHA {a} AES {x} {eng}".strip(),
+                    f"Poll={sw.addr} v3 {user}"]
+            agent = snmp.Agent(broker.agent_addr, conf, args).start()
+            time.sleep(1.0)  # baseline rounds
+            n = len(tail.events)
+            sw.cable("swp1", up=up)
+            kind = "link_up" if up else "link_down"
+            d = tail.wait_for(lambda d: _port_event(kind, sw, "swp1")(d) and
+                              tail.events.index(d) >= n, timeout=15, what=f"v3-polled {kind}")
+            assert oem(d).get("Device") == "swp1" and "poll:" in oem(d).get("Text", ""), oem(d)
+            print(f"  SNMPv3 poll ({'engine id given' if eng else 'engine id discovered'}): "
+                  f"{rec(d)['MessageId']} {origin(d)}", flush=True)
+            assert agent.stop() == 0
+            assert_no_sanitizer_report(agent.log(), "fabricbus-agent-snmp")
+        # A wrong key: every round is refused (a Report), the switch is unreachable.
+        conf = [f"Switch={sw.addr} sw1 host", f"User={user} SHA wrongauth123 AES {x} {engine}",
+                f"Poll={sw.addr} v3 {user}"]
+        agent = snmp.Agent(broker.agent_addr, conf, args + ["-u", "2", "--poll-timeout", "300",
+                                                            "--poll-retries", "0"]).start()
+        n = len(tail.events)
+        d = tail.wait_for(lambda d: oem(d).get("Kind") == "switch_unreachable" and
+                          tail.events.index(d) >= n, timeout=15, what="unreachable with a bad key")
+        sw.cable("swp1", up=False)
+        time.sleep(1.0)
+        assert not any(oem(x).get("Kind") in ("link_down", "link_up", "topology")
+                       for x in tail.events[n:]), [oem(x) for x in tail.events[n:]]
+    finally:
+        rc = _finish(agent, broker, tail, sw)
+    assert rc == 0, f"agent exited {rc}"
+
+
 def _snmptrap(args, ifindex, dest):
     cmd = ["snmptrap"] + args + [dest, "", "1.3.6.1.6.3.1.1.5.3",
                                  f"1.3.6.1.2.1.2.2.1.1.{ifindex}", "i", str(ifindex),
@@ -341,6 +386,7 @@ if __name__ == "__main__":
     tests = [snmp_trap_link_down_up_names_switch_and_port,
              snmp_poll_sees_link_change_with_traps_off,
              snmp_poll_resync_after_restart,
+             snmp_poll_v3_authpriv,
              snmp_v3_authpriv_accepted_wrong_rejected,
              snmp_storm_every_trap_is_an_event]
     if names:

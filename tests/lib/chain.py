@@ -64,8 +64,10 @@ def inventory_complete(st, want):
 
 class FabricChain:
     def __init__(self, hosts=8, interval_ms=100, ib_host="h40", ib_agent=True, broker_args=None,
-                 **broker_overrides):
-        """broker_args: keyword arguments for fbtest.Broker (workdir, ports)."""
+                 ib_args=(), **broker_overrides):
+        """broker_args: keyword arguments for fbtest.Broker (workdir, ports);
+        ib_args: more options for the IB agent (e.g. --metrics)."""
+        self.ib_args = list(ib_args)
         self.broker_args = dict(broker_args or {})
         self.hosts = [(f"h{i}", f"node{i:03d}") for i in range(1, hosts + 1)]
         self.interval_ms = interval_ms
@@ -92,7 +94,7 @@ class FabricChain:
             self.start_node_agent(h, n)
         self.broker.wait_status(lambda st: inventory_complete(st, self.want), timeout=30)
         if self.with_ib_agent:
-            self.start_ib_agent()
+            self.start_ib_agent(extra_args=self.ib_args)
         return self
 
     def _log(self, name):

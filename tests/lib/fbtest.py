@@ -138,12 +138,13 @@ class Program:
         self.missing = missing  # why it may not be built, for the assertion
         self.log_path = os.path.join(self.workdir, self.name + ".log")
         self.proc = None
+        self.extra_args = []  # options after the -o ones (e.g. --metrics)
 
     def args(self):
         a = [self.path]
         for k, v in self.overrides.items():
             a += ["-o", f"{k}={v}"]
-        return a
+        return a + list(self.extra_args)
 
     def start(self):
         assert os.access(self.path, os.X_OK), f"{self.path} not built{self.missing}"

@@ -36,14 +36,15 @@ def last_event_id(tail):
 
 
 class SlurmRig:
-    def __init__(self, slurm_nodes=8, base=None, interval_ms=100):
+    def __init__(self, slurm_nodes=8, base=None, interval_ms=100, ib_args=()):
         self.slurm_nodes, self.base, self.interval_ms = slurm_nodes, dict(base or {}), interval_ms
+        self.ib_args = list(ib_args)
         self.chain = self.cluster = self.tail = None
 
     def start(self):
         missing = slurm.available()
         assert missing is None, f"Slurm not installed ({missing}): run deploy/install-deps.sh"
-        self.chain = FabricChain(interval_ms=self.interval_ms).start()
+        self.chain = FabricChain(interval_ms=self.interval_ms, ib_args=self.ib_args).start()
         self.cluster = SlurmCluster(nodes=self.slurm_nodes).start()
         self.tail = Tail(self.chain.broker.http_addr,
                          os.path.join(self.chain.broker.workdir, "tail.err"))

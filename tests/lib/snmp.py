@@ -14,6 +14,15 @@ namespaces these helpers create (needs root, snmpd and snmptrap).
   snmpd gets `linkUpDownNotifications yes` and, because that monitor samples
   only every 60 s, the same two monitors at 1 s (same events, so the traps
   are the same linkDown/linkUp; a late 60 s sample may repeat one).
+- `HostPort`: a "host" namespace `fbtsnmp-<host>` cabled to a switch port
+  through a patch panel: host `eth0` <-> `pNa` [bridge in `fbtsnmp-patch`]
+  `pNb` <-> switch `swpN`. The switch port is routed (10.78.N.1/30, the host
+  10.78.N.2/30), so snmpd's ipNetToPhysicalTable ties the host's MAC to
+  swpN's ifIndex once the host has sent it a packet. `ip link set pNb down`
+  pulls the cable at the switch's end: swpN loses its carrier (snmpd sends
+  linkDown) while the host's own eth0 stays up, so only the switch sees it.
+  A management veth `fbhN` (main, 10.79.N.1) <-> `mgmt0` (host, 10.79.N.2)
+  lets a node agent in the host namespace reach the broker.
 - `Agent`: fabricbus-agent-snmp with a mode-600 config; `stats()` asks for
   its stats line (SIGUSR1) and parses it.
 """
@@ -53,17 +62,22 @@ def our_namespaces():
     return [line.split()[0] for line in out.splitlines() if line.startswith(PREFIX + "-")]
 
 
+def delete_namespace(ns):
+    """Kill what still runs in namespace ns (by pid), then delete it."""
+    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
+                          text=True).stdout.split()
+    for p in pids:
+        try:
+            os.kill(int(p), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+    ip("netns", "del", ns, check=False)
+
+
 def delete_namespaces():
-    """Kill what runs in every fbtsnmp-* namespace (by pid), then delete it."""
+    """Every fbtsnmp-* namespace."""
     for ns in our_namespaces():
-        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
-                              text=True).stdout.split()
-        for p in pids:
-            try:
-                os.kill(int(p), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
-                pass
-        ip("netns", "del", ns, check=False)
+        delete_namespace(ns)
 
 
 def run_in_own_netns(argv):
@@ -89,10 +103,12 @@ class SnmpSwitch:
     """snmpd in its own namespace, with veth ports and a management link."""
 
     def __init__(self, name, index, ports=("swp1", "swp2"), trap_port=None, v3=None,
-                 community="public"):
+                 community="public", poll_user=None):
         """trap_port: where the agent listens (on 10.77.index.1); None: no
         traps. v3: (user, authpass, privpass) for an authPriv trapsess
-        instead of the v2c trap2sink."""
+        instead of the v2c trap2sink. poll_user: (user, authpass, privpass)
+        of a read-only SHA/AES authPriv USM user (SNMPv3 polling)."""
+        self.poll_user = poll_user
         self.name, self.index, self.ports = name, index, list(ports)
         self.ns = f"{PREFIX}-{name}"
         self.addr = f"10.77.{index}.2"
@@ -108,6 +124,9 @@ class SnmpSwitch:
                  f"createUser {INTERNAL} SHA internalpass1",
                  f"iquerySecName {INTERNAL}",
                  f"rouser {INTERNAL}"]
+        if self.poll_user:
+            user, a, x = self.poll_user
+            lines += [f"createUser {user} SHA {a} AES {x}", f"rouser {user} priv"]
         if self.trap_port and self.v3:
             user, a, x = self.v3
             lines.append(f"trapsess -v 3 -e {ENGINE} -u {user} -a SHA -A {a} -x AES -X {x} "
@@ -167,6 +186,13 @@ class SnmpSwitch:
         except OSError:
             return ""
 
+    def engine_id(self):
+        """snmpd's snmpEngineID as 0xHEX (read over v2c)."""
+        r = subprocess.run(["snmpget", "-v2c", "-c", self.community, "-On", self.addr,
+                            "1.3.6.1.6.3.10.2.1.1.0"], capture_output=True, text=True,
+                           env=dict(os.environ, MIBS=""), check=True)
+        return "0x" + "".join(r.stdout.split("Hex-STRING:", 1)[1].split()).lower()
+
     def ifindex(self, port):
         out = ip("-o", "link", "show", "dev", port, ns=self.ns).stdout
         return int(out.split(":", 1)[0])
@@ -197,6 +223,78 @@ class SnmpSwitch:
         self.stop_snmpd()
         ip("link", "del", f"fbm{self.index}", check=False)
         ip("netns", "del", self.ns, check=False)
+
+
+PATCH_NS = PREFIX + "-patch"
+
+
+class HostPort:
+    """A host namespace cabled to switch port swp<n> of sw through the
+    patch namespace (see the module doc)."""
+
+    def __init__(self, sw, n, host):
+        self.sw, self.n, self.host = sw, n, host
+        self.ns = f"{PREFIX}-{host}"
+        self.port = f"swp{n}"
+        self.patch = f"p{n}b"  # the patch cord's switch end
+        self.mgmt_main, self.mgmt_host = f"10.79.{n}.1", f"10.79.{n}.2"
+
+    def start(self):
+        if PATCH_NS not in our_namespaces():
+            ip("netns", "add", PATCH_NS)
+            ip("link", "set", "lo", "up", ns=PATCH_NS)
+        ns, pn, n = self.ns, PATCH_NS, self.n
+        ip("netns", "add", ns)
+        ip("link", "set", "lo", "up", ns=ns)
+        ip("link", "add", "eth0", "type", "veth", "peer", "name", f"p{n}a", "netns", pn, ns=ns)
+        ip("link", "add", self.port, "type", "veth", "peer", "name", self.patch, "netns", pn,
+           ns=self.sw.ns)
+        ip("link", "add", f"br{n}", "type", "bridge", ns=pn)
+        for dev in (f"p{n}a", self.patch):
+            ip("link", "set", dev, "master", f"br{n}", ns=pn)
+            ip("link", "set", dev, "up", ns=pn)
+        ip("link", "set", f"br{n}", "up", ns=pn)
+        ip("addr", "add", f"10.78.{n}.1/30", "dev", self.port, ns=self.sw.ns)
+        ip("link", "set", self.port, "up", ns=self.sw.ns)
+        ip("addr", "add", f"10.78.{n}.2/30", "dev", "eth0", ns=ns)
+        ip("link", "set", "eth0", "up", ns=ns)
+        ip("link", "add", f"fbh{n}", "type", "veth", "peer", "name", "mgmt0", "netns", ns)
+        ip("addr", "add", f"{self.mgmt_main}/30", "dev", f"fbh{n}")
+        ip("link", "set", f"fbh{n}", "up")
+        ip("addr", "add", f"{self.mgmt_host}/30", "dev", "mgmt0", ns=ns)
+        ip("link", "set", "mgmt0", "up", ns=ns)
+        return self
+
+    def mac(self):
+        out = ip("-o", "link", "show", "dev", "eth0", ns=self.ns).stdout
+        return out.split("link/ether", 1)[1].split()[0]
+
+    def announce(self, timeout=10):
+        """The host sends the switch a datagram: the switch's neighbour table
+        (ipNetToPhysicalTable) learns the host's MAC on swp<n>."""
+        deadline = time.monotonic() + timeout
+        mac = self.mac()
+        while time.monotonic() < deadline:
+            subprocess.run(["ip", "netns", "exec", self.ns, sys.executable, "-c",
+                            "import socket; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); "
+                            f"s.sendto(b'x', ('10.78.{self.n}.1', 9))"], check=True)
+            out = ip("neigh", "show", "dev", self.port, ns=self.sw.ns).stdout
+            if mac in out:
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"switch never learned {mac} on {self.port}")
+
+    def cable(self, up):
+        """Plug (up) or pull (down) the patch cord at the switch's end."""
+        ip("link", "set", self.patch, "up" if up else "down", ns=PATCH_NS)
+
+    def stop(self):
+        """Its namespace and management link (and the patch namespace, once
+        no host is left in it)."""
+        ip("link", "del", f"fbh{self.n}", check=False)
+        delete_namespace(self.ns)
+        if not [ns for ns in our_namespaces() if ns.startswith(PREFIX + "-h")]:
+            delete_namespace(PATCH_NS)
 
 
 STATS_RE = re.compile(r"stats: (.*)$")

@@ -485,6 +485,95 @@ static void enrich_stamps_node_events_with_their_jobs(void)
 	fb_inventory_free(inv);
 }
 
+/* An Ethernet switch event as fabricbus-agent-snmp sends it (no GUID:
+ * fabric, name, ifIndex), with the host MAC behind the port when it knows
+ * it. */
+static struct fb_event eth_event(uint8_t kind, uint32_t ifindex, uint64_t mac)
+{
+	struct fb_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = kind;
+	ev.tech = FB_TECH_ETH;
+	ev.link_class = FB_LINK_HOST;
+	ev.port_state = kind == FB_KIND_LINK_DOWN ? 2 : 1;
+	snprintf(ev.subj.fabric, sizeof(ev.subj.fabric), "ETH");
+	snprintf(ev.subj.switch_name, sizeof(ev.subj.switch_name), "sw1");
+	snprintf(ev.subj.addr, sizeof(ev.subj.addr), "10.77.1.2");
+	snprintf(ev.agent_id, sizeof(ev.agent_id), "snmp-1");
+	ev.subj.ifindex = ifindex;
+	ev.subj.peer_guid = mac;
+	if (mac)
+		snprintf(ev.subj.peer_name, sizeof(ev.subj.peer_name), "02:00:00:00:00:%02x",
+			 (unsigned)(mac & 0xff));
+	return ev;
+}
+
+static void eth_switch_port_names_the_node_behind_its_mac(void)
+{
+	struct fb_inventory *inv = fb_inventory_new();
+	struct fb_fabric_map *m = fb_fabric_map_new(NULL, inv, "ETH");
+	CHECK(inv && m);
+	/* node001's eth0 (the node agent's inventory) */
+	struct fb_event nic;
+	memset(&nic, 0, sizeof(nic));
+	nic.kind = FB_KIND_INVENTORY;
+	nic.tech = FB_TECH_ETH;
+	nic.link_class = FB_LINK_NODE;
+	nic.port_state = 1;
+	snprintf(nic.subj.node, sizeof(nic.subj.node), "node001");
+	snprintf(nic.subj.device, sizeof(nic.subj.device), "eth0");
+	snprintf(nic.subj.addr, sizeof(nic.subj.addr), "02:00:00:00:00:0a");
+	nic.subj.ifindex = 2;
+	CHECK_EQ(fb_inventory_learn(inv, &nic), 0);
+	fb_fabric_map_learn(m, &nic);
+	/* The SNMP agent's MAC walk: swp1 (ifIndex 3) has node001's MAC. */
+	struct fb_event topo = eth_event(FB_KIND_TOPOLOGY, 3, 0x02000000000aULL);
+	CHECK_EQ(fb_fabric_map_enrich_peer(m, &topo), 0); /* it has its peer */
+	CHECK_EQ(fb_inventory_enrich(inv, &topo), 1);
+	CHECK_STR(topo.subj.node, "node001");
+	fb_fabric_map_learn(m, &topo);
+	/* A trap without the peer (a trap-only agent): the broker fills it in
+	 * from the topology, then the node from the inventory. */
+	struct fb_event down = eth_event(FB_KIND_LINK_DOWN, 3, 0);
+	CHECK_EQ(fb_fabric_map_enrich_peer(m, &down), 1);
+	CHECK(down.subj.peer_guid == 0x02000000000aULL);
+	CHECK_STR(down.subj.peer_name, "02:00:00:00:00:0a");
+	CHECK_EQ(fb_inventory_enrich(inv, &down), 1);
+	CHECK_STR(down.subj.node, "node001");
+	fb_fabric_map_learn(m, &down);
+	/* Another port, no peer known: nothing. A MAC no node owns: no node. */
+	struct fb_event other = eth_event(FB_KIND_LINK_DOWN, 4, 0);
+	CHECK_EQ(fb_fabric_map_enrich_peer(m, &other), 0);
+	CHECK_EQ(fb_inventory_enrich(inv, &other), 0);
+	struct fb_event stranger = eth_event(FB_KIND_LINK_DOWN, 4, 0x02000000000bULL);
+	CHECK_EQ(fb_inventory_enrich(inv, &stranger), 0);
+	/* The map: node001's eth0 on sw1 port 3, down; sw1 has host node001 and
+	 * its port 3 shows the peer MAC (what the SNMP agent's resync reads). */
+	char *json = fb_fabric_map_render(m, 7, NULL);
+	CHECK(json);
+	CHECK(strstr(json, "\"Hosts\":[\"node001\"]") != NULL);
+	CHECK(strstr(json, "{\"LinkState\":\"down\",\"PeerMAC\":\"02:00:00:00:00:0a\",\"Port\":3}") !=
+	      NULL);
+	CHECK(strstr(json, "\"MAC\":\"02:00:00:00:00:0a\"") != NULL);
+	CHECK(strstr(json, "\"Switch\":\"sw1\"") != NULL);
+	CHECK(strstr(json, "\"SwitchPort\":3") != NULL);
+	free(json);
+	/* node001's cable moved to swp3 (ifIndex 5): the old port no longer
+	 * names it. */
+	struct fb_event moved = eth_event(FB_KIND_TOPOLOGY, 5, 0x02000000000aULL);
+	fb_fabric_map_learn(m, &moved);
+	struct fb_event old = eth_event(FB_KIND_LINK_DOWN, 3, 0);
+	CHECK_EQ(fb_fabric_map_enrich_peer(m, &old), 0);
+	struct fb_event now = eth_event(FB_KIND_LINK_DOWN, 5, 0);
+	CHECK_EQ(fb_fabric_map_enrich_peer(m, &now), 1);
+	/* An IB event is none of this code's business. */
+	struct fb_event ib = host_event(FB_KIND_LINK_DOWN, LEAF1, "leaf1", 3, 3, 1, 2);
+	ib.subj.peer_guid = 0;
+	CHECK_EQ(fb_fabric_map_enrich_peer(m, &ib), 0);
+	fb_fabric_map_free(m);
+	fb_inventory_free(inv);
+}
+
 /* A refresh that may have to wait out the spacing after the last render
  * (nine times its duration: microseconds here). */
 static int refresh_within_1s(struct fb_fabric_map *m, uint64_t last_id)
@@ -603,6 +692,7 @@ int main(void)
 	RUN(parse_error_quotes_no_control_bytes);
 	RUN(parse_refuses_more_than_65536_nodes);
 	RUN(enrich_stamps_node_events_with_their_jobs);
+	RUN(eth_switch_port_names_the_node_behind_its_mac);
 	RUN(refresh_publishes_only_when_something_changed);
 	RUN(job_channel_carries_operations_to_the_loop_and_back);
 	return TEST_DONE();

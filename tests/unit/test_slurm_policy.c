@@ -442,6 +442,66 @@ static void seeding_restores_conditions_from_link_states(void)
 	fbs_fabmap_free(&m);
 }
 
+/* The broker keys an Ethernet switch (no GUID) by a made-up 0xe7... one;
+ * the SNMP agent's live events name it by name: a condition seeded from
+ * the map must have the live events' key, or a link_up would never clear
+ * it. */
+static size_t n_conds(struct fbs_policy *p, const char *node)
+{
+	const struct fbs_node *n = fbs_policy_node(p, node);
+	return n ? n->n_conds : 0; /* a node with nothing held is forgotten */
+}
+
+static void ethernet_switch_conditions_have_one_key(void)
+{
+	static const char eth_map[] =
+		"{\"Fabric\":\"ETH\",\"LastEventId\":40,\"Nodes\":{"
+		"\"node005\":{\"Ports\":[{\"Device\":\"eth0\",\"MAC\":\"02:00:00:00:00:0a\","
+		"\"LinkState\":\"%s\",\"Switch\":\"sw1\",\"SwitchGUID\":\"0xe7a1b2c3d4e5f607\","
+		"\"SwitchPort\":3,\"Technology\":\"Ethernet\"}]}},"
+		"\"Switches\":{\"0xe7a1b2c3d4e5f607\":{\"Name\":\"sw1\",\"Reachable\":%s,"
+		"\"Hosts\":[\"node005\"]}}}";
+	char json[1024], err[128];
+	struct fbs_fabmap m;
+	memset(&m, 0, sizeof(m));
+	struct fbs_policy *p = policy(60 * S, 0, 0);
+	struct fb_event ev = port_event(FB_KIND_LINK_DOWN, 0, "node005");
+	ev.tech = FB_TECH_ETH; /* as fabricbus-agent-snmp: no GUID, ports by ifIndex */
+	ev.subj.switch_guid = 0;
+	strcpy(ev.subj.switch_name, "sw1");
+	strcpy(ev.subj.addr, "10.77.1.2");
+	ev.subj.ifindex = 3;
+	struct fbs_obs o;
+	CHECK_EQ(fbs_classify(&ev, 10, &ccfg, &o, NULL), FBS_OP_LINK_DOWN);
+	CHECK_STR(o.key, "sw:sw1/3");
+	CHECK_EQ(fbs_policy_observe(p, "node005", &o, 0), 1);
+	/* the map says the same: the same condition, not a second one */
+	snprintf(json, sizeof(json), eth_map, "down", "true");
+	CHECK_EQ(fbs_fabmap_parse(json, strlen(json), &m, err, sizeof(err)), 0);
+	CHECK_EQ(m.switches[0].guid, 0); /* known by name */
+	fbs_map_seed(p, &m, &ccfg, 1 * S);
+	CHECK_EQ(n_conds(p, "node005"), 1);
+	CHECK_STR(fbs_policy_node(p, "node005")->conds[0].key, "sw:sw1/3");
+	/* the live link_up clears it */
+	ev.kind = FB_KIND_LINK_UP;
+	CHECK_EQ(fbs_classify(&ev, 11, &ccfg, &o, NULL), FBS_OP_LINK_UP);
+	fbs_policy_observe(p, "node005", &o, 2 * S);
+	CHECK_EQ(n_conds(p, "node005"), 0);
+	/* an unreachable switch seeded from the map is cleared by the live
+	 * switch_reachable of the SNMP agent */
+	snprintf(json, sizeof(json), eth_map, "up", "false");
+	CHECK_EQ(fbs_fabmap_parse(json, strlen(json), &m, err, sizeof(err)), 0);
+	fbs_map_seed(p, &m, &ccfg, 3 * S);
+	CHECK_EQ(n_conds(p, "node005"), 1);
+	ev.kind = FB_KIND_SWITCH_REACHABLE;
+	ev.subj.node[0] = '\0';
+	CHECK_EQ(fbs_classify(&ev, 12, &ccfg, &o, NULL), FBS_OP_CLEAR);
+	CHECK_EQ(fbs_policy_observe_all(p, &o, 4 * S), 1);
+	CHECK_EQ(n_conds(p, "node005"), 0);
+	fbs_policy_free(p);
+	fbs_fabmap_free(&m);
+}
+
 /* ---- cap and batching --------------------------------------------------------- */
 
 static void cap_sends_one_event_per_episode(void)
@@ -908,6 +968,7 @@ int main(void)
 	RUN(switch_condition_covers_every_host);
 	RUN(routing_prefers_the_event_node_then_mapfile_then_the_map);
 	RUN(seeding_restores_conditions_from_link_states);
+	RUN(ethernet_switch_conditions_have_one_key);
 	RUN(cap_sends_one_event_per_episode);
 	RUN(cap_counts_only_slurm_nodes);
 	RUN(percentage_cap_rounds_up);

@@ -4,6 +4,7 @@
  * trap -> event mapping of PDUs built with net-snmp. */
 #include "fb_err.h"
 #include "fb_test.h"
+#include "fb_test_sink.h"
 #include "snmp_conf.h"
 #include "snmp_ifcore.h"
 #include "snmp_map.h"
@@ -12,19 +13,6 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-struct sink {
-	struct fb_event ev[16];
-	int n;
-};
-
-static void collect(void *arg, const struct fb_event *ev)
-{
-	struct sink *s = arg;
-	if (s->n < 16)
-		s->ev[s->n] = *ev;
-	s->n++;
-}
 
 static struct snmp_ifc_row row(uint32_t ifindex, int admin, int oper, uint32_t in_err)
 {
@@ -35,12 +23,12 @@ static struct snmp_ifc_row row(uint32_t ifindex, int admin, int oper, uint32_t i
 	return r;
 }
 
-static void feed(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg, struct sink *s,
+static void feed(struct snmp_ifc_switch *sw, const struct snmp_ifc_cfg *cfg, struct fbt_sink *s,
 		 const struct snmp_ifc_row *rows, size_t n, uint32_t uptime, uint64_t t_ms)
 {
 	struct snmp_ifc_round r = { .uptime_cs = uptime, .have_uptime = 1, .rows = rows,
 				    .n_rows = n, .t_ms = t_ms };
-	if (snmp_ifc_update(sw, cfg, &r, collect, s) != 0)
+	if (snmp_ifc_update(sw, cfg, &r, fbt_collect, s) != 0)
 		abort();
 }
 
@@ -48,7 +36,7 @@ static void ifcore_oper_changes_become_link_events(void)
 {
 	struct snmp_ifc_cfg cfg;
 	struct snmp_ifc_switch sw = { .addr = "10.0.0.2", .name = "leaf1", .link_class = FB_LINK_HOST };
-	struct sink s = { .n = 0 };
+	struct fbt_sink s = { .n = 0 };
 	snmp_ifc_cfg_default(&cfg);
 	struct snmp_ifc_row r[2] = { row(1, 1, 1, 0), row(2, 1, 1, 0) };
 	CHECK(snmp_ifc_need_names(&sw));
@@ -88,7 +76,7 @@ static void ifcore_counter32_wrap_is_a_small_delta(void)
 	CHECK_EQ(fb_rate_per_s(1, 3), 333);
 	struct snmp_ifc_cfg cfg;
 	struct snmp_ifc_switch sw = { .addr = "a", .name = "a" };
-	struct sink s = { .n = 0 };
+	struct fbt_sink s = { .n = 0 };
 	snmp_ifc_cfg_default(&cfg); /* if_in_errors 10/s */
 	struct snmp_ifc_row r = row(1, 1, 1, 0xFFFFFFF0u);
 	feed(&sw, &cfg, &s, &r, 1, 100, 1000);
@@ -102,7 +90,7 @@ static void ifcore_threshold_has_hysteresis(void)
 {
 	struct snmp_ifc_cfg cfg;
 	struct snmp_ifc_switch sw = { .addr = "a", .name = "a" };
-	struct sink s = { .n = 0 };
+	struct fbt_sink s = { .n = 0 };
 	snmp_ifc_cfg_default(&cfg);
 	CHECK_EQ(snmp_ifc_parse_threshold(&cfg, "if_in_errors=5"), 0);
 	CHECK(snmp_ifc_parse_threshold(&cfg, "symbol_error=5") != 0);
@@ -134,7 +122,7 @@ static void ifcore_restart_rebaselines_and_relearns_names(void)
 {
 	struct snmp_ifc_cfg cfg;
 	struct snmp_ifc_switch sw = { .addr = "a", .name = "a" };
-	struct sink s = { .n = 0 };
+	struct fbt_sink s = { .n = 0 };
 	snmp_ifc_cfg_default(&cfg);
 	struct snmp_ifc_row r = row(3, 1, 1, 1000000);
 	r.have |= SNMP_IFC_HAVE_NAME;
@@ -142,7 +130,7 @@ static void ifcore_restart_rebaselines_and_relearns_names(void)
 	struct snmp_ifc_round rd = { .uptime_cs = 500000, .have_uptime = 1, .have_names = 1,
 				     .last_change = 7, .have_last_change = 1, .rows = &r,
 				     .n_rows = 1, .t_ms = 1000 };
-	CHECK_EQ(snmp_ifc_update(&sw, &cfg, &rd, collect, &s), 0);
+	CHECK_EQ(snmp_ifc_update(&sw, &cfg, &rd, fbt_collect, &s), 0);
 	CHECK_STR(snmp_ifc_name(&sw, 3), "swp3");
 	CHECK(!snmp_ifc_need_names(&sw));
 	/* sysUpTime back to near 0: the counter drop is a restart, not a wrap
@@ -152,7 +140,7 @@ static void ifcore_restart_rebaselines_and_relearns_names(void)
 	rd.uptime_cs = 300;
 	rd.have_names = 0;
 	rd.t_ms = 2000;
-	CHECK_EQ(snmp_ifc_update(&sw, &cfg, &rd, collect, &s), 0);
+	CHECK_EQ(snmp_ifc_update(&sw, &cfg, &rd, fbt_collect, &s), 0);
 	CHECK_EQ(s.n, 0);
 	CHECK_EQ(sw.restarts, 1);
 	CHECK(snmp_ifc_need_names(&sw));
@@ -162,7 +150,7 @@ static void ifcore_restart_rebaselines_and_relearns_names(void)
 	rd.uptime_cs = 400;
 	rd.have_names = 1;
 	rd.t_ms = 3000;
-	CHECK_EQ(snmp_ifc_update(&sw, &cfg, &rd, collect, &s), 0);
+	CHECK_EQ(snmp_ifc_update(&sw, &cfg, &rd, fbt_collect, &s), 0);
 	CHECK_STR(snmp_ifc_name(&sw, 3), "Ethernet3");
 	CHECK(!snmp_ifc_need_names(&sw));
 	/* ifTableLastChange moved: names again */
@@ -170,12 +158,12 @@ static void ifcore_restart_rebaselines_and_relearns_names(void)
 	rd.have_names = 0;
 	rd.uptime_cs = 500;
 	rd.t_ms = 4000;
-	CHECK_EQ(snmp_ifc_update(&sw, &cfg, &rd, collect, &s), 0);
+	CHECK_EQ(snmp_ifc_update(&sw, &cfg, &rd, fbt_collect, &s), 0);
 	CHECK(snmp_ifc_need_names(&sw));
 	/* TimeTicks wrapping at 2^32 is not a restart */
 	sw.uptime_cs = 0xFFFFFF00u;
 	rd.uptime_cs = 0x100;
-	CHECK_EQ(snmp_ifc_update(&sw, &cfg, &rd, collect, &s), 0);
+	CHECK_EQ(snmp_ifc_update(&sw, &cfg, &rd, fbt_collect, &s), 0);
 	CHECK_EQ(sw.restarts, 1);
 	snmp_ifc_switch_free(&sw);
 }
@@ -184,10 +172,10 @@ static void ifcore_unreachable_once_and_back(void)
 {
 	struct snmp_ifc_cfg cfg;
 	struct snmp_ifc_switch sw = { .addr = "10.0.0.9", .name = "sw9" };
-	struct sink s = { .n = 0 };
+	struct fbt_sink s = { .n = 0 };
 	snmp_ifc_cfg_default(&cfg);
 	for (int i = 0; i < 5; i++)
-		snmp_ifc_failed(&sw, &cfg, collect, &s);
+		snmp_ifc_failed(&sw, &cfg, fbt_collect, &s);
 	CHECK_EQ(s.n, 1);
 	CHECK_EQ(s.ev[0].kind, FB_KIND_SWITCH_UNREACHABLE);
 	CHECK_EQ(s.ev[0].severity, FB_SEV_CRITICAL);
@@ -209,7 +197,7 @@ static void ifcore_resync_reports_differences_only(void)
 {
 	struct snmp_ifc_cfg cfg;
 	struct snmp_ifc_switch sw = { .addr = "10.0.0.2", .name = "leaf1", .link_class = FB_LINK_HOST };
-	struct sink s = { .n = 0 };
+	struct fbt_sink s = { .n = 0 };
 	snmp_ifc_cfg_default(&cfg);
 	/* 1 up (broker: down), 2 down (broker: up), 3 admin down (broker: up),
 	 * 4 up (broker: up), 5 up (broker: nothing) */
@@ -219,7 +207,7 @@ static void ifcore_resync_reports_differences_only(void)
 	CHECK_EQ(s.n, 0);
 	int st[5] = { -1, 0, 1, 1, 1 };
 	struct snmp_ifc_known k = { .reachable = 0, .port_up = known_port, .arg = st };
-	CHECK_EQ(snmp_ifc_resync(&sw, &k, collect, &s), 5);
+	CHECK_EQ(snmp_ifc_resync(&sw, &k, fbt_collect, &s), 5);
 	CHECK_EQ(s.n, 5);
 	CHECK_EQ(s.ev[0].kind, FB_KIND_SWITCH_REACHABLE);
 	CHECK_EQ(s.ev[1].kind, FB_KIND_LINK_UP);
@@ -239,7 +227,7 @@ static void ifcore_resync_reports_differences_only(void)
 	int same[5] = { -1, 1, 0, 0, 1 };
 	k = (struct snmp_ifc_known){ .reachable = 1, .port_up = known_port, .arg = same };
 	s.n = 0;
-	CHECK_EQ(snmp_ifc_resync(&sw, &k, collect, &s), 1);
+	CHECK_EQ(snmp_ifc_resync(&sw, &k, fbt_collect, &s), 1);
 	CHECK_EQ(s.n, 1);
 	CHECK_EQ(s.ev[0].kind, FB_KIND_TOPOLOGY);
 	snmp_ifc_switch_free(&sw);
@@ -279,6 +267,21 @@ static void conf_refuses_readable_secrets(void)
 	CHECK_EQ(snmp_conf_line(&d, "Trap", "1.3.x Warning", "x", err, sizeof(err)), FB_ECONFIG);
 	CHECK_EQ(snmp_conf_line(&d, "Switch", "10.0.0.3 leaf3 node", "x", err, sizeof(err)),
 		 FB_ECONFIG);
+	/* A user without ENGINEID: a createUser line net-snmp parses (no
+	 * leading blank); a v3 poll names it. */
+	CHECK_EQ(snmp_conf_line(&d, "User", "u3 SHA authpass1 AES privpass1", "x", err, sizeof(err)),
+		 0);
+	CHECK_STR(d.users[0].line, "u3 SHA authpass1 AES privpass1");
+	CHECK_STR(d.users[0].authpass, "authpass1");
+	CHECK_STR(d.users[0].engine, "");
+	CHECK_EQ(snmp_conf_line(&d, "Poll", "10.0.0.4:1161 v3 u3", "x", err, sizeof(err)), 0);
+	CHECK_STR(d.polls[0].user, "u3");
+	CHECK_STR(d.polls[0].community, "");
+	CHECK_STR(d.polls[0].peer, "udp:10.0.0.4:1161");
+	CHECK(snmp_conf_user(&d, "u3") == &d.users[0] && !snmp_conf_user(&d, "u4"));
+	CHECK_EQ(snmp_conf_line(&d, "Poll", "10.0.0.4 v2 u3", "x", err, sizeof(err)), FB_ECONFIG);
+	CHECK_EQ(snmp_conf_line(&d, "Poll", "10.0.0.4 v3", "x", err, sizeof(err)), 0); /* community "v3" */
+	CHECK_STR(d.polls[1].community, "v3");
 	snmp_conf_free(&d);
 }
 
