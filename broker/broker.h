@@ -29,6 +29,8 @@ struct fb_inventory;
 struct fb_fabric_map;
 struct fb_storm;
 struct fb_listener;
+struct fb_agent_tls;
+struct fb_peer_count;
 
 #define FB_BATCH_CAP 4096
 /* Commit inline past this many full batches: bounds the events one commit
@@ -44,6 +46,17 @@ struct fb_broker_stats {
 	uint64_t rejected;      /* connections closed for protocol errors */
 	uint64_t commits;
 	uint64_t connections;   /* accepted since start */
+	/* The agent port's guards (ingest.c, docs/security.md). */
+	uint64_t in_use;        /* HELLOs refused: the id had a live session, no proof */
+	uint64_t takeovers;     /* live sessions replaced by a certificate for the id */
+	uint64_t seq_refused;   /* events refused: seq more than MaxSeqGap ahead */
+	uint64_t claims_refused;/* HELLOs whose last_acked was above what the broker holds */
+	uint64_t gaps;          /* seqs skipped within MaxSeqGap */
+	uint64_t forbidden;     /* HELLOs refused: the certificate may not use the id, or no TLS */
+	uint64_t tls_failed;    /* TLS handshakes that failed (bad, expired, missing cert) */
+	uint64_t hello_timeouts;/* connections closed without HELLO within HelloTimeout */
+	uint64_t per_addr_refused; /* over MaxAgentsPerAddress */
+	uint64_t expired;       /* agent ids expired from memory (AgentIdleExpiry) */
 };
 
 struct fb_broker {
@@ -66,6 +79,8 @@ struct fb_broker {
 	struct fb_fabric_map *fabric_map; /* topology + jobs, /fabric/map (fabric_map.h) */
 	struct fb_storm *storm;   /* root cause, an output (storm.h) */
 	struct fb_listener *listener;      /* agents (ingest.c) */
+	struct fb_agent_tls *agent_tls;    /* NULL unless AgentTls is optional or required */
+	struct fb_peer_count *peer_count;  /* agent connections per source address */
 	struct fb_listener *http_listener; /* HTTP/WebSocket, handed to lws (accept.c) */
 	/* Descriptors: the soft RLIMIT_NOFILE and what each listener may hold
 	 * open, so that neither can starve the other or the journal (accept.c). */

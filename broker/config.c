@@ -16,6 +16,14 @@
 
 static const char *const sync_names[] = { "batch", "interval", "none", NULL };
 static const char *const target_names[] = { "stderr", "syslog", NULL };
+static const char *const tls_names[] = { "off", "optional", "required", NULL };
+
+static int parse_identity(void *cfg, const struct fb_conf_key *k, const char *v, char *why,
+			  size_t whysz)
+{
+	(void)k;
+	return fb_ident_rule_parse(&((struct fb_config *)cfg)->agent_identity, v, why, whysz);
+}
 
 static int name_ok(const char *v)
 {
@@ -78,6 +86,27 @@ static const struct fb_conf_key keys[] = {
 	  .help = "agent heartbeat period; silent agents are dropped after 3x" },
 	{ "MaxAgents", FB_CONF_COUNT, F(max_agents), .min = 1, .max = 10000000,
 	  .help = "agent connections at once" },
+	{ "MaxSeqGap", FB_CONF_COUNT, F(max_seq_gap), .min = 1, .max = 1ull << 32,
+	  .help = "an agent's event seq may be at most this above what the broker holds" },
+	{ "HelloTimeout", FB_CONF_DURATION_MS, F(hello_timeout_ms), .min = 100, .max = 3600000,
+	  .help = "close agent connections that sent no HELLO (and TLS handshake) by then" },
+	{ "MaxAgentsPerAddress", FB_CONF_COUNT, F(max_agents_per_addr), .min = 1, .max = 10000000,
+	  .help = "agent connections at once from one source address" },
+	{ "AgentIdleExpiry", FB_CONF_DURATION_S, F(agent_idle_expiry_s), .min = 0,
+	  .max = 365ull * 86400, .help = "forget unconnected agent ids after this (0 = never)" },
+	{ "AgentReadBudget", FB_CONF_SIZE, F(agent_read_budget), .min = 4096, .max = 64u << 20,
+	  .help = "frame bytes one agent connection is served before the others get a turn" },
+	{ "AgentTls", FB_CONF_ENUM, F(agent_tls), .names = tls_names,
+	  .help = "off, optional or required: TLS with client certificates on the agent port" },
+	{ "AgentTlsCert", FB_CONF_STRING, F(agent_tls_cert), 0, S(agent_tls_cert),
+	  .flags = FB_CONF_EMPTY_OK, .help = "PEM certificate (chain) of the agent port" },
+	{ "AgentTlsKey", FB_CONF_STRING, F(agent_tls_key), 0, S(agent_tls_key),
+	  .flags = FB_CONF_EMPTY_OK, .help = "PEM private key of AgentTlsCert" },
+	{ "AgentTlsCa", FB_CONF_STRING, F(agent_tls_ca), 0, S(agent_tls_ca),
+	  .flags = FB_CONF_EMPTY_OK, .help = "PEM CA bundle that agents' client certificates chain to" },
+	{ "AgentIdentity", FB_CONF_CUSTOM, F(agent_identity), .flags = FB_CONF_REPEAT,
+	  .parse = parse_identity,
+	  .help = "CN:<glob> -> <id-glob>... or SAN:<glob> -> ...: ids a certificate may use" },
 	{ "MaxHttpConnections", FB_CONF_COUNT, F(max_http_connections), .min = 1, .max = 10000000,
 	  .help = "HTTP and WebSocket connections at once" },
 	{ "WsRingEvents", FB_CONF_COUNT, F(ws_ring_events), .min = 1024, .max = 1u << 24,
@@ -131,6 +160,12 @@ void fb_config_defaults(struct fb_config *c)
 	c->max_frame = 1u << 20;
 	c->heartbeat_ms = 5000;
 	c->max_agents = 100000;
+	c->max_seq_gap = 65536;
+	c->hello_timeout_ms = 10000;
+	c->max_agents_per_addr = 1024;
+	c->agent_idle_expiry_s = 3600;
+	c->agent_read_budget = 256u << 10;
+	c->agent_tls = FB_AGENT_TLS_OFF;
 	c->max_http_connections = 8192;
 	c->ws_ring_events = 65536;
 	c->ws_queue_events = 16384;
@@ -176,6 +211,12 @@ int fb_config_check(const struct fb_config *c, char *err, size_t errsz)
 			 c->agent_port);
 		return FB_ECONFIG;
 	}
+	if (c->agent_tls != FB_AGENT_TLS_OFF &&
+	    (!c->agent_tls_cert[0] || !c->agent_tls_key[0] || !c->agent_tls_ca[0])) {
+		snprintf(err, errsz, "AgentTls=%s needs AgentTlsCert, AgentTlsKey and AgentTlsCa "
+			 "(docs/security.md)", tls_names[c->agent_tls]);
+		return FB_ECONFIG;
+	}
 	if (c->ws_queue_events > c->ws_ring_events) {
 		snprintf(err, errsz,
 			 "WsQueueEvents (%" PRIu64 ") must not exceed WsRingEvents (%" PRIu64 ")",
@@ -201,6 +242,17 @@ void fb_config_print(const struct fb_config *c, void *file)
 	fprintf(f, "MaxFrameSize=%" PRIu64 "\nHeartbeatInterval=%" PRIu64 "ms\nMaxAgents=%" PRIu64
 		   "\nMaxHttpConnections=%" PRIu64 "\n",
 		c->max_frame, c->heartbeat_ms, c->max_agents, c->max_http_connections);
+	fprintf(f, "MaxSeqGap=%" PRIu64 "\nHelloTimeout=%" PRIu64 "ms\nMaxAgentsPerAddress=%" PRIu64
+		   "\nAgentIdleExpiry=%" PRIu64 "s\nAgentReadBudget=%" PRIu64 "\n",
+		c->max_seq_gap, c->hello_timeout_ms, c->max_agents_per_addr, c->agent_idle_expiry_s,
+		c->agent_read_budget);
+	fprintf(f, "AgentTls=%s\nAgentTlsCert=%s\nAgentTlsKey=%s\nAgentTlsCa=%s\n",
+		tls_names[c->agent_tls], c->agent_tls_cert, c->agent_tls_key, c->agent_tls_ca);
+	for (unsigned i = 0; i < c->agent_identity.n; i++) {
+		char rule[FB_IDENT_NAME_MAX + FB_IDENT_IDS_MAX + 16];
+		fb_ident_rule_format(&c->agent_identity.r[i], rule, sizeof(rule));
+		fprintf(f, "AgentIdentity=%s\n", rule);
+	}
 	fprintf(f, "WsRingEvents=%" PRIu64 "\nWsQueueEvents=%" PRIu64 "\nWsMaxSubscribers=%" PRIu64
 		   "\nWsPingInterval=%" PRIu64 "s\n",
 		c->ws_ring_events, c->ws_queue_events, c->ws_max_subscribers, c->ws_ping_s);

@@ -9,6 +9,7 @@
 #ifndef FB_CONFIG_H
 #define FB_CONFIG_H
 
+#include "agent_identity.h"
 #include "kafka_topics.h"
 
 #include <stddef.h>
@@ -30,6 +31,12 @@ enum fb_sync_policy {
 	FB_SYNC_NONE = 2,     /* ack after write(2); survives a broker crash, not power loss */
 };
 
+enum fb_agent_tls_mode {
+	FB_AGENT_TLS_OFF = 0,      /* plain TCP only */
+	FB_AGENT_TLS_OPTIONAL = 1, /* TLS with a client certificate, or plain TCP */
+	FB_AGENT_TLS_REQUIRED = 2, /* TLS with a client certificate only */
+};
+
 struct fb_config {
 	char agent_host[256];
 	int agent_port;
@@ -44,6 +51,17 @@ struct fb_config {
 	uint64_t max_frame;
 	uint64_t heartbeat_ms;
 	uint64_t max_agents;
+	/* The agent port's guards (ingest.c, docs/security.md). */
+	uint64_t max_seq_gap;         /* an event seq may be at most this above the stored one */
+	uint64_t hello_timeout_ms;    /* a connection without HELLO by then is closed */
+	uint64_t max_agents_per_addr; /* connections at once from one source address */
+	uint64_t agent_idle_expiry_s; /* unconnected agent ids leave memory after this (0 never) */
+	uint64_t agent_read_budget;   /* bytes of frames one connection may have handled per turn */
+	int agent_tls;                /* enum fb_agent_tls_mode */
+	char agent_tls_cert[4096];
+	char agent_tls_key[4096];
+	char agent_tls_ca[4096];
+	struct fb_ident_rules agent_identity;
 	uint64_t max_http_connections; /* HTTP + WebSocket connections at once */
 	uint64_t ws_ring_events;
 	uint64_t ws_queue_events;

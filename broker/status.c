@@ -47,6 +47,13 @@ static double rate(const struct fb_status *s, unsigned back)
 	return dt > 0 ? (double)(s->events[s->head] - s->events[old]) / dt : 0.0;
 }
 
+/* JSON has no unsigned 64-bit: a counter past INT64_MAX (a journal poisoned
+ * before MaxSeqGap existed) shows as INT64_MAX, never negative. */
+static json_int_t jint(uint64_t v)
+{
+	return v > (uint64_t)INT64_MAX ? (json_int_t)INT64_MAX : (json_int_t)v;
+}
+
 struct agents_ctx {
 	json_t *arr;
 	uint64_t now_ns;
@@ -56,8 +63,8 @@ static void agent_json(void *arg, struct fb_agent *a)
 {
 	struct agents_ctx *ctx = arg;
 	json_t *o = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I}", "id", a->id, "connected", a->conn != NULL,
-			      "last_seq", (json_int_t)a->durable_seq, "events", (json_int_t)a->events,
-			      "duplicates", (json_int_t)a->duplicates, "gaps", (json_int_t)a->gaps);
+			      "last_seq", jint(a->durable_seq), "events", jint(a->events),
+			      "duplicates", jint(a->duplicates), "gaps", jint(a->gaps));
 	if (!o)
 		return;
 	json_object_set_new(o, "peer", a->conn ? json_string(fb_conn_peer(a->conn)) : json_null());
@@ -125,6 +132,21 @@ static json_t *listeners_json(struct fb_broker *b)
 			 listener_json(b->http_listener, b->ws ? fb_ws_http_open(b->ws) : 0, b->fd_http));
 }
 
+/* What the agent port's guards refused (docs/security.md). */
+static json_t *guards_json(const struct fb_broker *b)
+{
+	const struct fb_broker_stats *st = &b->st;
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "tls",
+			 b->cfg->agent_tls == FB_AGENT_TLS_REQUIRED ? "required"
+			 : b->cfg->agent_tls == FB_AGENT_TLS_OPTIONAL ? "optional" : "off",
+			 "in_use_refused", jint(st->in_use), "takeovers", jint(st->takeovers),
+			 "seq_refused", jint(st->seq_refused), "claims_refused", jint(st->claims_refused),
+			 "gaps", jint(st->gaps), "forbidden", jint(st->forbidden), "tls_failed",
+			 jint(st->tls_failed), "hello_timeouts", jint(st->hello_timeouts),
+			 "per_address_refused", jint(st->per_addr_refused), "expired", jint(st->expired),
+			 "expired_ids_kept", jint(fb_agent_expired_count(b->agents)));
+}
+
 char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 {
 	struct fb_journal_stats js;
@@ -149,6 +171,7 @@ char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 	if (!root)
 		return NULL;
 	json_object_set_new(root, "listeners", listeners_json(b));
+	json_object_set_new(root, "agent_guards", guards_json(b));
 	json_object_set_new(root, "kafka", kafka_json(b));
 	json_object_set_new(root, "inventory", fb_inventory_json(b->inventory, FB_STATUS_INVENTORY_CAP));
 	json_object_set_new(root, "fabric_map", fabric_map_json(b));

@@ -58,6 +58,11 @@ need man-db /usr/bin/man
 need procps /usr/bin/pgrep
 need iproute2 /usr/sbin/ip /usr/bin/ip /bin/ip
 need util-linux /usr/bin/prlimit
+# TLS on the agent port (broker/agent_tls.c, proto/client/fb_tls_client.c);
+# test_mtls and bench_mtls.sh make their certificates with the openssl command.
+need libevent-dev /usr/include/event2/bufferevent_ssl.h
+need libssl-dev /usr/include/openssl/ssl.h
+need openssl /usr/bin/openssl
 if [ "$miss" -ne 0 ]; then
 	echo "check-deps: run deploy/install-deps.sh as root (or install the packages above)" >&2
 	exit 1

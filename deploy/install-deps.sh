@@ -34,6 +34,9 @@
 #   daemon's GET /metrics with its reference text-format parser. systemd
 #   (systemd-analyze verify of deploy/systemd units), groff-base and man-db
 #   (the man pages rendered with -ww / --warnings): tests/integration/test_install.py.
+# - libssl-dev (with libevent-dev's libevent_openssl): TLS with client
+#   certificates on the agent port; openssl: the command test_mtls and
+#   bench_mtls.sh make their certificates with (docs/security.md).
 # - procps (pgrep/ps), iproute2 (ip netns), util-linux (unshare, prlimit):
 #   used by the test helpers; present on most images, named so a minimal one
 #   works too.
@@ -41,7 +44,7 @@ set -eu
 pkgs="build-essential meson ninja-build pkg-config
 clang libclang-rt-14-dev llvm-14
 libevent-dev libwebsockets-dev libjansson-dev librdkafka-dev libsnmp-dev
-libibumad-dev libibmad-dev libssl-dev
+libibumad-dev libibmad-dev libssl-dev openssl
 ibsim-utils libumad2sim0 opensm infiniband-diags libopensm-dev
 python3 python3-websockets python3-jsonschema python3-prometheus-client curl gdb
 systemd groff-base man-db

@@ -42,6 +42,9 @@ enum fb_wire_error {
 	FB_WERR_SHUTDOWN = 6,  /* broker is stopping */
 	FB_WERR_INTERNAL = 7,  /* broker could not store the events (e.g. disk) */
 	FB_WERR_BUSY = 8,      /* broker at its connection limit: retry later */
+	FB_WERR_IN_USE = 9,    /* the agent id has a live session; no proof to take it over */
+	FB_WERR_SEQUENCE = 10, /* event seq too far above what the broker holds (MaxSeqGap) */
+	FB_WERR_FORBIDDEN = 11,/* TLS required, or the certificate may not use this agent id */
 };
 
 struct fb_frame_hdr {

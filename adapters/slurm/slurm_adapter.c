@@ -510,7 +510,8 @@ int fbs_adapter_init(struct fbs_adapter *a, const struct fbs_config *cfg, struct
 int fbs_adapter_start(struct fbs_adapter *a)
 {
 	const struct fbs_config *c = a->cfg;
-	struct fb_session_opts so = { c->agent_host, c->agent_port, c->agent_id, 8192, 512, 5000 };
+	struct fb_session_opts so = { c->agent_host, c->agent_port, c->agent_id, 8192, 512, 5000,
+				      NULL, NULL, NULL };
 	int rc = fb_session_new(a->base, &so, &a->sess);
 	if (!rc)
 		rc = fb_session_start(a->sess);

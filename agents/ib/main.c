@@ -108,6 +108,7 @@ static void help(void)
 	       "        --map HOST:PORT        fabricbusd's HttpListen, for the resync (default: the\n"
 	       "                               --broker host, port %d)\n"
 	       "        --no-resync            do not resync against the broker's map\n"
+	       FB_AGENT_TLS_HELP
 	       "        --no-traps             do not subscribe to SA traps 64/65/128 (a Report\n"
 	       "                               only triggers an early poll of its switch)\n"
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"

@@ -69,6 +69,9 @@ int fb_agent_opt(struct fb_agent *ag, int c, char **argv)
 	case FB_AGENT_O_MAP: ag->map_arg = optarg; return 0;
 	case FB_AGENT_O_NO_RESYNC: ag->resync = 0; return 0;
 	case FB_AGENT_O_METRICS: ag->metrics_arg = optarg; return 0;
+	case FB_AGENT_O_TLS_CA: ag->tls_ca = optarg; return 0;
+	case FB_AGENT_O_TLS_CERT: ag->tls_cert = optarg; return 0;
+	case FB_AGENT_O_TLS_KEY: ag->tls_key = optarg; return 0;
 	case 'h': ag->help(); return -1;
 	case ':': return fb_usage_error(ag->prog, "%s needs a value", argv[optind - 1]);
 	default: return fb_usage_error(ag->prog, "unknown option '%s'", argv[optind - 1]);
@@ -92,6 +95,11 @@ int fb_agent_opts_done(struct fb_agent *ag, int argc, char **argv)
 					     &mport) != 0)
 		return fb_usage_error(ag->prog, "bad --metrics '%s': want HOST:PORT, [IPV6]:PORT or "
 				      ":PORT", ag->metrics_arg);
+	if ((ag->tls_cert || ag->tls_key) && !ag->tls_ca)
+		return fb_usage_error(ag->prog, "--tls-cert and --tls-key need --tls-ca (the CA of the "
+				      "broker's certificate)");
+	if (!ag->tls_cert != !ag->tls_key)
+		return fb_usage_error(ag->prog, "--tls-cert and --tls-key go together");
 	if (!ag->map_arg) {
 		snprintf(ag->map_host, sizeof(ag->map_host), "%s", ag->host);
 		ag->map_port = FB_AGENT_MAP_PORT;
@@ -243,7 +251,7 @@ static void reconnect_check_cb(evutil_socket_t fd, short what, void *arg)
 int fb_agent_session(struct fb_agent *ag, size_t buffer, const struct fb_agent_hooks *hooks)
 {
 	struct fb_session_opts o = { ag->host, ag->port, ag->agent_id, buffer, BATCH_EVENTS,
-				     HEARTBEAT_MS };
+				     HEARTBEAT_MS, ag->tls_ca, ag->tls_cert, ag->tls_key };
 	ag->hooks = *hooks;
 	int rc = fb_session_new(ag->base, &o, &ag->s);
 	if (rc) {

@@ -31,7 +31,8 @@ struct fb_metrics_http;
 
 /* Long-option values of the common options that have no short form; an
  * agent's own values start at 256 and stay below these. */
-enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC, FB_AGENT_O_METRICS };
+enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC, FB_AGENT_O_METRICS, FB_AGENT_O_TLS_CA,
+       FB_AGENT_O_TLS_CERT, FB_AGENT_O_TLS_KEY };
 
 /* getopt_long entries of the common options, for an agent's table; the
  * short ones are "b:a:l:h" (and "f:" with FB_AGENT_FABRIC_OPTION). */
@@ -40,7 +41,16 @@ enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC, FB_AGENT_O_METRICS };
 	{ "agent-id", required_argument, NULL, 'a' },           \
 	{ "log-level", required_argument, NULL, 'l' },          \
 	{ "metrics", required_argument, NULL, FB_AGENT_O_METRICS }, \
+	{ "tls-ca", required_argument, NULL, FB_AGENT_O_TLS_CA },   \
+	{ "tls-cert", required_argument, NULL, FB_AGENT_O_TLS_CERT }, \
+	{ "tls-key", required_argument, NULL, FB_AGENT_O_TLS_KEY }, \
 	{ "help", no_argument, NULL, 'h' }
+/* The --help lines of the TLS options, for each agent's help text. */
+#define FB_AGENT_TLS_HELP                                                                     \
+	"        --tls-ca FILE          TLS to the broker: the CA of its certificate (PEM)\n"     \
+	"        --tls-cert FILE        the agent's client certificate (PEM; its CN or a DNS\n"  \
+	"                               SAN names the agent ids it may use, docs/security.md)\n" \
+	"        --tls-key FILE         the key of --tls-cert\n"
 /* The --metrics line of an agent's --help. */
 #define FB_AGENT_METRICS_HELP                                                           \
 	"        --metrics ADDR:PORT    serve Prometheus GET /metrics there (default: off)\n"
@@ -73,6 +83,7 @@ struct fb_agent {
 	char map_host[256];      /* --map (default: the broker host, FB_AGENT_MAP_PORT) */
 	int map_port;
 	int resync;              /* 1 unless --no-resync */
+	const char *tls_ca, *tls_cert, *tls_key; /* --tls-*: NULL for plain TCP */
 
 	/* The running agent. */
 	struct event_base *base;

@@ -348,7 +348,8 @@ static void *create(struct osm_opensm *osm)
 
 	/* Before the base exists: report() calls event_active from opensm's
 	 * threads. Process-wide in libevent, and opensm does not use it. */
-	struct fb_session_opts o = { p->host, p->port, p->agent_id, SESSION_BUFFER, 512, 5000 };
+	struct fb_session_opts o = { p->host, p->port, p->agent_id, SESSION_BUFFER, 512, 5000,
+				     NULL, NULL, NULL };
 	const char *what = NULL;
 	if (osm_queue_init(&p->q, p->queue_cap))
 		what = "queue";

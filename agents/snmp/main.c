@@ -108,6 +108,7 @@ static void help(void)
 	       "        --map HOST:PORT        fabricbusd's HttpListen, for the resync (default: the\n"
 	       "                               --broker host, port %d)\n"
 	       "        --no-resync            do not resync against the broker's map\n"
+	       FB_AGENT_TLS_HELP
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
 	       FB_AGENT_METRICS_HELP
 	       "    -h, --help                 show this help\n"

@@ -37,6 +37,7 @@ struct pub {
 	char agent_id[FB_AGENT_ID_MAX];
 	double timeout_s;
 	int quiet, verbose;
+	const char *tls_ca, *tls_cert, *tls_key; /* --tls-*: NULL for plain TCP */
 
 	struct fb_pub_input in;
 
@@ -57,6 +58,7 @@ static void help(void)
 	       "\n"
 	       "SYNOPSIS\n"
 	       "    fabricbus publish [--broker HOST:PORT] [--agent-id ID] [--timeout SEC]\n"
+	       "                      [--tls-ca FILE [--tls-cert FILE --tls-key FILE]]\n"
 	       "                      [--quiet] [--verbose] [--file FILE | JSON ...]\n"
 	       "    fabricbus publish [options] --count N [--template JSON]\n"
 	       "    fabricbus publish [options] --generate N\n"
@@ -77,7 +79,8 @@ static void help(void)
 	       "    they are in the broker's journal. Sequence numbers continue from what the\n"
 	       "    broker holds for the agent id, so repeated runs with the same id extend one\n"
 	       "    sequence. Concurrent publishers MUST use distinct --agent-id values: the\n"
-	       "    broker keeps one connection per id and replaces the older one.\n"
+	       "    broker keeps one session per id and refuses a second one (ERROR IN_USE)\n"
+	       "    unless it comes with a client certificate for the id.\n"
 	       "\n"
 	       "OPTIONS\n"
 	       "    -b, --broker HOST:PORT  agent protocol address (default %s);\n"
@@ -94,6 +97,10 @@ static void help(void)
 	       "        --template JSON     the event for --count (default: a 'test' event on\n"
 	       "                            switch 'loadgen', tech infiniband)\n"
 	       "        --generate N        same as --count N with the default template\n"
+	       "        --tls-ca FILE       TLS to the broker: the CA of its certificate (PEM)\n"
+	       "        --tls-cert FILE     client certificate (PEM) whose CN or a DNS SAN\n"
+	       "                            allows --agent-id (docs/security.md)\n"
+	       "        --tls-key FILE      the key of --tls-cert\n"
 	       "    -q, --quiet             no summary line\n"
 	       "    -v, --verbose           report every connection error and retry\n"
 	       "    -h, --help              show this help\n"
@@ -208,7 +215,8 @@ static void on_err(void *arg, int code, const char *text)
 
 static int run_session(struct pub *p)
 {
-	struct fb_session_opts o = { p->host, p->port, p->agent_id, PUB_WINDOW, 512, 5000 };
+	struct fb_session_opts o = { p->host, p->port, p->agent_id, PUB_WINDOW, 512, 5000,
+				     p->tls_ca, p->tls_cert, p->tls_key };
 	int rc = fb_session_new(p->base, &o, &p->s);
 	if (rc) {
 		fprintf(stderr, "fabricbus publish: cannot start a session: %s\n", fb_strerror(rc));
@@ -286,6 +294,9 @@ static int parse_opts(struct pub *p, int argc, char **argv, const char **file,
 		{ "template", required_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "tls-ca", required_argument, NULL, 'C' },
+		{ "tls-cert", required_argument, NULL, 'E' },
+		{ "tls-key", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -317,6 +328,9 @@ static int parse_opts(struct pub *p, int argc, char **argv, const char **file,
 		case 'T': *tmpl_json = optarg; break;
 		case 'q': p->quiet = 1; break;
 		case 'v': p->verbose = 1; break;
+		case 'C': p->tls_ca = optarg; break;
+		case 'E': p->tls_cert = optarg; break;
+		case 'K': p->tls_key = optarg; break;
 		case 'h': help(); return -1;
 		case ':': return fb_usage_error("fabricbus publish", "%s needs a value", argv[optind - 1]);
 		default: return fb_usage_error("fabricbus publish", "unknown option '%s'", argv[optind - 1]);
@@ -326,6 +340,10 @@ static int parse_opts(struct pub *p, int argc, char **argv, const char **file,
 		return 2;
 	snprintf(p->addr_show, sizeof(p->addr_show), strchr(p->host, ':') ? "[%s]:%d" : "%s:%d",
 		 p->host, p->port);
+	if ((p->tls_cert || p->tls_key) && !p->tls_ca)
+		return fb_usage_error("fabricbus publish", "--tls-cert and --tls-key need --tls-ca");
+	if (!p->tls_cert != !p->tls_key)
+		return fb_usage_error("fabricbus publish", "--tls-cert and --tls-key go together");
 	if (*tmpl_json && !p->in.gen_count)
 		return fb_usage_error("fabricbus publish", "--template needs --count N");
 	if (p->in.gen_count && (*file || optind < argc))

@@ -15,14 +15,17 @@
 #include "fb_buf.h"
 #include "fb_err.h"
 #include "fb_log.h"
+#include "fb_tls_client.h"
 #include "fb_wire.h"
 
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +76,8 @@ struct fb_session {
 	fb_session_err_cb err_cb;
 	void *cb_arg;
 	struct fb_session_stats st;
+
+	SSL_CTX *tls;       /* NULL: plain TCP */
 
 	struct event *drain_ev;          /* the drain's deadline */
 	fb_session_drained_cb drain_cb;  /* set while a drain is under way */
@@ -293,10 +298,18 @@ static void on_hello_ack(struct fb_session *s, const struct fb_hello_ack *a)
 		for (size_t i = 0; i < s->count; i++)
 			slot(s, i)->seq = s->next_seq++;
 	} else if (l < s->acked) {
+		/* The broker does not adopt our word for what it lost (a forged
+		 * HELLO could say the same): continue from what it holds. */
 		fb_log_warn("agent %s: broker %s:%d holds only up to seq %llu but had acked %llu; "
-			    "events in between are lost on the broker side",
+			    "events in between are lost on the broker side; the %zu unacked events "
+			    "are numbered again from %llu",
 			    s->agent_id, s->host, s->port, (unsigned long long)l,
-			    (unsigned long long)s->acked);
+			    (unsigned long long)s->acked, s->count, (unsigned long long)l + 1);
+		s->next_seq = l + 1;
+		for (size_t i = 0; i < s->count; i++)
+			slot(s, i)->seq = s->next_seq++;
+		s->hi_sent = l;
+		s->acked = l;
 	}
 	s->sent = 0;
 	s->state = ST_READY;
@@ -352,7 +365,7 @@ static int dispatch(struct fb_session *s, const struct fb_frame_hdr *h, const ui
 		/* A refusal that will repeat must not become a reconnect loop. */
 		if (em.code != FB_WERR_SHUTDOWN)
 			s->penalty = 1;
-		if (em.code == FB_WERR_REPLACED)
+		if (em.code == FB_WERR_REPLACED || em.code == FB_WERR_FORBIDDEN)
 			s->backoff_ms = BACKOFF_MAX_MS;
 		report(s, em.code, "broker %s:%d sent ERROR %u: %s", s->host, s->port,
 		       (unsigned)em.code, em.text);
@@ -436,8 +449,21 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 		snprintf(why, sizeof(why), "connection closed by broker");
 	} else {
 		int e = evutil_socket_geterror(bufferevent_getfd(bev));
+		unsigned long te = s->tls ? bufferevent_get_openssl_error(bev) : 0;
 		code = e ? -e : -ECONNRESET;
-		snprintf(why, sizeof(why), "%s", e ? strerror(e) : "connection error");
+		if (te) {
+			char r[120];
+			fb_tls_client_error(te, r, sizeof(r));
+			snprintf(why, sizeof(why), "TLS: %s", r);
+			code = -EPROTO;
+		} else if (s->tls && s->state != ST_READY) {
+			/* TLS 1.3: the broker checks our certificate after our side of
+			 * the handshake is done, and answers a bad one with a close. */
+			snprintf(why, sizeof(why), "%s during TLS set-up (did the broker refuse our "
+				 "certificate? see its log)", e ? strerror(e) : "connection error");
+		} else {
+			snprintf(why, sizeof(why), "%s", e ? strerror(e) : "connection error");
+		}
 	}
 	disconnect(s, code, why);
 }
@@ -480,9 +506,25 @@ static void connect_now(struct fb_session *s)
 		disconnect(s, -e, strerror(e));
 		return;
 	}
-	s->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!s->bev) {
+	if (s->tls) {
+		/* libevent's TLS bufferevent connects its own socket (the handshake
+		 * follows the connect): TCP_NODELAY is set on it below. */
 		close(fd);
+		fd = -1;
+		SSL *ssl = fb_tls_client_ssl(s->tls, s->host);
+		s->bev = ssl ? bufferevent_openssl_socket_new(s->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
+							      BEV_OPT_CLOSE_ON_FREE)
+			     : NULL;
+		if (!s->bev && ssl)
+			SSL_free(ssl);
+		if (s->bev)
+			bufferevent_openssl_set_allow_dirty_shutdown(s->bev, 1);
+	} else {
+		s->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	}
+	if (!s->bev) {
+		if (fd >= 0)
+			close(fd);
 		freeaddrinfo(res);
 		disconnect(s, -ENOMEM, "cannot create bufferevent");
 		return;
@@ -496,6 +538,8 @@ static void connect_now(struct fb_session *s)
 	int rc = bufferevent_socket_connect(s->bev, ai->ai_addr, (int)ai->ai_addrlen);
 	int e = errno;
 	freeaddrinfo(res);
+	if (rc == 0 && s->tls)
+		setsockopt(bufferevent_getfd(s->bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (rc != 0)
 		disconnect(s, -e, e ? strerror(e) : "connect failed");
 }
@@ -520,6 +564,15 @@ int fb_session_new(struct event_base *base, const struct fb_session_opts *o,
 	s->hb_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : DEFAULT_HB_MS;
 	s->backoff_ms = BACKOFF_MIN_MS;
 	s->max_frame = FB_FRAME_MAX_DEFAULT;
+	if (o->tls_ca || o->tls_cert || o->tls_key) {
+		char err[512];
+		int rc = fb_tls_client_ctx(o->tls_ca, o->tls_cert, o->tls_key, &s->tls, err, sizeof(err));
+		if (rc) {
+			fb_log_err("agent %s: %s", o->agent_id, err);
+			free(s);
+			return rc;
+		}
+	}
 	/* Pages of the ring are touched only as the window fills. */
 	s->ring = malloc(s->cap * sizeof(*s->ring));
 	s->flush_ev = event_new(base, -1, 0, flush_cb, s);
@@ -624,6 +677,7 @@ void fb_session_free(struct fb_session *s)
 		event_free(s->retry_ev);
 	fb_buf_free(&s->out);
 	free(s->ring);
+	fb_tls_client_ctx_free(s->tls);
 	free(s);
 }
 

@@ -10,6 +10,12 @@
  * Sequence numbers: events submitted before the first HELLO_ACK of the
  * process are numbered from the broker's last_seq + 1, so a restarted agent
  * with the same id continues the broker's sequence instead of colliding.
+ * A broker that holds less than it once acked (its journal was removed or
+ * lost its tail) never adopts the agent's word: the unacked events are
+ * numbered again from its last_seq + 1 (PROTOCOL.md, "Conversation").
+ * With tls_ca set the session speaks TLS, verifies the broker's certificate
+ * against tls_ca and the broker's host name or address, and presents
+ * tls_cert/tls_key (docs/security.md).
  *
  * Threads: all calls on the thread that runs the event base.
  */
@@ -29,6 +35,9 @@ struct fb_session_opts {
 	size_t max_unacked;      /* bounded buffer, in events */
 	size_t batch_events;     /* events per EVENTS frame (default 512) */
 	int heartbeat_ms;        /* default 5000 */
+	const char *tls_ca;      /* CA of the broker's certificate; NULL: plain TCP */
+	const char *tls_cert;    /* the agent's certificate (PEM), with tls_key */
+	const char *tls_key;
 };
 
 struct fb_session_stats {
@@ -45,6 +54,7 @@ typedef void (*fb_session_ack_cb)(void *arg, uint64_t acked_seq);
 /* Called on a broker ERROR frame or a connection failure, for logging. */
 typedef void (*fb_session_err_cb)(void *arg, int code, const char *text);
 
+/* FB_ECONFIG for bad options (a TLS file that does not load is logged). */
 int fb_session_new(struct event_base *base, const struct fb_session_opts *o,
 		   struct fb_session **out);
 void fb_session_set_callbacks(struct fb_session *s, fb_session_ack_cb ack,

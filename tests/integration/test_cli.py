@@ -178,8 +178,20 @@ def agent_port_refuses_bad_frames():
         s.sendall(b"FB\x09\x01" + struct.pack(">I", 0))
         code, text = read_error_frame(s)
         assert code == 1 and "version 9" in text, (code, text)
-    # A frame over MaxFrameSize.
+    # A frame over the limit before HELLO (1 KiB: docs/security.md).
     with socket.create_connection(("127.0.0.1", b.agent_port)) as s:
+        s.sendall(b"FB\x01\x03" + struct.pack(">I", 1 << 20))
+        code, text = read_error_frame(s)
+        assert code == 3 and "before HELLO" in text, (code, text)
+    # A frame over MaxFrameSize after HELLO.
+    with socket.create_connection(("127.0.0.1", b.agent_port)) as s:
+        aid = b"cli-big"
+        hello = b"\x01" + bytes([len(aid)]) + aid + struct.pack(">Q", 0)
+        s.sendall(b"FB\x01\x01" + struct.pack(">I", len(hello)) + hello)
+        ack = b""
+        while len(ack) < 32:  # HELLO_ACK: header and 24 bytes
+            ack += s.recv(32 - len(ack))
+        assert ack[3] == 2, ack
         s.sendall(b"FB\x01\x03" + struct.pack(">I", 1 << 20))
         code, text = read_error_frame(s)
         assert code == 3 and "MaxFrameSize" in text, (code, text)

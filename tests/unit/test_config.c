@@ -7,6 +7,7 @@
 #include "fb_log.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 
@@ -169,6 +170,51 @@ static void unit_parsers(void)
 	CHECK_EQ(fb_parse_hostport("h:12ab", host, sizeof(host), &port), FB_ECONFIG);
 }
 
+/* AgentIdentity rules and the ids a certificate's names allow
+ * (agent_identity.c; docs/security.md). */
+static void agent_identity_rules(void)
+{
+	struct fb_config c;
+	char err[512];
+	fb_config_defaults(&c);
+	CHECK_EQ(c.agent_tls, FB_AGENT_TLS_OFF);
+	CHECK_EQ(fb_config_set(&c, "AgentIdentity=CN:leaf-*  ->  ib@leaf0*   ib@spine?", "-o", err,
+			       sizeof(err)), 0);
+	CHECK_EQ(fb_config_set(&c, "AgentIdentity=SAN:*.nodes.example.org -> node@*", "-o", err,
+			       sizeof(err)), 0);
+	CHECK_EQ(c.agent_identity.n, 2);
+	CHECK_STR(c.agent_identity.r[0].ids, "ib@leaf0* ib@spine?");
+	char rule[512];
+	fb_ident_rule_format(&c.agent_identity.r[1], rule, sizeof(rule));
+	CHECK_STR(rule, "SAN:*.nodes.example.org -> node@*");
+	CHECK_EQ(fb_config_set(&c, "AgentIdentity=OU:x -> y", "-o", err, sizeof(err)), FB_ECONFIG);
+	CHECK_EQ(fb_config_set(&c, "AgentIdentity=CN:x y", "-o", err, sizeof(err)), FB_ECONFIG);
+	CHECK_EQ(fb_config_set(&c, "AgentIdentity=CN:x ->", "-o", err, sizeof(err)), FB_ECONFIG);
+	CHECK_EQ(fb_config_set(&c, "AgentIdentity=CN:x -> a/b", "-o", err, sizeof(err)), FB_ECONFIG);
+
+	struct fb_ident_names own = { "" }, group = { "" }, node = { "" };
+	fb_ident_names_add(&own, 'C', "ib@leaf01");
+	fb_ident_names_add(&group, 'C', "leaf-agents");
+	fb_ident_names_add(&node, 'C', "n7");
+	fb_ident_names_add(&node, 'S', "n7.nodes.example.org");
+	CHECK(fb_ident_allows(&c.agent_identity, &own, "ib@leaf01"));   /* its own CN */
+	CHECK(!fb_ident_allows(&c.agent_identity, &own, "ib@leaf02"));
+	CHECK(!fb_ident_allows(NULL, &own, "ib@leaf011"));                /* whole match */
+	CHECK(fb_ident_allows(&c.agent_identity, &group, "ib@leaf05"));
+	CHECK(fb_ident_allows(&c.agent_identity, &group, "ib@spine1"));
+	CHECK(!fb_ident_allows(&c.agent_identity, &group, "ib@spine12"));
+	CHECK(!fb_ident_allows(&c.agent_identity, &group, "node@n1"));
+	CHECK(fb_ident_allows(&c.agent_identity, &node, "node@n3"));       /* SAN rule */
+	CHECK(!fb_ident_allows(&c.agent_identity, &node, "ib@leaf05"));    /* CN rule needs a CN */
+	char shown[256];
+	fb_ident_names_show(&node, shown, sizeof(shown));
+	CHECK_STR(shown, "CN=n7, SAN=n7.nodes.example.org");
+	/* TLS needs its three files. */
+	CHECK_EQ(fb_config_set(&c, "AgentTls=required", "-o", err, sizeof(err)), 0);
+	CHECK_EQ(fb_config_check(&c, err, sizeof(err)), FB_ECONFIG);
+	CHECK(strstr(err, "AgentTlsCert") != NULL);
+}
+
 int main(void)
 {
 	RUN(defaults_run_without_a_file);
@@ -179,5 +225,6 @@ int main(void)
 	RUN(missing_file_is_an_error);
 	RUN(override_and_cross_checks);
 	RUN(unit_parsers);
+	RUN(agent_identity_rules);
 	return TEST_DONE();
 }

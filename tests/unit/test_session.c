@@ -199,7 +199,7 @@ static void world_init(struct world *w, size_t max_unacked, size_t batch, int hb
 	event_add(w->tick, &tv);
 	w->p = peer_new(w->base);
 	struct fb_session_opts o = { "127.0.0.1", w->p->port, "test-agent@h1", max_unacked,
-				     batch, hb_ms };
+				     batch, hb_ms, NULL, NULL, NULL };
 	if (fb_session_new(w->base, &o, &w->s) == 0)
 		fb_session_set_callbacks(w->s, on_ack, on_err, w);
 }
@@ -410,6 +410,36 @@ static void broker_ahead_of_agent_renumbers_unsent(void)
 	world_free(&w);
 }
 
+/* The broker lost what it had acked (journal removed): it does not adopt
+ * our HELLO's last_acked, so the session numbers its unacked events again
+ * from the broker's last_seq + 1 instead of leaving a gap it would refuse. */
+static void broker_behind_agent_renumbers_unacked(void)
+{
+	struct world w;
+	world_init(&w, 100, 16, 5000);
+	w.p->held = 200;
+	CHECK_EQ(fb_session_start(w.s), 0);
+	CHECK_EQ(submit_n(w.s, 5), 0);
+	CHECK(RUN_UNTIL(&w, stats(w.s).last_acked_seq == 205, 3000));
+	w.p->auto_ack = 0;
+	CHECK_EQ(submit_n(w.s, 3), 0); /* 206..208, unacked */
+	CHECK(RUN_UNTIL(&w, w.p->held == 208, 3000));
+	peer_drop(w.p);
+	w.p->held = 10;  /* a new journal that holds only 1..10 */
+	w.p->auto_ack = 1;
+	size_t before = w.p->nseq;
+	CHECK(RUN_UNTIL(&w, w.p->conns == 2 && stats(w.s).unacked == 0, 5000));
+	CHECK_EQ(w.p->hello_last_acked, 205);
+	CHECK_EQ(w.p->nseq - before, 3);
+	CHECK_EQ(w.p->seqs[before], 11);
+	CHECK_EQ(w.p->seqs[before + 2], 13);
+	CHECK_EQ(w.p->gaps, 0);
+	CHECK_EQ(stats(w.s).last_acked_seq, 13);
+	CHECK_EQ(submit_n(w.s, 1), 0); /* and the next one goes on from there */
+	CHECK(RUN_UNTIL(&w, stats(w.s).last_acked_seq == 14, 3000));
+	world_free(&w);
+}
+
 int main(void)
 {
 	fb_log_init("test_session", 0, FB_LOG_ERR);
@@ -422,5 +452,6 @@ int main(void)
 	RUN(broker_error_frame_is_reported);
 	RUN(malformed_broker_frame_drops_connection);
 	RUN(broker_ahead_of_agent_renumbers_unsent);
+	RUN(broker_behind_agent_renumbers_unacked);
 	return TEST_DONE();
 }
