@@ -50,6 +50,26 @@ static int check_kafka_prop(const char *name, const char *val, char *why, size_t
 	return 0;
 }
 
+/* A URL the OFMF core or we are reached at: http(s)://host[:port], no path. */
+static int base_url_ok(const char *v)
+{
+	const char *h = strncmp(v, "http://", 7) == 0 ? v + 7 : strncmp(v, "https://", 8) == 0 ? v + 8 : NULL;
+	if (!h || !*h || strpbrk(h, "/ ?#\"\\"))
+		return 0;
+	for (; *v; v++)
+		if ((unsigned char)*v <= ' ' || (unsigned char)*v >= 0x7f)
+			return 0;
+	return 1;
+}
+
+static int cm_id_ok(const char *v)
+{
+	for (; *v; v++)
+		if (!isalnum((unsigned char)*v) && !strchr("-_.", *v))
+			return 0;
+	return 1;
+}
+
 #define F(f) offsetof(struct fb_config, f)
 #define S(f) sizeof(((struct fb_config *)0)->f)
 #define PATH_EXPECT "expected a non-empty path of at most %zu bytes"
@@ -104,6 +124,19 @@ static const struct fb_conf_key keys[] = {
 	  .help = "<topic>?<filter>: also produce matching events to topic (repeatable)" },
 	{ "KafkaCursorSync", FB_CONF_DURATION_MS, F(kafka_cursor_sync_ms), .min = 10, .max = 60000,
 	  .help = "how often the Kafka cursor is persisted" },
+	{ "OfmfCore", FB_CONF_STRING, F(ofmf_core), 0, S(ofmf_core), .flags = FB_CONF_EMPTY_OK,
+	  .ok = base_url_ok, .expect = "expected http://host:port of an OFMF core (at most %zu bytes)",
+	  .help = "register with this OFMF (Sunfish) core (empty = off; docs/ofmf.md)" },
+	{ "OfmfBaseUrl", FB_CONF_STRING, F(ofmf_base_url), 0, S(ofmf_base_url),
+	  .flags = FB_CONF_EMPTY_OK, .ok = base_url_ok,
+	  .expect = "expected http://host:port the core reaches us at (at most %zu bytes)",
+	  .help = "our URL as the OFMF core reaches it (empty = http://HttpListen)" },
+	{ "OfmfConnectionMethodId", FB_CONF_STRING, F(ofmf_cm_id), 0, S(ofmf_cm_id),
+	  .flags = FB_CONF_EMPTY_OK, .ok = cm_id_ok,
+	  .expect = "expected letters, digits, '-', '_', '.' (at most %zu bytes)",
+	  .help = "our ConnectionMethod id, one per broker (empty = fabricbus-<journal epoch>)" },
+	{ "OfmfCheckInterval", FB_CONF_DURATION_MS, F(ofmf_check_ms), .min = 100, .max = 86400000,
+	  .help = "how often the OFMF registration is checked with the core" },
 };
 
 /* kafka.<librdkafka property>=<value>: kept in order for rd_kafka_conf_set. */
@@ -143,6 +176,7 @@ void fb_config_defaults(struct fb_config *c)
 	if (fb_kafka_topic_map_parse(FB_KAFKA_DEFAULT_MAP, &c->kafka_map, why, sizeof(why)))
 		abort(); /* the default is a constant proven by test_kafka_topics */
 	c->kafka_cursor_sync_ms = 100;
+	c->ofmf_check_ms = 10000;
 }
 
 const char *fb_sync_policy_name(int p)
@@ -182,6 +216,12 @@ int fb_config_check(const struct fb_config *c, char *err, size_t errsz)
 			 c->ws_queue_events, c->ws_ring_events);
 		return FB_ECONFIG;
 	}
+	if (c->ofmf_core[0] && !c->ofmf_base_url[0] &&
+	    (strcmp(c->http_host, "0.0.0.0") == 0 || strcmp(c->http_host, "::") == 0)) {
+		snprintf(err, errsz, "OfmfBaseUrl is needed when HttpListen is a wildcard (%s): the "
+			 "OFMF core must be told where to reach us", c->http_host);
+		return FB_ECONFIG;
+	}
 	if (c->retain_bytes && c->retain_bytes < 2 * c->segment_bytes) {
 		snprintf(err, errsz, "JournalRetainSize must be 0 or at least twice JournalSegmentSize");
 		return FB_ECONFIG;
@@ -214,6 +254,9 @@ void fb_config_print(const struct fb_config *c, void *file)
 	for (unsigned i = 0; i < c->n_kafka_subs; i++)
 		fprintf(f, "KafkaSubscription=%s%s%s\n", c->kafka_subs[i].topic,
 			c->kafka_subs[i].text[0] ? "?" : "", c->kafka_subs[i].text);
+	fprintf(f, "OfmfCore=%s\nOfmfBaseUrl=%s\nOfmfConnectionMethodId=%s\nOfmfCheckInterval=%" PRIu64
+		   "ms\n",
+		c->ofmf_core, c->ofmf_base_url, c->ofmf_cm_id, c->ofmf_check_ms);
 	fb_conf_print_props(&table, c, f);
 }
 

@@ -61,6 +61,12 @@ struct fb_config {
 	uint64_t kafka_cursor_sync_ms;
 	unsigned n_kafka_props;
 	struct fb_kafka_prop kafka_props[FB_KAFKA_PROPS_MAX];
+
+	/* OFMF registration (broker/ofmf, docs/ofmf.md); off while ofmf_core is "". */
+	char ofmf_core[512];       /* the core's base URL, "http://127.0.0.1:5000" */
+	char ofmf_base_url[512];   /* ours as the core reaches it; "" = http://HttpListen */
+	char ofmf_cm_id[64];       /* our ConnectionMethod id; "" = fabricbus-<journal epoch> */
+	uint64_t ofmf_check_ms;    /* how often the registration is checked */
 };
 
 /* Fill c with the embedded defaults (a demo in the current directory). */

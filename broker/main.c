@@ -224,6 +224,14 @@ static int open_journal(struct fb_broker *b)
 	return 0;
 }
 
+/* One ConnectionMethod id per broker instance, stable across its restarts:
+ * the reference OFMF core refuses a second agent with the same id (409). */
+static void default_cm_id(struct fb_config *c, uint64_t epoch)
+{
+	if (!c->ofmf_cm_id[0])
+		snprintf(c->ofmf_cm_id, sizeof(c->ofmf_cm_id), "fabricbus-%016" PRIx64, epoch);
+}
+
 static int start_ws(struct fb_broker *b)
 {
 	const struct fb_config *c = b->cfg;
@@ -358,6 +366,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rc = open_journal(&b);
+	if (!rc)
+		default_cm_id(&cfg, b.epoch);
 	if (!rc)
 		rc = fb_commit_init(&b);
 	if (!rc)
