@@ -294,12 +294,17 @@ class Subscriber:
         assert st in (200, 201), f"core refused the subscription: {st} {doc}"
         return doc["Id"]
 
-    def wait_for(self, pred, timeout, what):
-        """The first event doc with pred(doc), waiting up to timeout s."""
+    def mark(self):
+        with self.cond:
+            return len(self.events)
+
+    def wait_for(self, pred, timeout, what, start=0):
+        """The first event doc from index start on with pred(doc), waiting up
+        to timeout s."""
         deadline = time.monotonic() + timeout
         with self.cond:
             while True:
-                for doc in self.events:
+                for doc in self.events[start:]:
                     if pred(doc):
                         return doc
                 left = deadline - time.monotonic()
