@@ -134,7 +134,7 @@ static const struct fb_conf_key keys[] = {
 	{ "OfmfConnectionMethodId", FB_CONF_STRING, F(ofmf_cm_id), 0, S(ofmf_cm_id),
 	  .flags = FB_CONF_EMPTY_OK, .ok = cm_id_ok,
 	  .expect = "expected letters, digits, '-', '_', '.' (at most %zu bytes)",
-	  .help = "our ConnectionMethod id, one per broker (empty = fabricbus-<journal epoch>)" },
+	  .help = "our ConnectionMethod id, one per broker (empty = fabricbus-<service UUID>)" },
 	{ "OfmfCheckInterval", FB_CONF_DURATION_MS, F(ofmf_check_ms), .min = 100, .max = 86400000,
 	  .help = "how often the OFMF registration is checked with the core" },
 };

@@ -65,7 +65,7 @@ struct fb_config {
 	/* OFMF registration (broker/ofmf, docs/ofmf.md); off while ofmf_core is "". */
 	char ofmf_core[512];       /* the core's base URL, "http://127.0.0.1:5000" */
 	char ofmf_base_url[512];   /* ours as the core reaches it; "" = http://HttpListen */
-	char ofmf_cm_id[64];       /* our ConnectionMethod id; "" = fabricbus-<journal epoch> */
+	char ofmf_cm_id[64];       /* our ConnectionMethod id; "" = from the service UUID */
 	uint64_t ofmf_check_ms;    /* how often the registration is checked */
 };
 

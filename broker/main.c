@@ -230,20 +230,15 @@ static int open_journal(struct fb_broker *b)
 	return 0;
 }
 
-/* One ConnectionMethod id per broker instance, stable across its restarts:
- * the reference OFMF core refuses a second agent with the same id (409). */
-static void default_cm_id(struct fb_config *c, uint64_t epoch)
-{
-	if (!c->ofmf_cm_id[0])
-		snprintf(c->ofmf_cm_id, sizeof(c->ofmf_cm_id), "fabricbus-%016" PRIx64, epoch);
-}
-
 /* After the journal: its directory keeps the service UUID. */
 static int start_redfish(struct fb_broker *b)
 {
 	const struct fb_config *c = b->cfg;
 	struct fb_rf_service_opts o = { .base = b->base, .map = b->fabric_map,
-					.state_dir = c->journal_dir, .fabric_name = c->fabric_name };
+					.state_dir = c->journal_dir, .fabric_name = c->fabric_name,
+					/* one per broker, stable across restarts: the OFMF
+					 * core refuses a second agent with the same id */
+					.connection_method_id = c->ofmf_cm_id };
 	return fb_rf_service_new(&o, &b->redfish);
 }
 
@@ -386,8 +381,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rc = open_journal(&b);
-	if (!rc)
-		default_cm_id(&cfg, b.epoch);
 	if (!rc)
 		rc = start_redfish(&b);
 	if (!rc)
