@@ -24,6 +24,7 @@
 struct fb_journal;
 struct fb_ws;
 struct fb_kafka;
+struct fb_push;
 struct fb_conn;
 struct fb_inventory;
 struct fb_fabric_map;
@@ -51,6 +52,7 @@ struct fb_broker {
 	struct fb_journal *journal;
 	struct fb_ws *ws;         /* registered in outputs; kept for shutdown */
 	struct fb_kafka *kafka;   /* NULL unless KafkaBrokers is set; also in outputs */
+	struct fb_push *push;     /* Redfish subscriptions and push delivery; also in outputs */
 	struct fb_outputs outputs; /* called with every durable batch (output.h) */
 	/* Called by commit for each agent whose events just became durable
 	 * (set by main to ingest's ack sender). */
