@@ -67,6 +67,14 @@ struct fb_config {
 	char ofmf_base_url[512];   /* ours as the core reaches it; "" = http://HttpListen */
 	char ofmf_cm_id[64];       /* our ConnectionMethod id; "" = from the service UUID */
 	uint64_t ofmf_check_ms;    /* how often the registration is checked */
+	/* Redfish push delivery (broker/push/, docs/redfish-push.md). */
+	char push_ca_file[4096];      /* "" = the system CAs */
+	uint64_t push_retry_attempts; /* EventService DeliveryRetryAttempts */
+	uint64_t push_retry_interval_ms; /* DeliveryRetryIntervalSeconds */
+	uint64_t push_max_backoff_ms; /* RetryForeverWithBackoff's longest wait */
+	uint64_t push_timeout_ms;     /* one delivery */
+	uint64_t push_cursor_sync_ms; /* how often push.cursors is written */
+	uint64_t push_heartbeat_unit_ms; /* one HeartbeatIntervalMinutes "minute" */
 };
 
 /* Fill c with the embedded defaults (a demo in the current directory). */
