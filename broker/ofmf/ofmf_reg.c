@@ -113,6 +113,49 @@ static void queue_pop(struct fb_ofmf_reg *r)
 	r->head_failed = 0;
 }
 
+static int cmp_str(const void *key, const void *elem)
+{
+	return strcmp(key, *(char *const *)elem);
+}
+
+static int known_has(const struct fb_ofmf_reg *r, const char *path)
+{
+	int found;
+	(void)fb_sorted_pos(r->known, r->n_known, sizeof(char *), path, cmp_str, &found);
+	return found;
+}
+
+/* Remember path as announced or held by the core. 0, or -1 on ENOMEM. */
+static int known_add(struct fb_ofmf_reg *r, const char *path)
+{
+	int found;
+	size_t at = fb_sorted_pos(r->known, r->n_known, sizeof(char *), path, cmp_str, &found);
+	if (found)
+		return 0;
+	if (r->n_known == r->cap_known) {
+		size_t cap = r->cap_known ? r->cap_known * 2 : 64;
+		char **k = realloc(r->known, cap * sizeof(*k));
+		if (!k)
+			return -1;
+		r->known = k;
+		r->cap_known = cap;
+	}
+	char *p = strdup(path);
+	if (!p)
+		return -1;
+	memmove(r->known + at + 1, r->known + at, (r->n_known - at) * sizeof(char *));
+	r->known[at] = p;
+	r->n_known++;
+	return 0;
+}
+
+static void known_clear(struct fb_ofmf_reg *r)
+{
+	for (size_t i = 0; i < r->n_known; i++)
+		free(r->known[i]);
+	r->n_known = 0;
+}
+
 /* Registered, by whichever road: the core crawls the fabric again, so that
  * what appeared while we were apart is known to it too. */
 static void registered(struct fb_ofmf_reg *r, uint64_t now, const char *ctx, const char *how)
@@ -135,6 +178,7 @@ static void forgotten(struct fb_ofmf_reg *r, uint64_t now, const char *why)
 	fb_log_warn("ofmf: the core no longer knows AggregationSource %s (%s): registering again",
 		    r->context, why);
 	set_context(r, "");
+	known_clear(r); /* a new core holds nothing of ours */
 	r->backoff = 0;
 	go(r, FB_OFMF_ST_DISCOVER, now);
 }
@@ -270,9 +314,55 @@ uint64_t fb_ofmf_reg_wake(const struct fb_ofmf_reg *r)
 
 /* ---- reading the core's AggregationSources ----------------------------- */
 
+/* What the core lists in our AggregationSource's ResourcesAccessed it holds
+ * already: never announced (each ResourceCreated is a crawl of everything
+ * the resource links to), and dropped from the queue. The fabric stays: it
+ * is queued on purpose, to learn what is new. */
+static int cmp_ptr_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void learn_accessed(struct fb_ofmf_reg *r, json_t *src)
+{
+	json_t *acc = json_object_get(json_object_get(src, "Links"), "ResourcesAccessed");
+	size_t n = 0, max = json_array_size(acc);
+	const char **held = max ? malloc(max * sizeof(*held)) : NULL;
+	for (size_t i = 0; held && i < max; i++) {
+		const char *p = json_string_value(json_object_get(json_array_get(acc, i), "@odata.id"));
+		if (p && !strchr(p, '#') && strlen(p) < FB_OFMF_URL_MAX) {
+			held[n++] = p;
+			(void)known_add(r, p);
+		}
+	}
+	if (!n) {
+		free(held);
+		return;
+	}
+	qsort(held, n, sizeof(*held), cmp_ptr_str);
+	size_t keep = 0;
+	int head_gone = 0;
+	for (size_t i = 0; i < r->nq; i++) {
+		int found;
+		(void)fb_sorted_pos(held, n, sizeof(*held), r->queue[i], cmp_str, &found);
+		if (found && strcmp(r->queue[i], r->fabric) != 0) {
+			free(r->queue[i]);
+			head_gone |= i == 0;
+		} else {
+			r->queue[keep++] = r->queue[i];
+		}
+	}
+	r->nq = keep;
+	if (head_gone) {
+		r->head_tries = 0;
+		r->head_failed = 0;
+	}
+	free(held);
+}
+
 /* 1 when the AggregationSource in body is ours: our ConnectionMethod and our
  * base URL as HostName. *host gets its HostName (for the conflict message). */
-static int source_is_ours(const struct fb_ofmf_reg *r, const char *body, size_t len, char *id,
+static int source_is_ours(struct fb_ofmf_reg *r, const char *body, size_t len, char *id,
 			  size_t idsz, char *host, size_t hostsz)
 {
 	json_t *j = body ? json_loadb(body, len, 0, NULL) : NULL;
@@ -286,6 +376,8 @@ static int source_is_ours(const struct fb_ofmf_reg *r, const char *body, size_t 
 	if (cm_ours && h)
 		snprintf(host, hostsz, "%s", h);
 	snprintf(id, idsz, "%s", sid && fb_ofmf_state_value_ok(sid, FB_OFMF_CONTEXT_MAX) ? sid : "");
+	if (ours && id[0])
+		learn_accessed(r, j);
 	json_decref(j);
 	return ours && id[0];
 }
@@ -411,6 +503,8 @@ static void done_announce(struct fb_ofmf_reg *r, uint64_t now, int status)
 {
 	if (status == 200) {
 		r->st_.announced++;
+		if (strcmp(r->queue[0], r->fabric) == 0)
+			r->check_due = now; /* learn what its crawl reached */
 		queue_pop(r);
 		if (r->overflow && queue_push(r, r->fabric, 0) == 0)
 			r->overflow = 0;
@@ -481,40 +575,19 @@ void fb_ofmf_reg_context_patched(struct fb_ofmf_reg *r, uint64_t now, const char
 	}
 }
 
-static int cmp_str(const void *key, const void *elem)
-{
-	return strcmp(key, *(char *const *)elem);
-}
-
 void fb_ofmf_reg_origin(struct fb_ofmf_reg *r, uint64_t now, const char *path)
 {
 	(void)now;
-	int found;
-	size_t at = fb_sorted_pos(r->known, r->n_known, sizeof(char *), path, cmp_str, &found);
-	if (found || strlen(path) >= FB_OFMF_URL_MAX)
-		return;
-	if (r->n_known == r->cap_known) {
-		size_t cap = r->cap_known ? r->cap_known * 2 : 64;
-		char **k = realloc(r->known, cap * sizeof(*k));
-		if (!k)
-			return;
-		r->known = k;
-		r->cap_known = cap;
-	}
-	char *p = strdup(path);
-	if (!p)
+	if (known_has(r, path) || strlen(path) >= FB_OFMF_URL_MAX)
 		return;
 	if (queue_push(r, path, 0)) {
 		/* Too many at once: a crawl of the whole fabric, once the queue has
 		 * room, covers what its tree links; the rest comes back with its
 		 * next event (it is not remembered as known). */
-		free(p);
 		r->overflow = 1;
 		return;
 	}
-	memmove(r->known + at + 1, r->known + at, (r->n_known - at) * sizeof(char *));
-	r->known[at] = p;
-	r->n_known++;
+	(void)known_add(r, path); /* ENOMEM: announced again at its next event */
 }
 
 void fb_ofmf_reg_delivery_failed(struct fb_ofmf_reg *r, uint64_t now)

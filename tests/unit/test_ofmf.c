@@ -36,6 +36,17 @@ static const char *source(const char *id, const char *host, const char *cm)
 	return src_buf;
 }
 
+/* Ours, with what the core's crawls reached (a JSON array's inside). */
+static char src_acc_buf[2048];
+static const char *source_accessed(const char *id, const char *accessed)
+{
+	snprintf(src_acc_buf, sizeof(src_acc_buf),
+		 "{\"HostName\":\"%s\",\"Id\":\"%s\",\"Links\":{\"ConnectionMethod\":{\"@odata.id\":"
+		 "\"%s\"},\"ResourcesAccessed\":[%s]}}",
+		 BASE, id, CM, accessed);
+	return src_acc_buf;
+}
+
 static void reply(struct fb_ofmf_reg *r, uint64_t now, int status, const char *body)
 {
 	fb_ofmf_reg_done(r, now, status, body, body ? strlen(body) : 0);
@@ -66,6 +77,9 @@ static void reply(struct fb_ofmf_reg *r, uint64_t now, int status, const char *b
 		EXPECT(r, now, FB_OFMF_SET_CONTEXT, NULL, ctx);                           \
 		EXPECT(r, now, FB_OFMF_ANNOUNCE, FABRIC, ctx);                            \
 		reply(r, now, 200, "[]");                                                 \
+		/* what did its crawl reach? (nothing listed here) */                     \
+		EXPECT(r, now, FB_OFMF_GET_SOURCE, SRC(ctx), NULL);                       \
+		reply(r, now, 200, source(ctx, BASE, CM));                                \
 		CHECK_EQ(fb_ofmf_reg_state(r), FB_OFMF_ST_REGISTERED);                    \
 	} while (0)
 
@@ -208,6 +222,8 @@ static void ofmf_broker_restart_core_remembers(void)
 	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "uuid-saved");
 	EXPECT(r, 0, FB_OFMF_ANNOUNCE, FABRIC, "uuid-saved");
 	reply(r, 0, 200, "[]");
+	EXPECT(r, 0, FB_OFMF_GET_SOURCE, SRC("uuid-saved"), NULL);
+	reply(r, 0, 200, source("uuid-saved", BASE, CM));
 	NOTHING(r, 0);
 	struct fb_ofmf_reg_stats st;
 	fb_ofmf_reg_get_stats(r, &st);
@@ -298,10 +314,45 @@ static void ofmf_origins_announced_once_in_order(void)
 	}
 	EXPECT(r, 0, FB_OFMF_ANNOUNCE, FABRIC, NULL);
 	reply(r, 0, 200, "[]");
+	/* Its crawl reached n10 (linked from the fabric), not n19. */
+	EXPECT(r, 0, FB_OFMF_GET_SOURCE, SRC("c"), NULL);
+	reply(r, 0, 200, source_accessed("c", "{\"@odata.id\":\"" FABRIC "\"},"
+					      "{\"@odata.id\":\"/redfish/v1/Systems/n10\"}"));
 	NOTHING(r, 0);
-	/* The ones turned away are not "known": their next event brings them. */
+	/* The ones turned away are not "known": their next event brings them,
+	 * unless the core holds them already. */
+	fb_ofmf_reg_origin(r, 0, "/redfish/v1/Systems/n10");
 	fb_ofmf_reg_origin(r, 0, "/redfish/v1/Systems/n19");
 	EXPECT(r, 0, FB_OFMF_ANNOUNCE, "/redfish/v1/Systems/n19", NULL);
+	reply(r, 0, 200, "[]");
+	NOTHING(r, 0);
+	fb_ofmf_reg_free(r);
+}
+
+static void ofmf_what_the_crawl_reached_is_not_announced(void)
+{
+	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
+	/* The agents' first events, before the core knows us. */
+	fb_ofmf_reg_origin(r, 0, PORT);
+	fb_ofmf_reg_origin(r, 0, "/redfish/v1/Systems/node001");
+	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	EXPECT(r, 0, FB_OFMF_DISCOVER, NULL, NULL);
+	fb_ofmf_reg_context_patched(r, 0, "c");
+	EXPECT(r, 0, FB_OFMF_SAVE, NULL, "c");
+	reply(r, 0, 200, "[]");
+	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "c");
+	EXPECT(r, 0, FB_OFMF_ANNOUNCE, FABRIC, "c");
+	reply(r, 0, 200, "[]");
+	EXPECT(r, 0, FB_OFMF_GET_SOURCE, SRC("c"), NULL);
+	/* Each ResourceCreated is a crawl: the port came with the fabric's. */
+	reply(r, 0, 200, source_accessed("c", "{\"@odata.id\":\"" PORT "\"},"
+					      "{\"@odata.id\":\"" PORT "#/Links\"}"));
+	EXPECT(r, 0, FB_OFMF_ANNOUNCE, "/redfish/v1/Systems/node001", "c");
+	reply(r, 0, 200, "[]");
+	NOTHING(r, 0);
+	struct fb_ofmf_reg_stats st;
+	fb_ofmf_reg_get_stats(r, &st);
+	CHECK_EQ(st.announced, 2);
 	fb_ofmf_reg_free(r);
 }
 
@@ -433,6 +484,7 @@ int main(void)
 	RUN(ofmf_broker_restart_core_forgot);
 	RUN(ofmf_core_down_backs_off_and_keeps_the_context);
 	RUN(ofmf_origins_announced_once_in_order);
+	RUN(ofmf_what_the_crawl_reached_is_not_announced);
 	RUN(ofmf_refused_origin_dropped_after_tries);
 	RUN(ofmf_failed_delivery_checks_soon);
 	RUN(ofmf_unasked_patch_is_checked);
