@@ -693,3 +693,17 @@ json_t *fb_push_render(struct fb_push *p, const struct fb_rf_sub *s)
 }
 
 void fb_push_get_stats(const struct fb_push *p, struct fb_push_stats *st) { *st = p->st; }
+
+void fb_push_get_retry(const struct fb_push *p, unsigned *attempts, uint64_t *interval_ms)
+{
+	*attempts = p->o.retry_attempts;
+	*interval_ms = p->o.retry_interval_ms;
+}
+
+void fb_push_set_retry(struct fb_push *p, unsigned attempts, uint64_t interval_ms)
+{
+	p->o.retry_attempts = attempts;
+	p->o.retry_interval_ms = interval_ms;
+	fb_log_info("push: DeliveryRetryAttempts %u, DeliveryRetryIntervalSeconds %" PRIu64
+		    " (until the next start)", attempts, interval_ms / 1000);
+}

@@ -79,7 +79,7 @@ struct fb_hc *fb_push_hc(struct fb_push *p);
  * written: nothing is created). */
 int fb_push_create(struct fb_push *p, struct fb_rf_sub *s, const char *id, struct fb_rf_sub **out);
 /* Replace the subscription with s's id by s (a PATCH built with
- * fb_rf_sub_build(FB_RF_PATCH)). Re-enabling a suspended one resumes it at
+ * fb_rf_sub_build(FB_RF_SUB_PATCH)). Re-enabling a suspended one resumes it at
  * its cursor. 0, -ENOENT, -errno. */
 int fb_push_update(struct fb_push *p, struct fb_rf_sub *s);
 /* Enable (resume) or suspend. 0, -ENOENT, -errno. */
@@ -97,5 +97,11 @@ int fb_push_submit(struct fb_push *p, json_t *record);
 json_t *fb_push_render(struct fb_push *p, const struct fb_rf_sub *s);
 
 void fb_push_get_stats(const struct fb_push *p, struct fb_push_stats *st);
+
+/* EventService DeliveryRetryAttempts / DeliveryRetryIntervalSeconds: read,
+ * and changed by a PATCH (until the next start; the config keys are the
+ * lasting values). */
+void fb_push_get_retry(const struct fb_push *p, unsigned *attempts, uint64_t *interval_ms);
+void fb_push_set_retry(struct fb_push *p, unsigned attempts, uint64_t interval_ms);
 
 #endif
