@@ -98,6 +98,25 @@ json_t *fb_push_render(struct fb_push *p, const struct fb_rf_sub *s);
 
 void fb_push_get_stats(const struct fb_push *p, struct fb_push_stats *st);
 
+/* What happened to a subscription, for watchers (the OFMF agent). */
+enum fb_push_what {
+	FB_PUSH_CREATED,   /* POST or fb_push_create */
+	FB_PUSH_UPDATED,   /* PATCH or fb_push_update (e.g. the core set Context) */
+	FB_PUSH_DELETED,   /* DELETE, fb_push_delete or TerminateAfterRetries */
+	FB_PUSH_ENABLED,   /* resumed */
+	FB_PUSH_DISABLED,  /* suspended (SuspendRetries or a client) */
+	FB_PUSH_FAILED,    /* one delivery try failed (detail: why) */
+	FB_PUSH_DELIVERED, /* a delivery succeeded after failures */
+};
+/* Called on the loop after the change is in the store; s is NULL for
+ * DELETED (id names it). The watcher must not delete or create from
+ * within FAILED (it may suspend with fb_push_set_enabled). */
+typedef void (*fb_push_watch_fn)(void *arg, enum fb_push_what what, const char *id,
+				 const struct fb_rf_sub *s, const char *detail);
+#define FB_PUSH_WATCHERS_MAX 4
+/* 0 or -ENOSPC. */
+int fb_push_watch(struct fb_push *p, fb_push_watch_fn fn, void *arg);
+
 /* EventService DeliveryRetryAttempts / DeliveryRetryIntervalSeconds: read,
  * and changed by a PATCH (until the next start; the config keys are the
  * lasting values). */
