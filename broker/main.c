@@ -13,14 +13,10 @@
 #include "kafka_sink.h"
 #include "ofmf.h"
 #include "ofmf_push.h"
+#include "push.h"
+#include "rf_event_service.h"
 #include "rf_service.h"
 #include "rf_tree.h"
-/* rf_req.h (HTTP methods) and rf_sub.h (subscription build modes) both
- * define FB_RF_PATCH (requests.md: to rf-push); main.c uses neither, so the
- * second is renamed here until the headers agree. */
-#define FB_RF_PATCH FB_RF_SUB_PATCH_
-#include "push.h"
-#undef FB_RF_PATCH
 #include "ws_server.h"
 
 #include <errno.h>
@@ -288,13 +284,6 @@ static int start_kafka(struct fb_broker *b)
 	return rc ? rc : fb_outputs_add(&b->outputs, "kafka", kafka_committed, b->kafka);
 }
 
-/* The core PATCHes the SunfishServer Context through the EventService. */
-static void push_changed(void *arg)
-{
-	struct fb_broker *b = arg;
-	fb_ofmf_push_changed(b->ofmf_io);
-}
-
 /* Push delivery follows the journal on this loop through libcurl: the
  * output only moves its limit and wakes it. */
 static int start_push(struct fb_broker *b)
@@ -307,10 +296,15 @@ static int start_push(struct fb_broker *b)
 		.retry_interval_ms = c->push_retry_interval_ms, .max_backoff_ms = c->push_max_backoff_ms,
 		.timeout_ms = c->push_timeout_ms, .cursor_sync_ms = c->push_cursor_sync_ms,
 		.heartbeat_unit_ms = c->push_heartbeat_unit_ms,
-		.changed = push_changed, .changed_arg = b,
 	};
 	int rc = fb_push_start(&po, &b->push);
-	return rc ? rc : fb_outputs_add(&b->outputs, "push", fb_push_committed, b->push);
+	if (rc)
+		return rc;
+	/* The EventService routes reach the engine through deferred calls. */
+	b->redfish->events = fb_rf_events_new(b->push);
+	if (!b->redfish->events)
+		return -ENOMEM;
+	return fb_outputs_add(&b->outputs, "push", fb_push_committed, b->push);
 }
 
 static int run(struct fb_broker *b)
@@ -385,17 +379,23 @@ static void shutdown_broker(struct fb_broker *b)
 	fb_accept_http_close(b);
 	if (b->ws)
 		fb_ws_stop(b->ws);
+	if (b->redfish) {
+		fb_rf_events_free(b->redfish->events); /* after the lws thread */
+		b->redfish->events = NULL;
+	}
 	fb_rf_service_free(b->redfish); /* after the lws thread, before the map */
 	b->redfish = NULL;
 	fb_fabric_map_free(b->fabric_map); /* after the lws thread: it took snapshots */
 	b->fabric_map = NULL;
 	fb_kafka_stop(b->kafka, 5000); /* bounded flush, then the cursor */
 	b->kafka = NULL;
+	if (b->ofmf_io)
+		fb_ofmf_push_attach(b->ofmf_io, NULL); /* the push engine may still call it */
 	fb_ofmf_stop(b->ofmf); /* its request in flight is the push engine's client's */
 	b->ofmf = NULL;
-	fb_ofmf_push_free(b->ofmf_io);
-	b->ofmf_io = NULL;
 	fb_push_stop(b->push); /* the cursors; what is in flight is sent again next start */
+	fb_ofmf_push_free(b->ofmf_io); /* after its watcher's engine */
+	b->ofmf_io = NULL;
 	b->push = NULL;
 	fb_commit_fini(b);
 	if (b->journal)

@@ -97,7 +97,7 @@ static int create(struct fb_ofmf_push *a, const char *destination, const char *c
 	struct fb_rf_sub s;
 	json_t *doc = json_pack("{s:s,s:s,s:s,s:s}", "Destination", destination, "Protocol",
 				"Redfish", "Context", context, "DeliveryRetryPolicy", "RetryForever");
-	int rc = doc ? build(doc, FB_RF_CREATE, NULL, &s) : -ENOMEM;
+	int rc = doc ? build(doc, FB_RF_SUB_CREATE, NULL, &s) : -ENOMEM;
 	if (!rc) {
 		rc = fb_push_create(a->push, &s, FB_OFMF_SUBSCRIPTION, NULL);
 		fb_rf_sub_free(&s);
@@ -122,7 +122,7 @@ static int set_subscription(void *ctx, const char *destination, const char *cont
 	} else if (!rc && strcmp(old->context, context) != 0) {
 		struct fb_rf_sub s;
 		json_t *doc = json_pack("{s:s}", "Context", context);
-		rc = doc ? build(doc, FB_RF_PATCH, old, &s) : -ENOMEM;
+		rc = doc ? build(doc, FB_RF_SUB_PATCH, old, &s) : -ENOMEM;
 		if (!rc) {
 			rc = fb_push_update(a->push, &s);
 			fb_rf_sub_free(&s);
@@ -136,28 +136,44 @@ static int set_subscription(void *ctx, const char *destination, const char *cont
 	return rc;
 }
 
+/* The push engine's news of SunfishServer: a Context we did not set is the
+ * core's PATCH (inside our discovery POST); a failed delivery may mean the
+ * core restarted and forgot us. */
+static void watch(void *arg, enum fb_push_what what, const char *id, const struct fb_rf_sub *s,
+		  const char *detail)
+{
+	struct fb_ofmf_push *a = arg;
+	if (!a->ofmf || a->setting || strcmp(id, FB_OFMF_SUBSCRIPTION) != 0)
+		return;
+	if (what == FB_PUSH_UPDATED && s && s->context[0] && strcmp(s->context, a->context) != 0) {
+		snprintf(a->context, sizeof(a->context), "%s", s->context);
+		fb_ofmf_context_patched(a->ofmf, s->context);
+	} else if (what == FB_PUSH_FAILED) {
+		fb_log_debug("ofmf: a delivery to the core failed (%s)", detail ? detail : "");
+		fb_ofmf_delivery_failed(a->ofmf);
+	} else if (what == FB_PUSH_DELETED) {
+		fb_log_warn("ofmf: the %s subscription was deleted by a client: events stop going to "
+			    "the core until fabricbusd registers again (restart it)",
+			    FB_OFMF_SUBSCRIPTION);
+	}
+}
+
 int fb_ofmf_push_new(struct fb_push *p, struct fb_ofmf_io *io, struct fb_ofmf_push **out)
 {
 	struct fb_ofmf_push *a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	a->push = p;
+	int rc = fb_push_watch(p, watch, a);
+	if (rc) {
+		free(a);
+		return rc;
+	}
 	*io = (struct fb_ofmf_io){ http, cancel, set_subscription, a };
 	*out = a;
 	return 0;
 }
 
 void fb_ofmf_push_attach(struct fb_ofmf_push *a, struct fb_ofmf *m) { a->ofmf = m; }
-
-void fb_ofmf_push_changed(struct fb_ofmf_push *a)
-{
-	if (!a || !a->ofmf || a->setting)
-		return;
-	const struct fb_rf_sub *s = fb_rf_store_find(fb_push_store(a->push), FB_OFMF_SUBSCRIPTION);
-	if (s && s->context[0] && strcmp(s->context, a->context) != 0) {
-		snprintf(a->context, sizeof(a->context), "%s", s->context);
-		fb_ofmf_context_patched(a->ofmf, s->context);
-	}
-}
 
 void fb_ofmf_push_free(struct fb_ofmf_push *a) { free(a); }

@@ -4,13 +4,14 @@
  * in the push engine's store (persisted there, delivered there, PATCHed by
  * the core through the EventService routes).
  *
- * The core's PATCH of the Context is noticed through the push engine's
- * `changed` callback: main.c calls fb_ofmf_push_changed() from it, and a
- * Context other than the one this adapter last set is handed to the
- * registration as the core's (fb_ofmf_context_patched).
+ * The adapter watches the push engine (fb_push_watch): a SunfishServer
+ * Context other than the one it last set is the core's PATCH, handed to the
+ * registration (fb_ofmf_context_patched); a failed delivery to the core
+ * makes the registration check itself soon (fb_ofmf_delivery_failed).
  *
- * Threads: the loop. Lifetime: made before fb_ofmf_start, freed after
- * fb_ofmf_stop and before fb_push_stop.
+ * Threads: the loop. Lifetime: made before fb_ofmf_start; detached
+ * (attach NULL) before fb_ofmf_stop; freed after fb_push_stop (the engine
+ * holds it as a watcher until then).
  */
 #ifndef FB_OFMF_PUSH_H
 #define FB_OFMF_PUSH_H
@@ -20,12 +21,12 @@
 struct fb_push;
 struct fb_ofmf_push;
 
-/* Fill io with functions bound to p. 0 and *out, or -ENOMEM. */
+/* Fill io with functions bound to p and watch p. 0 and *out, -ENOMEM, or
+ * -ENOSPC (too many watchers). */
 int fb_ofmf_push_new(struct fb_push *p, struct fb_ofmf_io *io, struct fb_ofmf_push **out);
-/* From now on, Context changes made by others are reported to m. */
+/* From now on, Context changes made by others are reported to m (NULL: to
+ * nobody). */
 void fb_ofmf_push_attach(struct fb_ofmf_push *a, struct fb_ofmf *m);
-/* The push engine's subscriptions changed (its `changed` callback). NULL ok. */
-void fb_ofmf_push_changed(struct fb_ofmf_push *a);
 void fb_ofmf_push_free(struct fb_ofmf_push *a);
 
 #endif

@@ -57,7 +57,32 @@ struct fb_push {
 	uint64_t test_seq, hb_seq;
 	struct fb_push_stats st;
 	struct fb_buf tmp;
+	struct {
+		fb_push_watch_fn fn;
+		void *arg;
+	} watch[FB_PUSH_WATCHERS_MAX];
+	unsigned n_watch;
 };
+
+static void tell(struct fb_push *p, enum fb_push_what what, const char *id, const char *detail)
+{
+	if (!p->n_watch)
+		return;
+	char copy[FB_RF_SUB_ID_MAX];
+	snprintf(copy, sizeof(copy), "%s", id); /* id may be the subscription's own */
+	const struct fb_rf_sub *s = what == FB_PUSH_DELETED ? NULL : fb_rf_store_find(&p->store, copy);
+	for (unsigned i = 0; i < p->n_watch; i++)
+		p->watch[i].fn(p->watch[i].arg, what, copy, s, detail ? detail : "");
+}
+
+int fb_push_watch(struct fb_push *p, fb_push_watch_fn fn, void *arg)
+{
+	if (p->n_watch == FB_PUSH_WATCHERS_MAX)
+		return -ENOSPC;
+	p->watch[p->n_watch].fn = fn;
+	p->watch[p->n_watch++].arg = arg;
+	return 0;
+}
 
 static uint64_t now_ms(void) { return fb_now_ns() / 1000000u; }
 
@@ -274,6 +299,7 @@ static void send_body(struct fb_push *p, struct dest *d)
 
 static void delivered(struct fb_push *p, struct dest *d)
 {
+	int was_failing = d->told_failing;
 	if (d->told_failing)
 		fb_log_info("push: subscription %s (%s) takes deliveries again after %" PRIu64
 			    " failed tries",
@@ -291,6 +317,8 @@ static void delivered(struct fb_push *p, struct dest *d)
 	p->st.delivered++;
 	d->delivered++;
 	drop_body(d);
+	if (was_failing)
+		tell(p, FB_PUSH_DELIVERED, d->sub->id, NULL);
 }
 
 static void on_result(struct dest *d, int ok, long status, const char *error)
@@ -312,12 +340,15 @@ static void on_result(struct dest *d, int ok, long status, const char *error)
 			    d->sub->id, d->sub->destination, error, p->o.retry_interval_ms,
 			    fb_rf_retry_policy_name(d->sub->retry_policy), p->o.retry_attempts);
 	d->told_failing = 1;
+	char id[FB_RF_SUB_ID_MAX];
+	snprintf(id, sizeof(id), "%s", d->sub->id);
+	tell(p, FB_PUSH_FAILED, id, error);
+	if (!find_dest(p, id) || !d->sub->enabled)
+		return; /* the watcher suspended it */
 	if (v == FB_PUSH_RETRY) {
 		p->st.retries++;
 		return;
 	}
-	char id[FB_RF_SUB_ID_MAX];
-	snprintf(id, sizeof(id), "%s", d->sub->id);
 	if (v == FB_PUSH_TERMINATE) {
 		fb_log_warn("push: subscription %s (%s) deleted after %u failed retries "
 			    "(DeliveryRetryPolicy TerminateAfterRetries): %s",
@@ -574,6 +605,7 @@ int fb_push_create(struct fb_push *p, struct fb_rf_sub *s, const char *id, struc
 	if (out)
 		*out = stored;
 	changed(p);
+	tell(p, FB_PUSH_CREATED, stored->id, NULL);
 	kick(p);
 	return 0;
 }
@@ -594,6 +626,9 @@ int fb_push_update(struct fb_push *p, struct fb_rf_sub *s)
 	if (d && hb != old->heartbeat_minutes)
 		d->next_hb_ms = now_ms() + (uint64_t)old->heartbeat_minutes * p->o.heartbeat_unit_ms;
 	changed(p);
+	tell(p, FB_PUSH_UPDATED, old->id, NULL);
+	if (was != old->enabled)
+		tell(p, old->enabled ? FB_PUSH_ENABLED : FB_PUSH_DISABLED, old->id, NULL);
 	kick(p);
 	return rc;
 }
@@ -615,12 +650,15 @@ int fb_push_set_enabled(struct fb_push *p, const char *id, int enabled)
 		fb_log_info("push: subscription %s resumed at EventId %" PRIu64, id,
 			    d ? d->cursor + 1 : p->committed + 1);
 	changed(p);
+	tell(p, enabled ? FB_PUSH_ENABLED : FB_PUSH_DISABLED, id, NULL);
 	kick(p);
 	return rc;
 }
 
-int fb_push_delete(struct fb_push *p, const char *id)
+int fb_push_delete(struct fb_push *p, const char *id_in)
 {
+	char id[FB_RF_SUB_ID_MAX]; /* id_in may be the subscription's own, freed below */
+	snprintf(id, sizeof(id), "%s", id_in);
 	struct dest *d = find_dest(p, id);
 	if (!fb_rf_store_find(&p->store, id))
 		return -ENOENT;
@@ -631,6 +669,7 @@ int fb_push_delete(struct fb_push *p, const char *id)
 	p->cursors_dirty = 1;
 	fb_log_info("redfish: subscription %s deleted", id);
 	changed(p);
+	tell(p, FB_PUSH_DELETED, id, NULL);
 	return rc;
 }
 
@@ -693,3 +732,17 @@ json_t *fb_push_render(struct fb_push *p, const struct fb_rf_sub *s)
 }
 
 void fb_push_get_stats(const struct fb_push *p, struct fb_push_stats *st) { *st = p->st; }
+
+void fb_push_get_retry(const struct fb_push *p, unsigned *attempts, uint64_t *interval_ms)
+{
+	*attempts = p->o.retry_attempts;
+	*interval_ms = p->o.retry_interval_ms;
+}
+
+void fb_push_set_retry(struct fb_push *p, unsigned attempts, uint64_t interval_ms)
+{
+	p->o.retry_attempts = attempts;
+	p->o.retry_interval_ms = interval_ms;
+	fb_log_info("push: DeliveryRetryAttempts %u, DeliveryRetryIntervalSeconds %" PRIu64
+		    " (until the next start)", attempts, interval_ms / 1000);
+}

@@ -79,7 +79,7 @@ struct fb_hc *fb_push_hc(struct fb_push *p);
  * written: nothing is created). */
 int fb_push_create(struct fb_push *p, struct fb_rf_sub *s, const char *id, struct fb_rf_sub **out);
 /* Replace the subscription with s's id by s (a PATCH built with
- * fb_rf_sub_build(FB_RF_PATCH)). Re-enabling a suspended one resumes it at
+ * fb_rf_sub_build(FB_RF_SUB_PATCH)). Re-enabling a suspended one resumes it at
  * its cursor. 0, -ENOENT, -errno. */
 int fb_push_update(struct fb_push *p, struct fb_rf_sub *s);
 /* Enable (resume) or suspend. 0, -ENOENT, -errno. */
@@ -97,5 +97,30 @@ int fb_push_submit(struct fb_push *p, json_t *record);
 json_t *fb_push_render(struct fb_push *p, const struct fb_rf_sub *s);
 
 void fb_push_get_stats(const struct fb_push *p, struct fb_push_stats *st);
+
+/* What happened to a subscription, for watchers (the OFMF agent). */
+enum fb_push_what {
+	FB_PUSH_CREATED,   /* POST or fb_push_create */
+	FB_PUSH_UPDATED,   /* PATCH or fb_push_update (e.g. the core set Context) */
+	FB_PUSH_DELETED,   /* DELETE, fb_push_delete or TerminateAfterRetries */
+	FB_PUSH_ENABLED,   /* resumed */
+	FB_PUSH_DISABLED,  /* suspended (SuspendRetries or a client) */
+	FB_PUSH_FAILED,    /* one delivery try failed (detail: why) */
+	FB_PUSH_DELIVERED, /* a delivery succeeded after failures */
+};
+/* Called on the loop after the change is in the store; s is NULL for
+ * DELETED (id names it). The watcher must not delete or create from
+ * within FAILED (it may suspend with fb_push_set_enabled). */
+typedef void (*fb_push_watch_fn)(void *arg, enum fb_push_what what, const char *id,
+				 const struct fb_rf_sub *s, const char *detail);
+#define FB_PUSH_WATCHERS_MAX 4
+/* 0 or -ENOSPC. */
+int fb_push_watch(struct fb_push *p, fb_push_watch_fn fn, void *arg);
+
+/* EventService DeliveryRetryAttempts / DeliveryRetryIntervalSeconds: read,
+ * and changed by a PATCH (until the next start; the config keys are the
+ * lasting values). */
+void fb_push_get_retry(const struct fb_push *p, unsigned *attempts, uint64_t *interval_ms);
+void fb_push_set_retry(struct fb_push *p, unsigned attempts, uint64_t interval_ms);
 
 #endif

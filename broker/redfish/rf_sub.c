@@ -12,9 +12,9 @@
 #include <string.h>
 
 enum ptype { T_STR, T_BOOL, T_UINT, T_STRLIST, T_ORIGINS, T_HEADERS, T_ENUM, T_ENUMLIST, T_STATUS };
-#define M_CREATE (1u << FB_RF_CREATE)
-#define M_PATCH (1u << FB_RF_PATCH)
-#define M_LOAD (1u << FB_RF_LOAD)
+#define M_CREATE (1u << FB_RF_SUB_CREATE)
+#define M_PATCH (1u << FB_RF_SUB_PATCH)
+#define M_LOAD (1u << FB_RF_SUB_LOAD)
 #define M_CL (M_CREATE | M_LOAD)
 #define M_ALL (M_CREATE | M_PATCH | M_LOAD)
 
@@ -421,13 +421,13 @@ int fb_rf_sub_build(json_t *body, enum fb_rf_mode mode, const struct fb_rf_sub *
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(body))
 		return fail(err, 400, "MalformedJSON", NULL, NULL);
-	if (mode == FB_RF_PATCH && !old)
+	if (mode == FB_RF_SUB_PATCH && !old)
 		return fail(err, 500, "InternalError", NULL, NULL);
-	out->doc = mode == FB_RF_PATCH ? json_deep_copy(old->doc) : json_object();
+	out->doc = mode == FB_RF_SUB_PATCH ? json_deep_copy(old->doc) : json_object();
 	if (!out->doc)
 		return fail(err, 500, "InternalError", NULL, NULL);
 	int rc = apply(out->doc, body, mode, err);
-	if (!rc && mode != FB_RF_PATCH && !json_object_get(out->doc, "Destination"))
+	if (!rc && mode != FB_RF_SUB_PATCH && !json_object_get(out->doc, "Destination"))
 		rc = fail(err, 400, "PropertyMissing", "Destination", NULL);
 	if (!rc)
 		rc = decode(out, err);

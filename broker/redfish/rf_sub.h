@@ -46,9 +46,9 @@ struct fb_rf_error {
 };
 
 enum fb_rf_mode {
-	FB_RF_CREATE, /* POST: every create-time property; no Id, no Status */
-	FB_RF_PATCH,  /* PATCH: Context, HttpHeaders, retry, heartbeat, VerifyCertificate, Status.State */
-	FB_RF_LOAD,   /* the store file: create's properties plus Id and Status */
+	FB_RF_SUB_CREATE, /* POST: every create-time property; no Id, no Status */
+	FB_RF_SUB_PATCH,  /* PATCH: Context, HttpHeaders, retry, heartbeat, VerifyCertificate, Status.State */
+	FB_RF_SUB_LOAD,   /* the store file: create's properties plus Id and Status */
 };
 
 struct fb_rf_sub {

@@ -167,7 +167,7 @@ static int load_members(struct fb_rf_store *st, json_t *root, char *err, size_t 
 	json_array_foreach(members, i, m) {
 		struct fb_rf_sub s;
 		struct fb_rf_error e;
-		if (fb_rf_sub_build(m, FB_RF_LOAD, NULL, &s, &e))
+		if (fb_rf_sub_build(m, FB_RF_SUB_LOAD, NULL, &s, &e))
 			return fb_err_set(err, errsz, FB_ECORRUPT, "member %zu: %s %s %s", i, e.key,
 					  e.n_args > 0 ? e.args[0] : "", e.n_args > 1 ? e.args[1] : "");
 		char id[FB_RF_SUB_ID_MAX];

@@ -57,9 +57,9 @@ static void body(const uint8_t *p, size_t n, int patch)
 	struct fb_rf_sub old, s;
 	struct fb_rf_error e;
 	static const char base[] = "{\"Destination\":\"http://127.0.0.1:9/x\",\"Context\":\"c\"}";
-	if (fb_rf_sub_build_text(base, sizeof(base) - 1, FB_RF_CREATE, NULL, &old, &e) != 0)
+	if (fb_rf_sub_build_text(base, sizeof(base) - 1, FB_RF_SUB_CREATE, NULL, &old, &e) != 0)
 		abort();
-	if (fb_rf_sub_build_text((const char *)p, n, patch ? FB_RF_PATCH : FB_RF_CREATE,
+	if (fb_rf_sub_build_text((const char *)p, n, patch ? FB_RF_SUB_PATCH : FB_RF_SUB_CREATE,
 				 patch ? &old : NULL, &s, &e) == 0) {
 		exercise(&s);
 		fb_rf_sub_free(&s);

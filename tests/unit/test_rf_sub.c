@@ -48,7 +48,7 @@ static void create_full(void)
 		"\"SubordinateResources\":true,\"HttpHeaders\":[{\"X-Token\":\"s3cret\"}],"
 		"\"SendHeartbeat\":true,\"HeartbeatIntervalMinutes\":5,"
 		"\"DeliveryRetryPolicy\":\"SuspendRetries\"}";
-	CHECK_EQ(build(body, FB_RF_CREATE, NULL, &s, &e), 0);
+	CHECK_EQ(build(body, FB_RF_SUB_CREATE, NULL, &s, &e), 0);
 	CHECK_STR(s.destination, "https://rcv.example:8443/events");
 	CHECK_STR(s.context, "ctx1");
 	CHECK_EQ(s.protocol, FB_RF_PROTO_REDFISH);
@@ -75,74 +75,74 @@ static void create_full(void)
 
 static void create_refusals(void)
 {
-	CHECK_STR(refusal("{\"Destination\":", FB_RF_CREATE), "MalformedJSON");
-	CHECK_STR(refusal("[1]", FB_RF_CREATE), "MalformedJSON");
-	CHECK_STR(refusal("{}", FB_RF_CREATE), "PropertyMissing");
-	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"Bogus\":1}", FB_RF_CREATE), "PropertyUnknown");
-	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"Id\":\"5\"}", FB_RF_CREATE),
+	CHECK_STR(refusal("{\"Destination\":", FB_RF_SUB_CREATE), "MalformedJSON");
+	CHECK_STR(refusal("[1]", FB_RF_SUB_CREATE), "MalformedJSON");
+	CHECK_STR(refusal("{}", FB_RF_SUB_CREATE), "PropertyMissing");
+	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"Bogus\":1}", FB_RF_SUB_CREATE), "PropertyUnknown");
+	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"Id\":\"5\"}", FB_RF_SUB_CREATE),
 		  "PropertyNotWritable");
 	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"Status\":{\"State\":\"Enabled\"}}",
-			  FB_RF_CREATE),
+			  FB_RF_SUB_CREATE),
 		  "PropertyNotWritable");
-	CHECK_STR(refusal("{\"Destination\":42}", FB_RF_CREATE), "PropertyValueTypeError");
-	CHECK_STR(refusal("{\"Destination\":\"ftp://h/\"}", FB_RF_CREATE), "PropertyValueFormatError");
-	CHECK_STR(refusal("{\"Destination\":\"http://\"}", FB_RF_CREATE), "PropertyValueFormatError");
-	CHECK_STR(refusal("{\"Destination\":\"http://h:99999/\"}", FB_RF_CREATE),
+	CHECK_STR(refusal("{\"Destination\":42}", FB_RF_SUB_CREATE), "PropertyValueTypeError");
+	CHECK_STR(refusal("{\"Destination\":\"ftp://h/\"}", FB_RF_SUB_CREATE), "PropertyValueFormatError");
+	CHECK_STR(refusal("{\"Destination\":\"http://\"}", FB_RF_SUB_CREATE), "PropertyValueFormatError");
+	CHECK_STR(refusal("{\"Destination\":\"http://h:99999/\"}", FB_RF_SUB_CREATE),
 		  "PropertyValueFormatError");
-	CHECK_STR(refusal("{\"Destination\":\"http://h/ x\"}", FB_RF_CREATE), "PropertyValueFormatError");
-	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"Protocol\":\"SMTP\"}", FB_RF_CREATE),
+	CHECK_STR(refusal("{\"Destination\":\"http://h/ x\"}", FB_RF_SUB_CREATE), "PropertyValueFormatError");
+	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"Protocol\":\"SMTP\"}", FB_RF_SUB_CREATE),
 		  "PropertyValueNotInList");
 	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"DeliveryRetryPolicy\":\"Never\"}",
-			  FB_RF_CREATE),
+			  FB_RF_SUB_CREATE),
 		  "PropertyValueNotInList");
-	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"Severities\":[\"Fatal\"]}", FB_RF_CREATE),
+	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"Severities\":[\"Fatal\"]}", FB_RF_SUB_CREATE),
 		  "PropertyValueNotInList");
 	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"MessageIds\":\"Fabric.1.0.PortOK\"}",
-			  FB_RF_CREATE),
+			  FB_RF_SUB_CREATE),
 		  "PropertyValueTypeError");
-	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"MessageIds\":[\"no dots\"]}", FB_RF_CREATE),
+	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"MessageIds\":[\"no dots\"]}", FB_RF_SUB_CREATE),
 		  "PropertyValueFormatError");
 	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"OriginResources\":[\"/redfish/v1\"]}",
-			  FB_RF_CREATE),
+			  FB_RF_SUB_CREATE),
 		  "PropertyValueTypeError");
 	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"OriginResources\":[{\"@odata.id\":\"/x\"}]}",
-			  FB_RF_CREATE),
+			  FB_RF_SUB_CREATE),
 		  "PropertyValueFormatError");
-	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"HeartbeatIntervalMinutes\":0}", FB_RF_CREATE),
+	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"HeartbeatIntervalMinutes\":0}", FB_RF_SUB_CREATE),
 		  "PropertyValueOutOfRange");
-	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"SendHeartbeat\":\"yes\"}", FB_RF_CREATE),
+	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"SendHeartbeat\":\"yes\"}", FB_RF_SUB_CREATE),
 		  "PropertyValueTypeError");
 	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"HttpHeaders\":[{\"Bad Name\":\"v\"}]}",
-			  FB_RF_CREATE),
+			  FB_RF_SUB_CREATE),
 		  "PropertyValueFormatError");
 	CHECK_STR(refusal("{\"Destination\":\"http://h/\",\"HttpHeaders\":[{\"X\":\"a\\r\\nB: c\"}]}",
-			  FB_RF_CREATE),
+			  FB_RF_SUB_CREATE),
 		  "PropertyValueFormatError");
 	/* Kafka: the topic is the Context. */
-	CHECK_STR(refusal("{\"Destination\":\"kafka://k:9092\",\"Protocol\":\"Kafka\"}", FB_RF_CREATE),
+	CHECK_STR(refusal("{\"Destination\":\"kafka://k:9092\",\"Protocol\":\"Kafka\"}", FB_RF_SUB_CREATE),
 		  "PropertyValueFormatError");
 	CHECK_STR(refusal("{\"Destination\":\"kafka://k:9092\",\"Protocol\":\"Kafka\",\"Context\":\"t1\"}",
-			  FB_RF_CREATE),
+			  FB_RF_SUB_CREATE),
 		  "");
 	/* Annotations a client echoes are ignored, not refused. */
-	CHECK_STR(refusal("{\"Destination\":\"http://[::1]:80/x\",\"@odata.type\":\"x\"}", FB_RF_CREATE), "");
+	CHECK_STR(refusal("{\"Destination\":\"http://[::1]:80/x\",\"@odata.type\":\"x\"}", FB_RF_SUB_CREATE), "");
 }
 
 static void patch_rules(void)
 {
 	struct fb_rf_sub s, p2;
 	struct fb_rf_error e;
-	CHECK_EQ(build("{\"Destination\":\"http://h/\",\"Context\":\"a\"}", FB_RF_CREATE, NULL, &s, &e), 0);
+	CHECK_EQ(build("{\"Destination\":\"http://h/\",\"Context\":\"a\"}", FB_RF_SUB_CREATE, NULL, &s, &e), 0);
 	CHECK_EQ(fb_rf_sub_set_id(&s, "3"), 0);
-	CHECK_EQ(build("{\"Destination\":\"http://x/\"}", FB_RF_PATCH, &s, &p2, &e), FB_EMALFORMED);
+	CHECK_EQ(build("{\"Destination\":\"http://x/\"}", FB_RF_SUB_PATCH, &s, &p2, &e), FB_EMALFORMED);
 	CHECK_STR(e.key, "PropertyNotWritable");
-	CHECK_EQ(build("{\"RegistryPrefixes\":[\"Fabric\"]}", FB_RF_PATCH, &s, &p2, &e), FB_EMALFORMED);
+	CHECK_EQ(build("{\"RegistryPrefixes\":[\"Fabric\"]}", FB_RF_SUB_PATCH, &s, &p2, &e), FB_EMALFORMED);
 	CHECK_STR(e.key, "PropertyNotWritable");
-	CHECK_EQ(build("{\"Status\":{\"Health\":\"OK\"}}", FB_RF_PATCH, &s, &p2, &e), FB_EMALFORMED);
+	CHECK_EQ(build("{\"Status\":{\"Health\":\"OK\"}}", FB_RF_SUB_PATCH, &s, &p2, &e), FB_EMALFORMED);
 	CHECK_STR(e.key, "PropertyNotWritable");
 	CHECK_EQ(build("{\"Context\":\"b\",\"Status\":{\"State\":\"Disabled\"},\"DeliveryRetryPolicy\":"
 		       "\"TerminateAfterRetries\"}",
-		       FB_RF_PATCH, &s, &p2, &e),
+		       FB_RF_SUB_PATCH, &s, &p2, &e),
 		 0);
 	CHECK_STR(p2.id, "3");
 	CHECK_STR(p2.context, "b");
@@ -157,7 +157,7 @@ static void patch_rules(void)
 static struct fb_rf_sub *sub_of(const char *body, struct fb_rf_sub *s)
 {
 	struct fb_rf_error e;
-	return build(body, FB_RF_CREATE, NULL, s, &e) ? NULL : s;
+	return build(body, FB_RF_SUB_CREATE, NULL, s, &e) ? NULL : s;
 }
 
 static int matches(const struct fb_rf_sub *s, const char *id, unsigned sev, const char *origin)
