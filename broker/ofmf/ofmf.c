@@ -250,19 +250,16 @@ const char *fb_ofmf_context(const struct fb_ofmf *m)
 	return fb_ofmf_reg_state(m->reg) == FB_OFMF_ST_REGISTERED ? fb_ofmf_reg_context(m->reg) : "";
 }
 
-char *fb_ofmf_status_json(const struct fb_ofmf *m)
+json_t *fb_ofmf_status(const struct fb_ofmf *m)
 {
 	struct fb_ofmf_reg_stats s;
 	fb_ofmf_reg_get_stats(m->reg, &s);
-	json_t *j = json_pack(
-		"{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "Core", m->st.core, "ConnectionMethod",
-		m->st.connection_method, "State", fb_ofmf_reg_state_name(fb_ofmf_reg_state(m->reg)),
-		"Context", fb_ofmf_context(m), "LastError", fb_ofmf_reg_last_error(m->reg),
-		"Registrations", (json_int_t)s.registrations, "Adoptions", (json_int_t)s.adoptions,
-		"Resumed", (json_int_t)s.resumed, "CoreForgotUs", (json_int_t)s.forgotten,
-		"Conflicts", (json_int_t)s.conflicts, "Announced", (json_int_t)s.announced,
-		"AnnounceDropped", (json_int_t)s.announce_dropped);
-	char *out = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	return out;
+	return json_pack("{s:b,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "enabled", 1,
+			 "core", m->st.core, "connection_method", m->st.connection_method, "state",
+			 fb_ofmf_reg_state_name(fb_ofmf_reg_state(m->reg)), "context",
+			 fb_ofmf_context(m), "last_error", fb_ofmf_reg_last_error(m->reg),
+			 "registrations", (json_int_t)s.registrations, "adoptions",
+			 (json_int_t)s.adoptions, "resumed", (json_int_t)s.resumed, "core_forgot_us",
+			 (json_int_t)s.forgotten, "conflicts", (json_int_t)s.conflicts, "announced",
+			 (json_int_t)s.announced, "announce_dropped", (json_int_t)s.announce_dropped);
 }

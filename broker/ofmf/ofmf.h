@@ -17,6 +17,7 @@
 #include "batch.h"
 
 #include <event2/event.h>
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,7 +73,8 @@ void fb_ofmf_delivery_failed(struct fb_ofmf *m);
  * for the Redfish tree and /status. */
 const char *fb_ofmf_connection_method(const struct fb_ofmf *m);
 const char *fb_ofmf_context(const struct fb_ofmf *m);
-/* {"State":...,"Context":...,"LastError":..., counters} for /status; malloc'ed. */
-char *fb_ofmf_status_json(const struct fb_ofmf *m);
+/* /status's "ofmf": {"enabled":true,"state":...,"context":...,"last_error":...,
+ * counters}. New reference, NULL on ENOMEM. */
+json_t *fb_ofmf_status(const struct fb_ofmf *m);
 
 #endif
