@@ -189,7 +189,10 @@ int fb_ofmf_start(const struct fb_ofmf_opts *o, struct fb_ofmf **out)
 	struct fb_ofmf_reg_opts ro = {
 		.base = m->st.base, .connection_method = m->st.connection_method,
 		.fabric = m->fabric_path, .check_ns = o->check_ms * MS, .retry_min_ns = 1 * S,
-		.retry_max_ns = 30 * S, .conflict_ns = 60 * S, .context_wait_ns = 10 * S,
+		.retry_max_ns = 30 * S, .conflict_ns = 60 * S,
+		/* The PATCH is served on the loop before the core has its reply, so
+		 * before our 200: a 200 without it means it was refused (auth). */
+		.context_wait_ns = 1 * S,
 		.queue_max = 4096,
 	};
 	m->reg = bad ? NULL : fb_ofmf_reg_new(&ro, saved, fb_now_ns());
