@@ -17,7 +17,7 @@ struct fb_ofmf_reg {
 	enum fb_ofmf_state_id st;
 	char context[FB_OFMF_CONTEXT_MAX];
 	char path[FB_OFMF_URL_MAX + FB_OFMF_CONTEXT_MAX]; /* the request's path */
-	char err[512];
+	char err[FB_OFMF_URL_MAX * 2 + 256];
 	int in_flight;               /* a request is out ... */
 	enum fb_ofmf_act flight;     /* ... of this kind */
 	int flight_stale;            /* the state moved on: ignore its result */
