@@ -111,7 +111,7 @@ static int start_action(struct fb_ofmf *m, const struct fb_ofmf_action *a)
 		return 0;
 	}
 	case FB_OFMF_SET_CONTEXT: {
-		int rc = m->o.io.set_subscription(m->o.io.ctx, m->listener, a->context);
+		int rc = m->o.io.set_subscription(m->o.io.ctx, m->listener, a->context, a->deliver);
 		if (rc)
 			fb_log_warn("ofmf: cannot set the %s subscription's Context: %s",
 				    FB_OFMF_SUBSCRIPTION, fb_strerror(rc));

@@ -36,9 +36,11 @@ struct fb_ofmf_io {
 	/* done will not be called for req (at stop). */
 	void (*cancel)(void *ctx, void *req);
 	/* Create or update the SunfishServer EventDestination (destination: the
-	 * core's /EventListener) with context; "" = hold deliveries to the core
-	 * (it is not registered: the core would refuse them). 0 or negative errno. */
-	int (*set_subscription)(void *ctx, const char *destination, const char *context);
+	 * core's /EventListener) with context, and deliver its events (1) or hold
+	 * them at its cursor (0: the core does not know us, or not yet our
+	 * resources, and would refuse them). 0 or negative errno. */
+	int (*set_subscription)(void *ctx, const char *destination, const char *context,
+				int deliver);
 	void *ctx;
 };
 

@@ -105,7 +105,7 @@ static int create(struct fb_ofmf_push *a, const char *destination, const char *c
 	return rc;
 }
 
-static int set_subscription(void *ctx, const char *destination, const char *context)
+static int set_subscription(void *ctx, const char *destination, const char *context, int deliver)
 {
 	struct fb_ofmf_push *a = ctx;
 	snprintf(a->context, sizeof(a->context), "%s", context);
@@ -131,7 +131,7 @@ static int set_subscription(void *ctx, const char *destination, const char *cont
 	/* Held (suspended at its cursor) while the core does not know us:
 	 * nothing is lost, it resumes where it stopped. */
 	if (!rc)
-		rc = fb_push_set_enabled(a->push, FB_OFMF_SUBSCRIPTION, context[0] != '\0');
+		rc = fb_push_set_enabled(a->push, FB_OFMF_SUBSCRIPTION, deliver);
 	a->setting = 0;
 	return rc;
 }

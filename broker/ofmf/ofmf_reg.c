@@ -23,6 +23,7 @@ struct fb_ofmf_reg {
 	int flight_stale;            /* the state moved on: ignore its result */
 	int patched;                 /* the PATCH came during this discovery */
 	int want_save, want_set;
+	int live;                    /* the fabric's crawl is done: deliver events */
 	uint64_t due;                /* the state's next request, not before */
 	uint64_t check_due;          /* REGISTERED: next GET of our AggregationSource */
 	uint64_t backoff;
@@ -156,12 +157,20 @@ static void known_clear(struct fb_ofmf_reg *r)
 	r->n_known = 0;
 }
 
+static void go_live(struct fb_ofmf_reg *r)
+{
+	if (!r->live) {
+		r->live = 1;
+		r->want_set = 1;
+	}
+}
+
 /* Registered, by whichever road: the core crawls the fabric again, so that
  * what appeared while we were apart is known to it too. */
 static void registered(struct fb_ofmf_reg *r, uint64_t now, const char *ctx, const char *how)
 {
 	set_context(r, ctx);
-	r->want_set = 1;
+	r->live = 0; /* events wait for the fabric's crawl: the core refuses unknown origins */
 	r->backoff = 0;
 	r->err[0] = '\0';
 	free_members(r);
@@ -178,6 +187,8 @@ static void forgotten(struct fb_ofmf_reg *r, uint64_t now, const char *why)
 	fb_log_warn("ofmf: the core no longer knows AggregationSource %s (%s): registering again",
 		    r->context, why);
 	set_context(r, "");
+	r->live = 0;
+	r->want_set = 1;
 	known_clear(r); /* a new core holds nothing of ours */
 	r->backoff = 0;
 	go(r, FB_OFMF_ST_DISCOVER, now);
@@ -199,7 +210,7 @@ struct fb_ofmf_reg *fb_ofmf_reg_new(const struct fb_ofmf_reg_opts *opts, const c
 	}
 	if (!r->o.queue_max)
 		r->o.queue_max = 4096;
-	r->want_set = 1; /* deliveries to the core wait ("") until the core is asked */
+	r->want_set = 1; /* deliveries to the core wait until it has crawled us */
 	if (saved_context && saved_context[0]) {
 		snprintf(r->context, sizeof(r->context), "%s", saved_context);
 		go(r, FB_OFMF_ST_CHECK, now);
@@ -254,7 +265,7 @@ void fb_ofmf_reg_next(struct fb_ofmf_reg *r, uint64_t now, struct fb_ofmf_action
 	if (r->want_set) {
 		r->want_set = 0;
 		out->kind = FB_OFMF_SET_CONTEXT;
-		out->context = r->st == FB_OFMF_ST_REGISTERED ? r->context : "";
+		out->deliver = r->st == FB_OFMF_ST_REGISTERED && r->live;
 		return;
 	}
 	if (r->st == FB_OFMF_ST_AWAIT_CONTEXT && now >= r->wait_until) {
@@ -486,6 +497,8 @@ static void done_source(struct fb_ofmf_reg *r, uint64_t now, int status, const c
 			fb_log_warn("ofmf: the core keeps refusing ResourceCreated for %s; dropped",
 				    r->queue[0]);
 			r->st_.announce_dropped++;
+			if (strcmp(r->queue[0], r->fabric) == 0)
+				go_live(r);
 			queue_pop(r);
 		}
 		r->head_failed = 0;
@@ -503,8 +516,10 @@ static void done_announce(struct fb_ofmf_reg *r, uint64_t now, int status)
 {
 	if (status == 200) {
 		r->st_.announced++;
-		if (strcmp(r->queue[0], r->fabric) == 0)
+		if (strcmp(r->queue[0], r->fabric) == 0) {
 			r->check_due = now; /* learn what its crawl reached */
+			go_live(r);
+		}
 		queue_pop(r);
 		if (r->overflow && queue_push(r, r->fabric, 0) == 0)
 			r->overflow = 0;
@@ -521,6 +536,8 @@ static void done_announce(struct fb_ofmf_reg *r, uint64_t now, int status)
 		fb_log_warn("ofmf: the core answered %d to ResourceCreated for %s; dropped", status,
 			    r->queue[0]);
 		r->st_.announce_dropped++;
+		if (strcmp(r->queue[0], r->fabric) == 0)
+			go_live(r); /* what it could crawl, it holds */
 		queue_pop(r);
 	}
 	go(r, FB_OFMF_ST_REGISTERED, now);

@@ -20,8 +20,10 @@
  *   saved Context at start -> GET our AggregationSource: 200 and ours ->
  *                            registered without a new discovery; 404 -> the
  *                            core forgot (restarted): DISCOVER again
- *   registered             -> ANNOUNCE (ResourceCreated) the fabric, then each
- *                            new origin; GET our AggregationSource every
+ *   registered             -> ANNOUNCE (ResourceCreated) the fabric; once the
+ *                            core has crawled it, deliver events (held until
+ *                            then), and announce each new origin (unless the
+ *                            crawl reached it); GET our AggregationSource every
  *                            check interval and after a failed delivery; 404
  *                            or a 400 to ANNOUNCE -> the core forgot: DISCOVER
  *   core unreachable       -> keep the Context, retry with back-off
@@ -50,14 +52,15 @@ enum fb_ofmf_act {
 	FB_OFMF_LIST_SOURCES, /* GET <core><path> (the AggregationSources collection) */
 	FB_OFMF_ANNOUNCE,     /* POST <core>/EventListener ResourceCreated, origin path, Context */
 	FB_OFMF_SAVE,         /* persist the Context (ofmf_state.h); not a request */
-	FB_OFMF_SET_CONTEXT,  /* put context on the SunfishServer subscription; "" = not
-				 registered: hold deliveries to the core. Not a request */
+	FB_OFMF_SET_CONTEXT,  /* put context on the SunfishServer subscription, and deliver
+				 its events or hold them (deliver). Not a request */
 };
 
 struct fb_ofmf_action {
 	enum fb_ofmf_act kind;
 	const char *path;    /* GET_SOURCE, LIST_SOURCES, ANNOUNCE; valid until the next call */
 	const char *context; /* ANNOUNCE, SAVE, SET_CONTEXT */
+	int deliver;         /* SET_CONTEXT: registered and the fabric crawled */
 };
 
 enum fb_ofmf_state_id {

@@ -105,8 +105,11 @@ class Rig:
         self.core.start()
         self.sub.start()
         self.sub.subscribe(self.core, RegistryPrefixes=EVENT_PREFIXES)
+        # A new port's event may reach the core before its ResourceCreated
+        # crawl; the push engine retries it after this.
         self.chain = FabricChain(hosts=4, OfmfCore=self.core.url,
-                                 OfmfCheckInterval=f"{int(CHECK_S * 1000)}ms")
+                                 OfmfCheckInterval=f"{int(CHECK_S * 1000)}ms",
+                                 RedfishDeliveryRetryInterval="1s")
         self.chain.start()
         self.base = f"http://{self.chain.broker.http_addr}"
         return self
@@ -204,7 +207,8 @@ def survives_a_broker_restart():
                     "fabricbusd resuming its saved Context", show=lambda t: t[-2000:])
     ours = r.ours()
     assert list(ours) == [STATE["context"]], f"after a broker restart the core holds {ours}"
-    assert "409" not in b.log(), b.log()[-3000:]
+    st = b.status()["ofmf"]
+    assert st["resumed"] == 1 and st["registrations"] == 0 and st["conflicts"] == 0, st
     # The agents reconnect by themselves; the next Unlink uses the same Context.
     r.unlink_reaches_subscriber(4, STATE["context"], timeout=60)
 
@@ -219,8 +223,8 @@ def survives_a_core_restart():
     new = src["Id"]
     fbtest.wait_for(r.state_file, lambda s: s.get("context") == new, 10, "ofmf.state updated")
     r.unlink_reaches_subscriber(2, new, timeout=60)
-    log = r.chain.broker.log()
-    assert "no longer knows" in log, log[-3000:]
+    st = r.chain.broker.status()["ofmf"]
+    assert st["core_forgot_us"] >= 1 and st["context"] == new, st
 
 
 def stop_rig():

@@ -64,6 +64,17 @@ static void reply(struct fb_ofmf_reg *r, uint64_t now, int status, const char *b
 			CHECK_STR(a_.context, (const char *)(c));                         \
 	} while (0)
 #define NOTHING(r, now) EXPECT(r, now, FB_OFMF_NONE, NULL, NULL)
+/* SET_CONTEXT with events delivered to the core (LIVE) or held (HELD). */
+#define EXPECT_SET(r, now, c, d)                                                          \
+	do {                                                                              \
+		struct fb_ofmf_action a_;                                                 \
+		fb_ofmf_reg_next(r, now, &a_);                                            \
+		CHECK_EQ(a_.kind, FB_OFMF_SET_CONTEXT);                                   \
+		CHECK_STR(a_.context, (const char *)(c));                                 \
+		CHECK_EQ(a_.deliver, d);                                                  \
+	} while (0)
+#define HELD(r, now, c) EXPECT_SET(r, now, c, 0)
+#define LIVE(r, now, c) EXPECT_SET(r, now, c, 1)
 
 /* From a fresh start to registered as ctx (the exchange of HANDSHAKE.md). */
 #define REGISTER(r, now, ctx)                                                             \
@@ -74,9 +85,9 @@ static void reply(struct fb_ofmf_reg *r, uint64_t now, int status, const char *b
 		EXPECT(r, now, FB_OFMF_SAVE, NULL, ctx); /* at once */                    \
 		NOTHING(r, now); /* the POST is still pending */                          \
 		reply(r, now, 200, "[]");                                                 \
-		EXPECT(r, now, FB_OFMF_SET_CONTEXT, NULL, ctx);                           \
 		EXPECT(r, now, FB_OFMF_ANNOUNCE, FABRIC, ctx);                            \
 		reply(r, now, 200, "[]");                                                 \
+		LIVE(r, now, ctx); /* crawled: events may go */                           \
 		/* what did its crawl reach? (nothing listed here) */                     \
 		EXPECT(r, now, FB_OFMF_GET_SOURCE, SRC(ctx), NULL);                       \
 		reply(r, now, 200, source(ctx, BASE, CM));                                \
@@ -88,7 +99,7 @@ static void ofmf_first_registration(void)
 	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
 	CHECK(r);
 	/* Deliveries to the core wait until it knows us. */
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	REGISTER(r, 0, "uuid-1");
 	NOTHING(r, 1 * S);
 	CHECK_EQ(fb_ofmf_reg_wake(r), 10 * S); /* the periodic check */
@@ -106,20 +117,20 @@ static void ofmf_first_registration(void)
 static void ofmf_patch_after_the_200(void)
 {
 	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	EXPECT(r, 0, FB_OFMF_DISCOVER, NULL, NULL);
 	reply(r, 0, 200, "[]");
 	CHECK_EQ(fb_ofmf_reg_state(r), FB_OFMF_ST_AWAIT_CONTEXT);
 	NOTHING(r, 1 * S);
 	fb_ofmf_reg_context_patched(r, 1 * S, "uuid-2");
 	EXPECT(r, 1 * S, FB_OFMF_SAVE, NULL, "uuid-2");
-	EXPECT(r, 1 * S, FB_OFMF_SET_CONTEXT, NULL, "uuid-2");
+	HELD(r, 1 * S, "uuid-2"); /* events wait for the crawl */
 	EXPECT(r, 1 * S, FB_OFMF_ANNOUNCE, FABRIC, "uuid-2");
 	fb_ofmf_reg_free(r);
 
 	/* A PATCH that never comes: look for a source of ours on the core. */
 	r = fb_ofmf_reg_new(&opts, NULL, 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	EXPECT(r, 0, FB_OFMF_DISCOVER, NULL, NULL);
 	reply(r, 0, 200, "[]");
 	CHECK_EQ(fb_ofmf_reg_wake(r), 5 * S);
@@ -131,7 +142,7 @@ static void ofmf_patch_after_the_200(void)
 static void ofmf_409_adopts_our_source(void)
 {
 	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	EXPECT(r, 0, FB_OFMF_DISCOVER, NULL, NULL);
 	reply(r, 0, 409, "[Error] Resource already exists");
 	EXPECT(r, 0, FB_OFMF_LIST_SOURCES, FB_OFMF_SOURCES, NULL);
@@ -143,7 +154,7 @@ static void ofmf_409_adopts_our_source(void)
 	EXPECT(r, 0, FB_OFMF_GET_SOURCE, SRC("mine"), NULL);
 	reply(r, 0, 200, source("mine", BASE, CM));
 	EXPECT(r, 0, FB_OFMF_SAVE, NULL, "mine");
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "mine");
+	HELD(r, 0, "mine");
 	EXPECT(r, 0, FB_OFMF_ANNOUNCE, FABRIC, "mine");
 	struct fb_ofmf_reg_stats st;
 	fb_ofmf_reg_get_stats(r, &st);
@@ -154,7 +165,7 @@ static void ofmf_409_adopts_our_source(void)
 static void ofmf_409_for_another_agent_is_a_conflict(void)
 {
 	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	EXPECT(r, 0, FB_OFMF_DISCOVER, NULL, NULL);
 	reply(r, 0, 409, NULL);
 	EXPECT(r, 0, FB_OFMF_LIST_SOURCES, NULL, NULL);
@@ -176,12 +187,12 @@ static void ofmf_409_for_another_agent_is_a_conflict(void)
 static void ofmf_core_restart_found_by_the_periodic_check(void)
 {
 	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	REGISTER(r, 0, "uuid-old");
 	EXPECT(r, 10 * S, FB_OFMF_GET_SOURCE, SRC("uuid-old"), NULL);
 	reply(r, 10 * S, 404, "[Error] Resource AggregationService/AggregationSources/uuid-old not found.");
 	EXPECT(r, 10 * S, FB_OFMF_SAVE, NULL, "");
-	EXPECT(r, 10 * S, FB_OFMF_SET_CONTEXT, NULL, ""); /* hold deliveries */
+	HELD(r, 10 * S, "");
 	REGISTER(r, 10 * S, "uuid-new");
 	struct fb_ofmf_reg_stats st;
 	fb_ofmf_reg_get_stats(r, &st);
@@ -194,7 +205,7 @@ static void ofmf_core_restart_found_by_the_periodic_check(void)
 static void ofmf_core_restart_found_by_an_announce(void)
 {
 	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	REGISTER(r, 0, "uuid-old");
 	fb_ofmf_reg_origin(r, 1 * S, PORT);
 	EXPECT(r, 1 * S, FB_OFMF_ANNOUNCE, PORT, "uuid-old");
@@ -203,7 +214,7 @@ static void ofmf_core_restart_found_by_an_announce(void)
 	EXPECT(r, 1 * S, FB_OFMF_GET_SOURCE, SRC("uuid-old"), NULL);
 	reply(r, 1 * S, 404, NULL);
 	EXPECT(r, 1 * S, FB_OFMF_SAVE, NULL, "");
-	EXPECT(r, 1 * S, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 1 * S, "");
 	REGISTER(r, 1 * S, "uuid-new");
 	/* The port is still owed to the new core, after its fabric crawl. */
 	EXPECT(r, 1 * S, FB_OFMF_ANNOUNCE, PORT, "uuid-new");
@@ -215,13 +226,13 @@ static void ofmf_core_restart_found_by_an_announce(void)
 static void ofmf_broker_restart_core_remembers(void)
 {
 	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, "uuid-saved", 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, ""); /* not before the core says so */
+	HELD(r, 0, "uuid-saved"); /* not before the core says so */
 	EXPECT(r, 0, FB_OFMF_GET_SOURCE, SRC("uuid-saved"), NULL);
 	reply(r, 0, 200, source("uuid-saved", BASE, CM));
 	/* No discovery (it would get 409) and nothing to save. */
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "uuid-saved");
 	EXPECT(r, 0, FB_OFMF_ANNOUNCE, FABRIC, "uuid-saved");
 	reply(r, 0, 200, "[]");
+	LIVE(r, 0, "uuid-saved");
 	EXPECT(r, 0, FB_OFMF_GET_SOURCE, SRC("uuid-saved"), NULL);
 	reply(r, 0, 200, source("uuid-saved", BASE, CM));
 	NOTHING(r, 0);
@@ -235,21 +246,21 @@ static void ofmf_broker_restart_core_remembers(void)
 static void ofmf_broker_restart_core_forgot(void)
 {
 	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, "uuid-saved", 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "uuid-saved");
 	EXPECT(r, 0, FB_OFMF_GET_SOURCE, SRC("uuid-saved"), NULL);
 	reply(r, 0, 404, NULL);
 	EXPECT(r, 0, FB_OFMF_SAVE, NULL, "");
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	REGISTER(r, 0, "uuid-fresh");
 	fb_ofmf_reg_free(r);
 
 	/* A saved Context the core gave to another agent since: not ours. */
 	r = fb_ofmf_reg_new(&opts, "uuid-reused", 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "uuid-reused");
 	EXPECT(r, 0, FB_OFMF_GET_SOURCE, SRC("uuid-reused"), NULL);
 	reply(r, 0, 200, source("uuid-reused", "http://10.1.1.1:80", CM));
 	EXPECT(r, 0, FB_OFMF_SAVE, NULL, "");
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	EXPECT(r, 0, FB_OFMF_DISCOVER, NULL, NULL);
 	fb_ofmf_reg_free(r);
 }
@@ -257,7 +268,7 @@ static void ofmf_broker_restart_core_forgot(void)
 static void ofmf_core_down_backs_off_and_keeps_the_context(void)
 {
 	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	uint64_t now = 0, waits[] = { 1, 2, 4, 8, 8 };
 	for (unsigned i = 0; i < 5; i++) {
 		EXPECT(r, now, FB_OFMF_DISCOVER, NULL, NULL);
@@ -292,7 +303,7 @@ static void ofmf_origins_announced_once_in_order(void)
 	/* Seen before registration: owed, after the fabric. */
 	fb_ofmf_reg_origin(r, 0, PORT);
 	fb_ofmf_reg_origin(r, 0, PORT);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	REGISTER(r, 0, "c");
 	EXPECT(r, 0, FB_OFMF_ANNOUNCE, PORT, "c");
 	reply(r, 0, 200, "[]");
@@ -335,14 +346,14 @@ static void ofmf_what_the_crawl_reached_is_not_announced(void)
 	/* The agents' first events, before the core knows us. */
 	fb_ofmf_reg_origin(r, 0, PORT);
 	fb_ofmf_reg_origin(r, 0, "/redfish/v1/Systems/node001");
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	EXPECT(r, 0, FB_OFMF_DISCOVER, NULL, NULL);
 	fb_ofmf_reg_context_patched(r, 0, "c");
 	EXPECT(r, 0, FB_OFMF_SAVE, NULL, "c");
 	reply(r, 0, 200, "[]");
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "c");
 	EXPECT(r, 0, FB_OFMF_ANNOUNCE, FABRIC, "c");
 	reply(r, 0, 200, "[]");
+	LIVE(r, 0, "c");
 	EXPECT(r, 0, FB_OFMF_GET_SOURCE, SRC("c"), NULL);
 	/* Each ResourceCreated is a crawl: the port came with the fabric's. */
 	reply(r, 0, 200, source_accessed("c", "{\"@odata.id\":\"" PORT "\"},"
@@ -359,7 +370,7 @@ static void ofmf_what_the_crawl_reached_is_not_announced(void)
 static void ofmf_refused_origin_dropped_after_tries(void)
 {
 	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	REGISTER(r, 0, "c");
 	fb_ofmf_reg_origin(r, 0, PORT);
 	fb_ofmf_reg_origin(r, 0, "/redfish/v1/Systems/node001");
@@ -380,7 +391,7 @@ static void ofmf_refused_origin_dropped_after_tries(void)
 static void ofmf_failed_delivery_checks_soon(void)
 {
 	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	REGISTER(r, 0, "c");
 	CHECK_EQ(fb_ofmf_reg_wake(r), 10 * S);
 	fb_ofmf_reg_delivery_failed(r, 2 * S);
@@ -392,15 +403,17 @@ static void ofmf_failed_delivery_checks_soon(void)
 static void ofmf_unasked_patch_is_checked(void)
 {
 	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
-	EXPECT(r, 0, FB_OFMF_SET_CONTEXT, NULL, "");
+	HELD(r, 0, "");
 	REGISTER(r, 0, "c");
 	fb_ofmf_reg_context_patched(r, 1 * S, "bad value"); /* refused: a space */
 	fb_ofmf_reg_context_patched(r, 1 * S, "d");
 	EXPECT(r, 1 * S, FB_OFMF_SAVE, NULL, "d");
-	EXPECT(r, 1 * S, FB_OFMF_SET_CONTEXT, NULL, ""); /* held until the core confirms */
+	HELD(r, 1 * S, "d"); /* until the core confirms */
 	EXPECT(r, 1 * S, FB_OFMF_GET_SOURCE, SRC("d"), NULL);
 	reply(r, 1 * S, 200, source("d", BASE, CM));
-	EXPECT(r, 1 * S, FB_OFMF_SET_CONTEXT, NULL, "d");
+	EXPECT(r, 1 * S, FB_OFMF_ANNOUNCE, FABRIC, "d");
+	reply(r, 1 * S, 200, "[]");
+	LIVE(r, 1 * S, "d");
 	fb_ofmf_reg_free(r);
 }
 
