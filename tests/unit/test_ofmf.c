@@ -503,5 +503,5 @@ int main(void)
 	RUN(ofmf_unasked_patch_is_checked);
 	RUN(ofmf_state_round_trip);
 	RUN(ofmf_state_refuses_damage);
-	TEST_DONE();
+	return TEST_DONE();
 }
