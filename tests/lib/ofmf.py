@@ -25,7 +25,6 @@ import http.server
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -117,32 +116,6 @@ def fetch(timeout=900):
         return took
 
 
-class _Pid:
-    """What fbtest's registry needs (poll/kill/wait) of a core known by pid."""
-
-    def __init__(self, pid):
-        self.pid = pid
-
-    def _alive(self):
-        try:
-            with open(f"/proc/{self.pid}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return False
-        return state not in ("Z", "X")
-
-    def poll(self):
-        return None if self._alive() else 0
-
-    def kill(self):
-        if self._alive():
-            os.kill(self.pid, signal.SIGKILL)
-
-    def wait(self, timeout=None):
-        fbtest.wait_for(self._alive, lambda a: not a, timeout or 3600, f"core pid {self.pid} exit")
-        return 0
-
-
 class Core:
     """One OFMF core on 127.0.0.1:port, its files under workdir."""
 
@@ -172,7 +145,7 @@ class Core:
             raise RuntimeError(f"the OFMF core did not start: {out.stdout}{out.stderr}"
                                f"{self.log()[-3000:]}")
         with open(os.path.join(self.workdir, "core.pid")) as f:
-            self.proc = fbtest.track(_Pid(int(f.read().strip())))
+            self.proc = fbtest.track(fbtest.PidProcess(int(f.read().strip()), b"flask"))
         fbtest.at_exit(self.stop)
         return self
 
@@ -182,7 +155,7 @@ class Core:
         subprocess.run([run_core_sh(), "stop", self.workdir], capture_output=True, timeout=30)
         try:
             self.proc.wait(timeout=10)
-        except AssertionError:
+        except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=10)
         self.proc = None
