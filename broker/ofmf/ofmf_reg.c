@@ -340,7 +340,10 @@ static void learn_accessed(struct fb_ofmf_reg *r, json_t *src)
 	size_t n = 0, max = json_array_size(acc);
 	const char **held = max ? malloc(max * sizeof(*held)) : NULL;
 	for (size_t i = 0; held && i < max; i++) {
-		const char *p = json_string_value(json_object_get(json_array_get(acc, i), "@odata.id"));
+		/* The reference core lists bare paths; Redfish says {"@odata.id": ...}. */
+		json_t *e = json_array_get(acc, i);
+		const char *p = json_is_string(e) ? json_string_value(e)
+						 : json_string_value(json_object_get(e, "@odata.id"));
 		if (p && !strchr(p, '#') && strlen(p) < FB_OFMF_URL_MAX) {
 			held[n++] = p;
 			(void)known_add(r, p);

@@ -66,6 +66,13 @@ def http_get(url, timeout=10):
         return None, str(e).encode()
 
 
+def accessed(src):
+    """The paths in an AggregationSource's ResourcesAccessed (the reference
+    core lists bare strings; Redfish says {"@odata.id": ...})."""
+    return [x if isinstance(x, str) else x["@odata.id"]
+            for x in src["Links"].get("ResourcesAccessed", [])]
+
+
 def prerequisites():
     """Skip, saying what is missing, unless every part is here."""
     why = ofmf.available()
@@ -131,7 +138,7 @@ class Rig:
             if len(ours) != 1:
                 return False
             (sid, src), = ours.items()
-            got = [r["@odata.id"] for r in src["Links"].get("ResourcesAccessed", [])]
+            got = accessed(src)
             return (sid != not_context and FABRIC_PATH in got
                     and any("/Switches/" in p and "/Ports/" not in p for p in got)
                     and any("/Ports/" in p for p in got)
@@ -180,7 +187,7 @@ def registers_and_core_crawls_the_fabric():
     src = r.wait_registered()
     cm = src["Links"]["ConnectionMethod"]["@odata.id"]
     assert cm.startswith("/redfish/v1/AggregationService/ConnectionMethods/fabricbus-"), cm
-    for p in [x["@odata.id"] for x in src["Links"]["ResourcesAccessed"]]:
+    for p in accessed(src):
         if "#" in p:
             continue
         st, doc = r.core.get(p)
@@ -189,8 +196,7 @@ def registers_and_core_crawls_the_fabric():
     assert state.get("context") == src["Id"], f"ofmf.state {state}, the core's source {src['Id']}"
     assert state.get("connection_method") == cm, state
     STATE["context"] = src["Id"]
-    print(f"  registered as {src['Id']}, {len(src['Links']['ResourcesAccessed'])} resources "
-          "crawled", flush=True)
+    print(f"  registered as {src['Id']}, {len(accessed(src))} resources crawled", flush=True)
 
 
 def unlink_reaches_the_core_subscriber_with_our_context():
@@ -207,8 +213,10 @@ def survives_a_broker_restart():
                     "fabricbusd resuming its saved Context", show=lambda t: t[-2000:])
     ours = r.ours()
     assert list(ours) == [STATE["context"]], f"after a broker restart the core holds {ours}"
-    st = b.status()["ofmf"]
+    st = b.wait_status(lambda st: st["broker"]["ofmf"]["state"] == "registered")
+    st = st["broker"]["ofmf"]
     assert st["resumed"] == 1 and st["registrations"] == 0 and st["conflicts"] == 0, st
+    assert st["context"] == STATE["context"], st
     # The agents reconnect by themselves; the next Unlink uses the same Context.
     r.unlink_reaches_subscriber(4, STATE["context"], timeout=60)
 
@@ -223,8 +231,9 @@ def survives_a_core_restart():
     new = src["Id"]
     fbtest.wait_for(r.state_file, lambda s: s.get("context") == new, 10, "ofmf.state updated")
     r.unlink_reaches_subscriber(2, new, timeout=60)
-    st = r.chain.broker.status()["ofmf"]
-    assert st["core_forgot_us"] >= 1 and st["context"] == new, st
+    st = r.chain.broker.wait_status(lambda st: st["broker"]["ofmf"]["context"] == new)
+    st = st["broker"]["ofmf"]
+    assert st["core_forgot_us"] >= 1 and st["registrations"] == 1, st
 
 
 def stop_rig():

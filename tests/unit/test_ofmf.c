@@ -356,8 +356,8 @@ static void ofmf_what_the_crawl_reached_is_not_announced(void)
 	LIVE(r, 0, "c");
 	EXPECT(r, 0, FB_OFMF_GET_SOURCE, SRC("c"), NULL);
 	/* Each ResourceCreated is a crawl: the port came with the fabric's. */
-	reply(r, 0, 200, source_accessed("c", "{\"@odata.id\":\"" PORT "\"},"
-					      "{\"@odata.id\":\"" PORT "#/Links\"}"));
+	/* (the reference core lists bare paths, not {"@odata.id": ...}) */
+	reply(r, 0, 200, source_accessed("c", "\"" FABRIC "\",\"" PORT "\",\"" PORT "#/Links\""));
 	EXPECT(r, 0, FB_OFMF_ANNOUNCE, "/redfish/v1/Systems/node001", "c");
 	reply(r, 0, 200, "[]");
 	NOTHING(r, 0);
