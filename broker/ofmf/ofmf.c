@@ -194,6 +194,9 @@ int fb_ofmf_start(const struct fb_ofmf_opts *o, struct fb_ofmf **out)
 		 * before our 200: a 200 without it means it was refused (auth). */
 		.context_wait_ns = 1 * S,
 		.queue_max = 4096,
+		/* The Redfish tree is rebuilt every 100 ms: an origin announced at
+		 * once would be a 404 to the core's GET. */
+		.announce_delay_ns = 1 * S,
 	};
 	m->reg = bad ? NULL : fb_ofmf_reg_new(&ro, saved, fb_now_ns());
 	m->timer = m->reg ? evtimer_new(o->base, timer_cb, m) : NULL;

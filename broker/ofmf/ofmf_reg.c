@@ -31,7 +31,10 @@ struct fb_ofmf_reg {
 	char **members;              /* ADOPT_MEMBER: the core's AggregationSources */
 	size_t n_members, member;
 	char taken_by[FB_OFMF_URL_MAX]; /* HostName holding our ConnectionMethod */
-	char **queue;                /* origins to announce, oldest first */
+	struct qitem {
+		char *path;
+		uint64_t due;        /* not before: our tree shows it, or a retry's wait */
+	} *queue;                    /* origins to announce, oldest first */
 	size_t nq;
 	unsigned head_tries;
 	int head_failed;             /* the head's POST got no reply: check the core first */
@@ -83,12 +86,12 @@ static void backoff(struct fb_ofmf_reg *r, uint64_t now, enum fb_ofmf_state_id s
 	go(r, st, now + r->backoff);
 }
 
-static int queue_push(struct fb_ofmf_reg *r, const char *path, int front)
+static int queue_push(struct fb_ofmf_reg *r, const char *path, int front, uint64_t due)
 {
 	if (r->nq >= r->o.queue_max)
 		return -1;
 	char *p = strdup(path);
-	char **q = p ? realloc(r->queue, (r->nq + 1) * sizeof(*q)) : NULL;
+	struct qitem *q = p ? realloc(r->queue, (r->nq + 1) * sizeof(*q)) : NULL;
 	if (!q) {
 		free(p);
 		return -1;
@@ -96,11 +99,11 @@ static int queue_push(struct fb_ofmf_reg *r, const char *path, int front)
 	r->queue = q;
 	if (front) {
 		memmove(q + 1, q, r->nq * sizeof(*q));
-		q[0] = p;
+		q[0] = (struct qitem){ p, due };
 		r->head_tries = 0;
 		r->head_failed = 0;
 	} else {
-		q[r->nq] = p;
+		q[r->nq] = (struct qitem){ p, due };
 	}
 	r->nq++;
 	return 0;
@@ -108,7 +111,7 @@ static int queue_push(struct fb_ofmf_reg *r, const char *path, int front)
 
 static void queue_pop(struct fb_ofmf_reg *r)
 {
-	free(r->queue[0]);
+	free(r->queue[0].path);
 	memmove(r->queue, r->queue + 1, --r->nq * sizeof(*r->queue));
 	r->head_tries = 0;
 	r->head_failed = 0;
@@ -176,8 +179,8 @@ static void registered(struct fb_ofmf_reg *r, uint64_t now, const char *ctx, con
 	free_members(r);
 	go(r, FB_OFMF_ST_REGISTERED, now);
 	r->check_due = now + r->o.check_ns;
-	if (!r->nq || strcmp(r->queue[0], r->fabric) != 0)
-		(void)queue_push(r, r->fabric, 1); /* only fails on ENOMEM: the next check retries */
+	if (!r->nq || strcmp(r->queue[0].path, r->fabric) != 0)
+		(void)queue_push(r, r->fabric, 1, now); /* ENOMEM: the next registration retries */
 	fb_log_info("ofmf: registered with the core as AggregationSource %s (%s)", r->context, how);
 }
 
@@ -301,8 +304,8 @@ void fb_ofmf_reg_next(struct fb_ofmf_reg *r, uint64_t now, struct fb_ofmf_action
 		if (now >= r->check_due || r->head_failed) {
 			source_path(r, r->context);
 			request(r, FB_OFMF_GET_SOURCE, out);
-		} else if (r->nq) {
-			snprintf(r->path, sizeof(r->path), "%s", r->queue[0]);
+		} else if (r->nq && now >= r->queue[0].due) {
+			snprintf(r->path, sizeof(r->path), "%s", r->queue[0].path);
 			request(r, FB_OFMF_ANNOUNCE, out);
 		}
 		return;
@@ -318,9 +321,12 @@ uint64_t fb_ofmf_reg_wake(const struct fb_ofmf_reg *r)
 		return r->wait_until;
 	if (r->in_flight)
 		return UINT64_MAX;
-	if (r->st == FB_OFMF_ST_REGISTERED && !r->nq && !r->head_failed && r->check_due > r->due)
-		return r->check_due;
-	return r->due;
+	if (r->st != FB_OFMF_ST_REGISTERED || r->head_failed)
+		return r->due;
+	uint64_t t = r->check_due;
+	if (r->nq && r->queue[0].due < t)
+		t = r->queue[0].due;
+	return t > r->due ? t : r->due;
 }
 
 /* ---- reading the core's AggregationSources ----------------------------- */
@@ -358,9 +364,9 @@ static void learn_accessed(struct fb_ofmf_reg *r, json_t *src)
 	int head_gone = 0;
 	for (size_t i = 0; i < r->nq; i++) {
 		int found;
-		(void)fb_sorted_pos(held, n, sizeof(*held), r->queue[i], cmp_str, &found);
-		if (found && strcmp(r->queue[i], r->fabric) != 0) {
-			free(r->queue[i]);
+		(void)fb_sorted_pos(held, n, sizeof(*held), r->queue[i].path, cmp_str, &found);
+		if (found && strcmp(r->queue[i].path, r->fabric) != 0) {
+			free(r->queue[i].path);
 			head_gone |= i == 0;
 		} else {
 			r->queue[keep++] = r->queue[i];
@@ -497,12 +503,17 @@ static void done_source(struct fb_ofmf_reg *r, uint64_t now, int status, const c
 		r->backoff = 0;
 		r->check_due = now + r->o.check_ns;
 		if (r->head_failed && r->nq && ++r->head_tries >= ANNOUNCE_TRIES) {
-			fb_log_warn("ofmf: the core keeps refusing ResourceCreated for %s; dropped",
-				    r->queue[0]);
+			fb_log_warn("ofmf: the core keeps refusing ResourceCreated for %s (it could "
+				    "not read it from us?); dropped",
+				    r->queue[0].path);
 			r->st_.announce_dropped++;
-			if (strcmp(r->queue[0], r->fabric) == 0)
+			if (strcmp(r->queue[0].path, r->fabric) == 0)
 				go_live(r);
 			queue_pop(r);
+		} else if (r->head_failed && r->nq) {
+			/* The core is alive and refused it: maybe our tree did not show
+			 * it yet. Try again a little later. */
+			r->queue[0].due = now + (r->o.retry_min_ns << (r->head_tries - 1));
 		}
 		r->head_failed = 0;
 		go(r, FB_OFMF_ST_REGISTERED, now);
@@ -519,12 +530,12 @@ static void done_announce(struct fb_ofmf_reg *r, uint64_t now, int status)
 {
 	if (status == 200) {
 		r->st_.announced++;
-		if (strcmp(r->queue[0], r->fabric) == 0) {
+		if (strcmp(r->queue[0].path, r->fabric) == 0) {
 			r->check_due = now; /* learn what its crawl reached */
 			go_live(r);
 		}
 		queue_pop(r);
-		if (r->overflow && queue_push(r, r->fabric, 0) == 0)
+		if (r->overflow && queue_push(r, r->fabric, 0, now) == 0)
 			r->overflow = 0;
 	} else if (status == 400) {
 		/* "Cannot find aggregation source": our Context means nothing to it. */
@@ -537,9 +548,9 @@ static void done_announce(struct fb_ofmf_reg *r, uint64_t now, int status)
 		r->check_due = now;
 	} else {
 		fb_log_warn("ofmf: the core answered %d to ResourceCreated for %s; dropped", status,
-			    r->queue[0]);
+			    r->queue[0].path);
 		r->st_.announce_dropped++;
-		if (strcmp(r->queue[0], r->fabric) == 0)
+		if (strcmp(r->queue[0].path, r->fabric) == 0)
 			go_live(r); /* what it could crawl, it holds */
 		queue_pop(r);
 	}
@@ -597,10 +608,9 @@ void fb_ofmf_reg_context_patched(struct fb_ofmf_reg *r, uint64_t now, const char
 
 void fb_ofmf_reg_origin(struct fb_ofmf_reg *r, uint64_t now, const char *path)
 {
-	(void)now;
 	if (known_has(r, path) || strlen(path) >= FB_OFMF_URL_MAX)
 		return;
-	if (queue_push(r, path, 0)) {
+	if (queue_push(r, path, 0, now + r->o.announce_delay_ns)) {
 		/* Too many at once: a crawl of the whole fabric, once the queue has
 		 * room, covers what its tree links; the rest comes back with its
 		 * next event (it is not remembered as known). */

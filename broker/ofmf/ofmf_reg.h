@@ -43,6 +43,7 @@ struct fb_ofmf_reg_opts {
 	uint64_t conflict_ns;          /* retry after a 409 for a ConnectionMethod not ours */
 	uint64_t context_wait_ns;      /* how long the PATCH may lag our discovery's 200 */
 	unsigned queue_max;            /* origins waiting to be announced */
+	uint64_t announce_delay_ns;    /* a new origin waits this long (our tree's refresh) */
 };
 
 enum fb_ofmf_act {

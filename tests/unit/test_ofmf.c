@@ -374,17 +374,37 @@ static void ofmf_refused_origin_dropped_after_tries(void)
 	REGISTER(r, 0, "c");
 	fb_ofmf_reg_origin(r, 0, PORT);
 	fb_ofmf_reg_origin(r, 0, "/redfish/v1/Systems/node001");
+	uint64_t now = 0, waits[] = { 1, 2 };
 	for (unsigned i = 0; i < 3; i++) {
-		EXPECT(r, 0, FB_OFMF_ANNOUNCE, PORT, NULL);
+		EXPECT(r, now, FB_OFMF_ANNOUNCE, PORT, NULL);
 		/* The reference core closes the connection when its GET of us fails. */
-		reply(r, 0, -ECONNRESET, NULL);
-		EXPECT(r, 0, FB_OFMF_GET_SOURCE, SRC("c"), NULL); /* alive? */
-		reply(r, 0, 200, source("c", BASE, CM));
+		reply(r, now, -ECONNRESET, NULL);
+		EXPECT(r, now, FB_OFMF_GET_SOURCE, SRC("c"), NULL); /* alive? */
+		reply(r, now, 200, source("c", BASE, CM));
+		if (i < 2) { /* alive: maybe our tree lagged; again, later */
+			NOTHING(r, now + waits[i] * S - 1);
+			CHECK_EQ(fb_ofmf_reg_wake(r), now + waits[i] * S);
+			now += waits[i] * S;
+		}
 	}
-	EXPECT(r, 0, FB_OFMF_ANNOUNCE, "/redfish/v1/Systems/node001", NULL);
+	EXPECT(r, now, FB_OFMF_ANNOUNCE, "/redfish/v1/Systems/node001", NULL);
 	struct fb_ofmf_reg_stats st;
 	fb_ofmf_reg_get_stats(r, &st);
 	CHECK_EQ(st.announce_dropped, 1);
+	fb_ofmf_reg_free(r);
+}
+
+static void ofmf_new_origin_waits_for_our_tree(void)
+{
+	struct fb_ofmf_reg_opts o = opts;
+	o.announce_delay_ns = 1 * S;
+	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&o, NULL, 0);
+	HELD(r, 0, "");
+	REGISTER(r, 0, "c");
+	fb_ofmf_reg_origin(r, 2 * S, PORT);
+	NOTHING(r, 2 * S); /* the tree is rebuilt every 100 ms: not yet */
+	CHECK_EQ(fb_ofmf_reg_wake(r), 3 * S);
+	EXPECT(r, 3 * S, FB_OFMF_ANNOUNCE, PORT, "c");
 	fb_ofmf_reg_free(r);
 }
 
@@ -499,6 +519,7 @@ int main(void)
 	RUN(ofmf_origins_announced_once_in_order);
 	RUN(ofmf_what_the_crawl_reached_is_not_announced);
 	RUN(ofmf_refused_origin_dropped_after_tries);
+	RUN(ofmf_new_origin_waits_for_our_tree);
 	RUN(ofmf_failed_delivery_checks_soon);
 	RUN(ofmf_unasked_patch_is_checked);
 	RUN(ofmf_state_round_trip);
