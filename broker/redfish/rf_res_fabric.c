@@ -70,11 +70,18 @@ static void fabric_path(char *p, size_t sz, const char *fabric)
 
 /* ---- switches ---- */
 
+/* The fabric its events name, else Ethernet or the broker's own. */
+static const char *switch_fabric(const struct fab *f, uint64_t guid)
+{
+	const char *named = fb_rf_ctrs_fabric(f->ctrs, guid);
+	return named && named[0] ? named : is_eth(guid) ? ETH_FABRIC : f->ib_fabric;
+}
+
 static void name_switch(struct fab *f, const struct fb_topo_switch *sw, char *path, size_t sz)
 {
 	char g[19];
 	guid_hex(g, sw->guid);
-	fabric_path(path, sz, is_eth(sw->guid) ? ETH_FABRIC : f->ib_fabric);
+	fabric_path(path, sz, switch_fabric(f, sw->guid));
 	fb_rf_path_append(path, sz, "Switches");
 	size_t base = strlen(path);
 	fb_rf_path_append(path, sz, sw->name[0] ? sw->name : g);
@@ -107,9 +114,7 @@ static int add_switch(struct fab *f, const struct fb_topo_switch *sw, const char
 			      is_eth(sw->guid) ? "Ethernet" : "InfiniBand", "Status", "State",
 			      sw->reachable ? "Enabled" : "UnavailableOffline", "Health",
 			      sw->reachable ? "OK" : "Critical", "Ports", fb_rf_ref(ports));
-	json_array_append_new(json_object_get(fabric_lists(f, is_eth(sw->guid) ? ETH_FABRIC
-									      : f->ib_fabric),
-					      "sw"),
+	json_array_append_new(json_object_get(fabric_lists(f, switch_fabric(f, sw->guid)), "sw"),
 			      json_string(path));
 	return fb_rf_build_add(f->b, path, "Switch", o);
 }
