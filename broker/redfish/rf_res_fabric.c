@@ -220,6 +220,28 @@ static void put_ctr(json_t *o, const struct fb_rf_port_ctrs *c, const char *name
 		json_object_set_new(o, name, json_integer((json_int_t)(c->v[id] * mul)));
 }
 
+/* Receive- and transmit-side error counters, summed into RXErrors and
+ * TXErrors (IB PortCounters; IF-MIB on Ethernet). */
+static const unsigned rx_errors[] = { FB_CTR_SYMBOL_ERROR, FB_CTR_RCV_ERRORS,
+				      FB_CTR_RCV_REMOTE_PHYS_ERRORS, FB_CTR_RCV_SWITCH_RELAY_ERRORS,
+				      FB_CTR_RCV_CONSTRAINT_ERRORS, FB_CTR_LOCAL_LINK_INTEGRITY_ERRORS,
+				      FB_CTR_EXCESSIVE_BUFFER_OVERRUN, FB_CTR_IF_IN_ERRORS };
+static const unsigned tx_errors[] = { FB_CTR_XMIT_CONSTRAINT_ERRORS, FB_CTR_IF_OUT_ERRORS };
+
+static void put_sum(json_t *o, const struct fb_rf_port_ctrs *c, const char *name,
+		    const unsigned *ids, size_t n)
+{
+	uint64_t sum = 0;
+	int any = 0;
+	for (size_t i = 0; c && i < n; i++)
+		if (c->have & (1ull << ids[i])) {
+			sum += c->v[ids[i]];
+			any = 1;
+		}
+	if (any)
+		json_object_set_new(o, name, json_integer((json_int_t)sum));
+}
+
 static int add_metrics(struct fab *f, const char *port_path, const struct fb_rf_port_ctrs *c)
 {
 	char path[P_MAX];
@@ -227,9 +249,8 @@ static int add_metrics(struct fab *f, const char *port_path, const struct fb_rf_
 	json_t *net = json_object();
 	json_t *o = json_pack("{s:s,s:s,s:s}", "@odata.type", "#PortMetrics.v1_8_1.PortMetrics", "Id",
 			      "Metrics", "Name", "Port metrics");
-	put_ctr(o, c, "RXErrors", FB_CTR_RCV_ERRORS, 1);
-	put_ctr(o, c, "RXErrors", FB_CTR_IF_IN_ERRORS, 1);
-	put_ctr(o, c, "TXErrors", FB_CTR_IF_OUT_ERRORS, 1);
+	put_sum(o, c, "RXErrors", rx_errors, sizeof(rx_errors) / sizeof(rx_errors[0]));
+	put_sum(o, c, "TXErrors", tx_errors, sizeof(tx_errors) / sizeof(tx_errors[0]));
 	put_ctr(o, c, "RXBytes", FB_CTR_RCV_DATA, 4); /* IB counts 4-byte words */
 	put_ctr(o, c, "TXBytes", FB_CTR_XMIT_DATA, 4);
 	put_ctr(net, c, "RXFrames", FB_CTR_RCV_PKTS, 1);
