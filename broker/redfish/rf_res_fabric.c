@@ -104,7 +104,7 @@ static int add_switch(struct fab *f, const struct fb_topo_switch *sw, const char
 {
 	char g[19], ports[P_MAX];
 	guid_hex(g, sw->guid);
-	snprintf(ports, sizeof(ports), "%s/Ports", path);
+	fb_rf_path_cat(ports, sizeof(ports), path, "/Ports");
 	const char *id = strrchr(path, '/') + 1;
 	char desc[160];
 	snprintf(desc, sizeof(desc), "GUID %s, reported by %s", g, sw->agent[0] ? sw->agent : "?");
@@ -160,7 +160,7 @@ static json_t *port_links(struct fab *f, const struct fb_topo_port *p)
 	const char *peer_sw = p->peer_guid ? switch_path(f, p->peer_guid) : NULL;
 	if (peer_sw && p->peer_port) {
 		char pp[P_MAX];
-		snprintf(pp, sizeof(pp), "%s/Ports/%u", peer_sw, (unsigned)p->peer_port);
+		fb_rf_path_port(pp, sizeof(pp), peer_sw, p->peer_port);
 		json_object_set_new(links, "ConnectedSwitches", json_pack("[o]", fb_rf_ref(peer_sw)));
 		json_object_set_new(links, "ConnectedSwitchPorts", json_pack("[o]", fb_rf_ref(pp)));
 	}
@@ -191,8 +191,8 @@ static int add_port(struct fab *f, const struct fb_topo_port *p, const char *sw_
 {
 	char path[P_MAX], id[16], metrics[P_MAX], g[20];
 	snprintf(id, sizeof(id), "%u", (unsigned)p->port);
-	snprintf(path, sizeof(path), "%s/Ports/%s", sw_path, id);
-	snprintf(metrics, sizeof(metrics), "%s/Metrics", path);
+	fb_rf_path_port(path, sizeof(path), sw_path, p->port);
+	fb_rf_path_cat(metrics, sizeof(metrics), path, "/Metrics");
 	guid_colons(g, p->switch_guid);
 	int eth = p->tech == FB_TECH_ETH || is_eth(p->switch_guid);
 	const char *tech = eth ? "Ethernet" : "InfiniBand";
@@ -245,7 +245,7 @@ static void put_sum(json_t *o, const struct fb_rf_port_ctrs *c, const char *name
 static int add_metrics(struct fab *f, const char *port_path, const struct fb_rf_port_ctrs *c)
 {
 	char path[P_MAX];
-	snprintf(path, sizeof(path), "%s/Metrics", port_path);
+	fb_rf_path_cat(path, sizeof(path), port_path, "/Metrics");
 	json_t *net = json_object();
 	json_t *o = json_pack("{s:s,s:s,s:s}", "@odata.type", "#PortMetrics.v1_8_1.PortMetrics", "Id",
 			      "Metrics", "Name", "Port metrics");
@@ -358,8 +358,8 @@ static int add_fabric(struct fab *f, const char *id, json_t *lists)
 {
 	char path[P_MAX], sw[P_MAX], ep[P_MAX];
 	fabric_path(path, sizeof(path), id);
-	snprintf(sw, sizeof(sw), "%s/Switches", path);
-	snprintf(ep, sizeof(ep), "%s/Endpoints", path);
+	fb_rf_path_cat(sw, sizeof(sw), path, "/Switches");
+	fb_rf_path_cat(ep, sizeof(ep), path, "/Endpoints");
 	int eth = strcmp(id, ETH_FABRIC) == 0 && strcmp(id, f->ib_fabric) != 0;
 	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:{s:s,s:s},s:o,s:o}", "@odata.type",
 			      "#Fabric.v1_4_0.Fabric", "Id", id, "Name", id, "FabricType",
@@ -404,7 +404,7 @@ static int add_switches(struct fab *f)
 		const struct fb_topo_port *p = fb_topology_port_at(f->topo, i);
 		const char *sw = switch_path(f, p->switch_guid);
 		char pp[P_MAX];
-		snprintf(pp, sizeof(pp), "%s/Ports/%u", sw, (unsigned)p->port);
+		fb_rf_path_port(pp, sizeof(pp), sw, p->port);
 		json_array_append_new(json_array_get(ports, p->sw), json_string(pp));
 		rc = add_port(f, p, sw);
 	}
@@ -412,7 +412,7 @@ static int add_switches(struct fab *f)
 		const struct fb_topo_switch *s = fb_topology_switch_at(f->topo, i);
 		const char *sw = switch_path(f, s->guid);
 		char pc[P_MAX];
-		snprintf(pc, sizeof(pc), "%s/Ports", sw);
+		fb_rf_path_cat(pc, sizeof(pc), sw, "/Ports");
 		rc = add_switch(f, s, sw);
 		if (!rc)
 			rc = fb_rf_build_collection(f->b, pc, "PortCollection", "Ports",

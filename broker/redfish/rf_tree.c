@@ -132,6 +132,27 @@ int fb_rf_path_append(char *path, size_t sz, const char *seg)
 	return 0;
 }
 
+int fb_rf_path_cat(char *out, size_t sz, const char *base, const char *suffix)
+{
+	size_t n = base == out ? strlen(out) : strlen(base), m = strlen(suffix);
+	if (n + m >= sz) {
+		if (sz)
+			out[0] = '\0';
+		return FB_ETOOBIG;
+	}
+	if (base != out)
+		memmove(out, base, n);
+	memcpy(out + n, suffix, m + 1);
+	return 0;
+}
+
+int fb_rf_path_port(char *out, size_t sz, const char *sw, unsigned port)
+{
+	char num[24];
+	snprintf(num, sizeof(num), "/Ports/%u", port);
+	return fb_rf_path_cat(out, sz, sw, num);
+}
+
 static int unhex(char c)
 {
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10
