@@ -3,6 +3,8 @@
  * rare next to the rest). */
 #include "rf_ctr.h"
 
+#include "fb_buf.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +13,9 @@
 struct fb_rf_ctrs {
 	json_t *index; /* key -> integer slot */
 	json_t *fabric; /* switch GUID hex -> fabric name */
-	struct fb_rf_port_ctrs *p;
-	size_t n, cap;
+	struct fb_rf_port_ctrs *p; /* slots.data */
+	size_t n;
+	struct fb_buf slots;
 	int dirty;
 };
 
@@ -33,7 +36,7 @@ void fb_rf_ctrs_free(struct fb_rf_ctrs *c)
 		return;
 	json_decref(c->index);
 	json_decref(c->fabric);
-	free(c->p);
+	fb_buf_free(&c->slots);
 	free(c);
 }
 
@@ -51,19 +54,13 @@ static struct fb_rf_port_ctrs *slot(struct fb_rf_ctrs *c, uint64_t guid, uint16_
 		return &c->p[json_integer_value(i)];
 	if (c->n == FB_RF_CTRS_MAX)
 		return NULL;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 256;
-		struct fb_rf_port_ctrs *p = realloc(c->p, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		c->p = p;
-		c->cap = cap;
-	}
+	const struct fb_rf_port_ctrs zero = { 0 };
+	if (fb_buf_put(&c->slots, &zero, sizeof(zero)))
+		return NULL;
+	c->p = (struct fb_rf_port_ctrs *)c->slots.data; /* may have moved */
 	if (json_object_set_new(c->index, k, json_integer((json_int_t)c->n)))
 		return NULL;
-	struct fb_rf_port_ctrs *s = &c->p[c->n++];
-	*s = (struct fb_rf_port_ctrs){ 0 };
-	return s;
+	return &c->p[c->n++];
 }
 
 static void learn_fabric(struct fb_rf_ctrs *c, const struct fb_event *ev)

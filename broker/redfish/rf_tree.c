@@ -2,6 +2,7 @@
 #include "rf_tree.h"
 
 #include "fabric_map.h"
+#include "fb_buf.h"
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_time.h"
@@ -28,8 +29,9 @@ struct entry {
 
 struct snap {
 	atomic_uint refs;
-	struct entry *e;
-	size_t n, cap;
+	struct entry *e; /* ents.data */
+	size_t n;
+	struct fb_buf ents;
 };
 
 struct fb_rf_build {
@@ -56,7 +58,7 @@ static void snap_unref(struct snap *s)
 		free(s->e[i].path);
 		free(s->e[i].body);
 	}
-	free(s->e);
+	fb_buf_free(&s->ents);
 	free(s);
 }
 
@@ -179,16 +181,11 @@ static char *decoded(const char *path)
 static struct entry *new_entry(struct fb_rf_build *b, const char *path)
 {
 	struct snap *s = b->s;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct entry *e = realloc(s->e, cap * sizeof(*e));
-		if (!e)
-			return NULL;
-		s->e = e;
-		s->cap = cap;
-	}
+	const struct entry zero = { 0 };
+	if (fb_buf_put(&s->ents, &zero, sizeof(zero)))
+		return NULL;
+	s->e = (struct entry *)s->ents.data; /* may have moved */
 	struct entry *e = &s->e[s->n];
-	memset(e, 0, sizeof(*e));
 	if (!(e->path = decoded(path)))
 		return NULL;
 	s->n++;
