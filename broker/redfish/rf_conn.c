@@ -197,6 +197,15 @@ static int bad_request_line(struct fb_rf_service *svc, struct fb_rf_conn *c, int
 	return refuse(svc, c, FB_RF_RESOURCE_NOT_FOUND, args, 2);
 }
 
+/* POST to a collection's Members is a POST to the collection (DSP0266). */
+static void members_is_collection(struct fb_rf_req *r)
+{
+	static const char m[] = "/Members";
+	size_t n = strlen(r->path);
+	if (r->method == FB_RF_POST && n > sizeof(m) - 1 && strcmp(r->path + n - (sizeof(m) - 1), m) == 0)
+		r->path[n - (sizeof(m) - 1)] = '\0';
+}
+
 int fb_rf_conn_http(struct fb_rf_service *svc, struct lws *wsi, struct fb_rf_conn **slot, const char *path)
 {
 	if (!*slot && !(*slot = calloc(1, sizeof(**slot))))
@@ -210,6 +219,7 @@ int fb_rf_conn_http(struct fb_rf_service *svc, struct lws *wsi, struct fb_rf_con
 		return bad_request_line(svc, c, rc);
 	if (c->req.method == FB_RF_METHODS)
 		return refuse(svc, c, FB_RF_OPERATION_NOT_ALLOWED, NULL, 0);
+	members_is_collection(&c->req);
 	int refused;
 	rc = check_route(svc, c, &refused);
 	if (refused)
