@@ -4,6 +4,7 @@
 #include "rf_ctr.h"
 
 #include "fb_buf.h"
+#include "topology.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -63,10 +64,10 @@ static struct fb_rf_port_ctrs *slot(struct fb_rf_ctrs *c, uint64_t guid, uint16_
 	return &c->p[c->n++];
 }
 
-static void learn_fabric(struct fb_rf_ctrs *c, const struct fb_event *ev)
+static void learn_fabric(struct fb_rf_ctrs *c, const struct fb_event *ev, uint64_t guid)
 {
 	char k[24];
-	snprintf(k, sizeof(k), "%016llx", (unsigned long long)ev->subj.switch_guid);
+	snprintf(k, sizeof(k), "%016llx", (unsigned long long)guid);
 	const char *was = json_string_value(json_object_get(c->fabric, k));
 	if (was && strcmp(was, ev->subj.fabric) == 0)
 		return;
@@ -83,14 +84,16 @@ const char *fb_rf_ctrs_fabric(const struct fb_rf_ctrs *c, uint64_t switch_guid)
 
 void fb_rf_ctrs_learn(struct fb_rf_ctrs *c, const struct fb_event *ev)
 {
-	if (ev->subj.switch_guid && ev->subj.fabric[0] && ev->link_class != FB_LINK_NODE &&
-	    ev->kind != FB_KIND_INVENTORY)
-		learn_fabric(c, ev);
-	if (!ev->n_counters || !ev->subj.switch_guid || ev->link_class == FB_LINK_NODE)
+	uint64_t guid;
+	uint16_t port;
+	if (ev->link_class == FB_LINK_NODE || ev->kind == FB_KIND_INVENTORY ||
+	    !fb_topology_key(ev, &guid, &port))
 		return;
-	uint16_t port = ev->tech == FB_TECH_ETH && ev->subj.ifindex ? (uint16_t)ev->subj.ifindex
-								    : ev->subj.port;
-	struct fb_rf_port_ctrs *s = slot(c, ev->subj.switch_guid, port);
+	if (ev->subj.fabric[0])
+		learn_fabric(c, ev, guid);
+	if (!ev->n_counters || !port)
+		return;
+	struct fb_rf_port_ctrs *s = slot(c, guid, port);
 	if (!s)
 		return;
 	for (unsigned i = 0; i < ev->n_counters; i++) {

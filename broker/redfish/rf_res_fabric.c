@@ -7,8 +7,11 @@
  * switch is known by its name when it has one (the node description),
  * else by its GUID ("0x0008f10400411a08"); a port by its number (the
  * ifIndex on Ethernet). A name two switches share falls back to the GUID
- * for the second. IB switches are in the broker's fabric (FabricName),
- * Ethernet ones (keys tagged FB_TOPO_ETH_KEY_TAG) in "Ethernet".
+ * for the second. A switch is in the fabric its events name (subj.fabric:
+ * the IB agent's --fabric, the SNMP agent's switch fabric), else in the
+ * broker's FabricName, as in OriginOfCondition; host Endpoints are in the
+ * broker's fabric. A fabric with Ethernet switches (keys tagged
+ * FB_TOPO_ETH_KEY_TAG) is FabricType Ethernet.
  */
 #include "rf_res.h"
 
@@ -21,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ETH_FABRIC "Ethernet"
 #define P_MAX 1024
 
 struct fab {
@@ -70,11 +72,12 @@ static void fabric_path(char *p, size_t sz, const char *fabric)
 
 /* ---- switches ---- */
 
-/* The fabric its events name, else Ethernet or the broker's own. */
+/* The fabric its events name, else the broker's own (FabricName): where
+ * OriginOfCondition puts it. */
 static const char *switch_fabric(const struct fab *f, uint64_t guid)
 {
 	const char *named = fb_rf_ctrs_fabric(f->ctrs, guid);
-	return named && named[0] ? named : is_eth(guid) ? ETH_FABRIC : f->ib_fabric;
+	return named && named[0] ? named : f->ib_fabric;
 }
 
 static void name_switch(struct fab *f, const struct fb_topo_switch *sw, char *path, size_t sz)
@@ -114,8 +117,10 @@ static int add_switch(struct fab *f, const struct fb_topo_switch *sw, const char
 			      is_eth(sw->guid) ? "Ethernet" : "InfiniBand", "Status", "State",
 			      sw->reachable ? "Enabled" : "UnavailableOffline", "Health",
 			      sw->reachable ? "OK" : "Critical", "Ports", fb_rf_ref(ports));
-	json_array_append_new(json_object_get(fabric_lists(f, switch_fabric(f, sw->guid)), "sw"),
-			      json_string(path));
+	json_t *lists = fabric_lists(f, switch_fabric(f, sw->guid));
+	json_array_append_new(json_object_get(lists, "sw"), json_string(path));
+	if (is_eth(sw->guid))
+		json_object_set_new(lists, "eth", json_true());
 	return fb_rf_build_add(f->b, path, "Switch", o);
 }
 
@@ -281,7 +286,7 @@ int fb_rf_endpoint_path(char *out, size_t sz, const char *ib_fabric, const char 
 		snprintf(id, sizeof(id), "%s-%s", node, dev ? dev : "port");
 	else
 		snprintf(id, sizeof(id), "%s-%s-%lld", node, dev ? dev : "port", (long long)num);
-	fabric_path(out, sz, eth ? ETH_FABRIC : ib_fabric);
+	fabric_path(out, sz, ib_fabric); /* host ports: the broker's own fabric */
 	fb_rf_path_append(out, sz, "Endpoints");
 	return fb_rf_path_append(out, sz, id);
 }
@@ -331,8 +336,7 @@ static int add_endpoint(struct fab *f, const char *node, const json_t *port)
 		json_object_set_new(f->endpoint, key, json_string(path));
 	}
 	json_object_set_new(o, "Description", endpoint_text(node, port));
-	json_array_append_new(json_object_get(fabric_lists(f, eth ? ETH_FABRIC : f->ib_fabric), "ep"),
-			      json_string(path));
+	json_array_append_new(json_object_get(fabric_lists(f, f->ib_fabric), "ep"), json_string(path));
 	return fb_rf_build_add(f->b, path, "Endpoint", o);
 }
 
@@ -360,7 +364,7 @@ static int add_fabric(struct fab *f, const char *id, json_t *lists)
 	fabric_path(path, sizeof(path), id);
 	fb_rf_path_cat(sw, sizeof(sw), path, "/Switches");
 	fb_rf_path_cat(ep, sizeof(ep), path, "/Endpoints");
-	int eth = strcmp(id, ETH_FABRIC) == 0 && strcmp(id, f->ib_fabric) != 0;
+	int eth = json_is_true(json_object_get(lists, "eth")); /* has Ethernet switches */
 	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:{s:s,s:s},s:o,s:o}", "@odata.type",
 			      "#Fabric.v1_4_0.Fabric", "Id", id, "Name", id, "FabricType",
 			      eth ? "Ethernet" : "InfiniBand", "Status", "State", "Enabled", "Health",

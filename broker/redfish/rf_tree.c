@@ -377,8 +377,10 @@ int fb_rf_tree_get(struct fb_rf_ctx *c)
 
 char *fb_rf_tree_body(struct fb_rf_tree *t, const char *path)
 {
-	struct snap *s = current(t);
-	const struct entry *e = find(s, path);
+	char *key = decoded(path);
+	struct snap *s = key ? current(t) : NULL;
+	const struct entry *e = find(s, key);
+	free(key);
 	char *copy = e ? strdup(e->body) : NULL;
 	snap_unref(s);
 	return copy;

@@ -358,6 +358,17 @@ static char *body_at(struct fb_rf_service *svc, const char *path)
 	return fb_rf_tree_body(svc->tree, path);
 }
 
+/* An Ethernet switch port as the SNMP agent reports it: no GUID, an ifIndex. */
+static struct fb_event eth_event(uint8_t kind, const char *fabric, const char *sw, uint32_t ifindex)
+{
+	struct fb_event ev = sw_event(kind, 0, sw, 0);
+	ev.tech = FB_TECH_ETH;
+	ev.link_class = FB_LINK_HOST;
+	ev.subj.ifindex = ifindex;
+	snprintf(ev.subj.fabric, sizeof(ev.subj.fabric), "%s", fabric);
+	return ev;
+}
+
 static void tree_serves_the_origins_events_name(void)
 {
 	struct fb_inventory *inv = fb_inventory_new();
@@ -367,7 +378,11 @@ static void tree_serves_the_origins_events_name(void)
 		host_event(FB_KIND_TOPOLOGY, LEAF1, "leaf1", 3, 3, 4, 5),
 		inventory_event(3),
 		host_event(FB_KIND_LINK_DOWN, LEAF1, "leaf1", 3, 3, 1, 2),
+		eth_event(FB_KIND_LINK_DOWN, "dc1", "tor 7", 12), /* SNMP: no GUID */
+		eth_event(FB_KIND_TOPOLOGY, "", "tor8", 3), /* no fabric: FabricName */
+		eth_event(FB_KIND_COUNTER_THRESHOLD, "", "tor8", 3),
 	};
+	fb_event_add_counter(&evs[5], FB_CTR_IF_IN_ERRORS, 9);
 	fb_event_add_counter(&evs[2], FB_CTR_SYMBOL_ERROR, 7);
 	fb_event_add_counter(&evs[2], FB_CTR_RCV_ERRORS, 3);
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
@@ -406,8 +421,15 @@ static void tree_serves_the_origins_events_name(void)
 	free(c);
 	CHECK(!body_at(svc, "/redfish/v1/Fabrics/ibsim/Switches/leaf9"));
 	char *ib = body_at(svc, "/redfish/v1/Fabrics/IB"); /* the broker's own, always there */
-	CHECK(ib);
+	CHECK(ib && strstr(ib, "\"FabricType\":\"Ethernet\"")); /* tor8 is in it */
 	free(ib);
+	char *dc1 = body_at(svc, "/redfish/v1/Fabrics/dc1/Switches/tor%207/Ports/12");
+	CHECK(dc1 && strstr(dc1, "\"@odata.id\":\"/redfish/v1/Fabrics/dc1/Switches/tor%207/Ports/12\""));
+	CHECK(dc1 && strstr(dc1, "\"LinkNetworkTechnology\":\"Ethernet\""));
+	free(dc1);
+	char *tm = body_at(svc, "/redfish/v1/Fabrics/IB/Switches/tor8/Ports/3/Metrics");
+	CHECK(tm && strstr(tm, "\"RXErrors\":9"));
+	free(tm);
 	/* just rebuilt: the next refresh waits FB_RF_TREE_MIN_MS */
 	CHECK_EQ(fb_rf_tree_refresh(svc->tree, 3), 0);
 	fb_rf_service_free(svc);
