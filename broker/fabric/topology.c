@@ -284,6 +284,15 @@ static void eth_switch_key(const struct fb_event *ev, uint64_t *guid, uint16_t *
 	*port = s->ifindex <= 0xffff ? (uint16_t)s->ifindex : 0;
 }
 
+int fb_topology_key(const struct fb_event *ev, uint64_t *guid, uint16_t *port)
+{
+	*guid = ev->subj.switch_guid;
+	*port = ev->subj.port;
+	if (!*guid)
+		eth_switch_key(ev, guid, port);
+	return *guid != 0;
+}
+
 int fb_topology_learn(struct fb_topology *t, const struct fb_event *ev)
 {
 	const struct fb_subject *s = &ev->subj;
@@ -297,11 +306,9 @@ int fb_topology_learn(struct fb_topology *t, const struct fb_event *ev)
 	case FB_KIND_SWITCH_REACHABLE: break;
 	default: return 0;
 	}
-	uint64_t guid = s->switch_guid;
-	uint16_t port = s->port;
-	if (!guid)
-		eth_switch_key(ev, &guid, &port);
-	if (!guid)
+	uint64_t guid;
+	uint16_t port;
+	if (!fb_topology_key(ev, &guid, &port))
 		return 0;
 	int changed = 0;
 	uint32_t si, pi;

@@ -70,6 +70,11 @@ void fb_topology_free(struct fb_topology *t);
  * bound, -ENOMEM (the table is then incomplete, never wrong). */
 int fb_topology_learn(struct fb_topology *t, const struct fb_event *ev);
 
+/* The (switch key, port) an event is about, as the table keys it: the
+ * switch GUID and port, or for an Ethernet switch without a GUID the key
+ * derived from its fabric and name and the ifIndex. 0 if it names no
+ * switch. */
+int fb_topology_key(const struct fb_event *ev, uint64_t *guid, uint16_t *port);
 /* "up", "down", "degraded", "unknown". */
 const char *fb_link_state_name(unsigned state);
 /* The state to show for p: "unknown" while its switch is unreachable. */

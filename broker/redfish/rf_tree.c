@@ -2,6 +2,7 @@
 #include "rf_tree.h"
 
 #include "fabric_map.h"
+#include "fb_buf.h"
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_time.h"
@@ -28,8 +29,9 @@ struct entry {
 
 struct snap {
 	atomic_uint refs;
-	struct entry *e;
-	size_t n, cap;
+	struct entry *e; /* ents.data */
+	size_t n;
+	struct fb_buf ents;
 };
 
 struct fb_rf_build {
@@ -56,7 +58,7 @@ static void snap_unref(struct snap *s)
 		free(s->e[i].path);
 		free(s->e[i].body);
 	}
-	free(s->e);
+	fb_buf_free(&s->ents);
 	free(s);
 }
 
@@ -132,6 +134,27 @@ int fb_rf_path_append(char *path, size_t sz, const char *seg)
 	return 0;
 }
 
+int fb_rf_path_cat(char *out, size_t sz, const char *base, const char *suffix)
+{
+	size_t n = base == out ? strlen(out) : strlen(base), m = strlen(suffix);
+	if (n + m >= sz) {
+		if (sz)
+			out[0] = '\0';
+		return FB_ETOOBIG;
+	}
+	if (base != out)
+		memmove(out, base, n);
+	memcpy(out + n, suffix, m + 1);
+	return 0;
+}
+
+int fb_rf_path_port(char *out, size_t sz, const char *sw, unsigned port)
+{
+	char num[24];
+	snprintf(num, sizeof(num), "/Ports/%u", port);
+	return fb_rf_path_cat(out, sz, sw, num);
+}
+
 static int unhex(char c)
 {
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10
@@ -158,16 +181,11 @@ static char *decoded(const char *path)
 static struct entry *new_entry(struct fb_rf_build *b, const char *path)
 {
 	struct snap *s = b->s;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct entry *e = realloc(s->e, cap * sizeof(*e));
-		if (!e)
-			return NULL;
-		s->e = e;
-		s->cap = cap;
-	}
+	const struct entry zero = { 0 };
+	if (fb_buf_put(&s->ents, &zero, sizeof(zero)))
+		return NULL;
+	s->e = (struct entry *)s->ents.data; /* may have moved */
 	struct entry *e = &s->e[s->n];
-	memset(e, 0, sizeof(*e));
 	if (!(e->path = decoded(path)))
 		return NULL;
 	s->n++;
@@ -359,8 +377,10 @@ int fb_rf_tree_get(struct fb_rf_ctx *c)
 
 char *fb_rf_tree_body(struct fb_rf_tree *t, const char *path)
 {
-	struct snap *s = current(t);
-	const struct entry *e = find(s, path);
+	char *key = decoded(path);
+	struct snap *s = key ? current(t) : NULL;
+	const struct entry *e = find(s, key);
+	free(key);
 	char *copy = e ? strdup(e->body) : NULL;
 	snap_unref(s);
 	return copy;

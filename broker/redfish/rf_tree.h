@@ -39,8 +39,10 @@ int fb_rf_tree_rebuild(struct fb_rf_tree *t, uint64_t last_event_id);
 /* Route callbacks (lws thread): the resource at the request's path. */
 int fb_rf_tree_exists(struct fb_rf_ctx *c);
 int fb_rf_tree_get(struct fb_rf_ctx *c);
-/* Any thread: the body of path in the newest snapshot (malloc'd copy), or
- * NULL. For tests and other modules (the ofmf announcer). */
+/* Any thread: the body of the resource at path -- an @odata.id or an
+ * OriginOfCondition, percent-encoded as they are -- in the newest snapshot
+ * (malloc'd copy), or NULL. For tests and other modules (the ofmf
+ * announcer, IncludeOriginOfCondition). */
 char *fb_rf_tree_body(struct fb_rf_tree *t, const char *path);
 
 /* ---- for the builders ---- */
@@ -60,6 +62,10 @@ int fb_rf_build_collection(struct fb_rf_build *b, const char *path, const char *
  * unreserved URI character, as OriginOfCondition does (proto/fb_redfish.c).
  * 0, or FB_ETOOBIG (path unchanged). */
 int fb_rf_path_append(char *path, size_t sz, const char *seg);
+/* out = base + suffix (base may be out). 0, or FB_ETOOBIG with out "". */
+int fb_rf_path_cat(char *out, size_t sz, const char *base, const char *suffix);
+/* out = sw + "/Ports/" + port. */
+int fb_rf_path_port(char *out, size_t sz, const char *sw, unsigned port);
 /* {"@odata.id": path} (new reference). */
 json_t *fb_rf_ref(const char *path);
 
