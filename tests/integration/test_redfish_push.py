@@ -33,6 +33,7 @@ class Receiver:
         self.port = port or free_port()
         self.fail_first = fail_first
         self.failed = 0
+        self.fail_times = []
         self.docs = []
         self.headers = []
         self.lock = threading.Lock()
@@ -56,6 +57,7 @@ class Receiver:
                     fail = rcv.failed < rcv.fail_first
                     if fail:
                         rcv.failed += 1
+                        rcv.fail_times.append(time.monotonic())
                     else:
                         rcv.docs.append(json.loads(body))
                         rcv.headers.append(dict(self.headers))
@@ -260,6 +262,17 @@ def retry_policies_behave():
     assert st == 200 and doc["Status"]["State"] == "Enabled", doc
     susp.wait_ids(range(1, 16))
     assert sorted(set(susp.ids())) == list(range(1, 16))
+    # RetryForeverWithBackoff: the waits between tries double (0.3, 0.6,
+    # 1.2 s) and the event still arrives.
+    back = Receiver(fail_first=4).start()
+    subscribe(b, back.url, DeliveryRetryPolicy="RetryForeverWithBackoff")
+    pub(b, "pol", events(1, start=15))
+    back.wait_ids([16], timeout=20)
+    ft = back.fail_times
+    gaps = [ft[i + 1] - ft[i] for i in range(len(ft) - 1)]
+    assert len(gaps) == 3 and 0.25 < gaps[0] < 0.55 and 0.55 < gaps[1] < 0.95 and \
+        1.1 < gaps[2] < 1.6, gaps
+    back.stop()
     # the action resumes too (no-op on an enabled one)
     st, _, _ = rf(b, "POST", f"{SUBS}/{s}/Actions/EventDestination.ResumeSubscription", {})
     assert st == 204
