@@ -1,6 +1,6 @@
 /* bench_http_sink.c - the receiver of bench_push.sh: an HTTP/1.1 server
  * (libevent's evhttp, keep-alive) that answers every POST with 204 and, after
- * N of them, prints the seconds from the first to the Nth and exits.
+ * N of them, prints N and the seconds from the first to the Nth and exits.
  * Usage: bench_http_sink PORT N
  */
 #include <event2/buffer.h>
@@ -26,16 +26,22 @@ static double now(void)
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct sink *s = arg;
+	int last = 0;
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_POST) {
 		if (s->got++ == 0)
 			s->t0 = now();
 		if (s->got == s->want) {
 			printf("%ld %.6f\n", s->got, now() - s->t0);
 			fflush(stdout);
-			event_base_loopexit(s->base, NULL);
+			last = 1;
 		}
 	}
 	evhttp_send_reply(req, 204, "No Content", NULL);
+	if (last) {
+		/* Let the last answer leave before the client sees a close. */
+		struct timeval tv = { 0, 200000 };
+		event_base_loopexit(s->base, &tv);
+	}
 }
 
 int main(int argc, char **argv)
