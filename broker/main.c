@@ -279,6 +279,23 @@ static int start_kafka(struct fb_broker *b)
 	return rc ? rc : fb_outputs_add(&b->outputs, "kafka", kafka_committed, b->kafka);
 }
 
+/* The subscriptions changed: the Kafka sink takes the Protocol=Kafka ones. */
+static void subs_changed(void *arg)
+{
+	struct fb_broker *b = arg;
+	if (!b->kafka && b->push) {
+		const struct fb_rf_store *st = fb_push_store(b->push);
+		for (size_t i = 0; i < st->n; i++)
+			if (st->v[i]->protocol == FB_RF_PROTO_KAFKA)
+				fb_log_warn("redfish: subscription %s is a Kafka one (topic %s) but "
+					    "KafkaBrokers is empty: nothing is produced for it",
+					    st->v[i]->id, st->v[i]->context);
+	}
+	if (b->kafka && b->push && fb_kafka_set_rsubs(b->kafka, fb_push_store(b->push)))
+		fb_log_err("kafka: out of memory handing over the Kafka subscriptions; they change "
+			   "at the next subscription change");
+}
+
 /* Push delivery follows the journal on this loop through libcurl: the
  * output only moves its limit and wakes it. */
 static int start_push(struct fb_broker *b)
@@ -291,10 +308,12 @@ static int start_push(struct fb_broker *b)
 		.retry_interval_ms = c->push_retry_interval_ms, .max_backoff_ms = c->push_max_backoff_ms,
 		.timeout_ms = c->push_timeout_ms, .cursor_sync_ms = c->push_cursor_sync_ms,
 		.heartbeat_unit_ms = c->push_heartbeat_unit_ms,
+		.changed = subs_changed, .changed_arg = b,
 	};
 	int rc = fb_push_start(&po, &b->push);
 	if (rc)
 		return rc;
+	subs_changed(b);
 	/* The EventService routes reach the engine through deferred calls. */
 	b->redfish->events = fb_rf_events_new(b->push);
 	if (!b->redfish->events)
