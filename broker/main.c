@@ -318,6 +318,9 @@ static int start_push(struct fb_broker *b)
 	b->redfish->events = fb_rf_events_new(b->push);
 	if (!b->redfish->events)
 		return -ENOMEM;
+	b->redfish->events->ksubs = c->kafka_subs; /* listed read-only */
+	b->redfish->events->n_ksubs = c->n_kafka_subs;
+	b->redfish->events->kafka_brokers = c->kafka_brokers;
 	return fb_outputs_add(&b->outputs, "push", fb_push_committed, b->push);
 }
 

@@ -509,6 +509,14 @@ def kafka_protocol_subscriptions():
     k.wait_count(["rf.legacy"], len(crit), timeout=120, stable=1)
     got = [int(m.headers["fabricbus-event-id"]) for m in k.kcat_consume("rf.legacy")]
     assert set(got) == crit and len(got) == len(crit), (sorted(got), sorted(crit))
+    # The config line is listed as a read-only EventDestination.
+    st, _, coll = rf(b, "GET", SUBS)
+    assert {"@odata.id": f"{SUBS}/KafkaSubscription1"} in coll["Members"], coll
+    st, _, doc = rf(b, "GET", f"{SUBS}/KafkaSubscription1")
+    assert st == 200 and doc["Protocol"] == "Kafka" and doc["Context"] == "rf.legacy", doc
+    assert doc["Severities"] == ["Critical"], doc
+    st, _, doc = rf(b, "DELETE", f"{SUBS}/KafkaSubscription1")
+    assert st == 405, (st, doc)
     assert b.stop() == 0
     k.stop()
 
