@@ -15,6 +15,7 @@
 #include <libwebsockets.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +151,16 @@ static int check_route(struct fb_rf_service *svc, struct fb_rf_conn *c, int *ref
 	struct fb_rf_op op = fb_rf_route_op(r, c->req.method);
 	if (!op.fn)
 		return refuse(svc, c, FB_RF_OPERATION_NOT_ALLOWED, NULL, 0);
+	const char *ov = fb_rf_req_header(&c->req, FB_RF_H_ODATA_VERSION);
+	if (ov && strcmp(ov, "4.0") != 0)
+		return refuse(svc, c, FB_RF_PRECONDITION_FAILED, NULL, 0);
+	const char *dollar = fb_rf_route_bad_dollar(r, &c->req);
+	if (dollar) {
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(dollar, "="), dollar);
+		const char *args[] = { name };
+		return refuse(svc, c, FB_RF_QUERY_NOT_IMPLEMENTED, args, 1);
+	}
 	int a = fb_rf_auth_check(svc->auth, &c->req, op.priv, &x->who);
 	if (a == FB_RF_AUTH_NO_SESSION)
 		return refuse(svc, c, FB_RF_NO_VALID_SESSION, NULL, 0);
