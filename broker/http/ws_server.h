@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 struct fb_fabric_map;
+struct lws;
 
 struct fb_ws_opts {
 	const char *host;           /* bind address, e.g. "127.0.0.1" or "0.0.0.0" */
@@ -47,6 +48,16 @@ struct fb_ws_opts {
 	int ping_interval_s;        /* WebSocket ping; dead peers dropped after 2x */
 	size_t max_subscribers;
 	struct fb_fabric_map *fabric_map; /* /fabric/...; NULL: those paths are 404 */
+	/* Redfish SSE streams (sse_stream.h): heartbeat comment period (0: 30 s),
+	 * and the registry that lists each open stream as an EventDestination
+	 * (rf_live.h, wired by main.c; add NULL: streams are not listed). add
+	 * writes the Id; close(close_arg, id) may come from any thread. */
+	int sse_heartbeat_s;
+	int (*sse_list_add)(void *arg, const char *destination, const char *context,
+			    const char *filter, void (*close)(void *close_arg, const char *id),
+			    void *close_arg, char id[32]);
+	void (*sse_list_remove)(void *arg, const char *id);
+	void *sse_list_arg;
 	/* Called (lws thread) when the queue from the loop, after
 	 * fb_ws_committed returned FB_OUTPUT_BUSY, is back under half its bound. */
 	void (*ready)(void *arg);
@@ -79,6 +90,11 @@ uint64_t fb_ws_http_open(struct fb_ws *ws);
 /* Replace the broker part of /status (copied; thread-safe). */
 void fb_ws_set_status(struct fb_ws *ws, const char *json);
 void fb_ws_get_stats(struct fb_ws *ws, struct fb_ws_stats *st);
+/* Serve a GET of the SSE path on wsi (lws thread; the Redfish router's
+ * handler, auth already checked): a Redfish 400 for a bad $filter or
+ * Last-Event-ID, else 200 text/event-stream and the stream. Returns what an
+ * lws HTTP callback returns (0 keep, -1 close). */
+int fb_ws_sse_get(struct lws *wsi);
 /* Close subscribers, stop and join the thread, free everything. */
 void fb_ws_stop(struct fb_ws *ws);
 
