@@ -714,6 +714,15 @@ static uint64_t sse_heartbeat_ns(const struct fb_ws *ws)
 	return (uint64_t)(ws->o.sse_heartbeat_s > 0 ? ws->o.sse_heartbeat_s : 30) * 1000000000ull;
 }
 
+/* The client hung up. lws reads nothing from an HTTP connection whose
+ * response is still going, so without this a closed stream would only be
+ * noticed at its next write. */
+static int sse_peer_gone(const struct fb_ws_sub *s)
+{
+	struct pollfd p = { .fd = lws_get_socket_fd((struct lws *)s->wsi), .events = POLLRDHUP };
+	return p.fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 /* Every idle stream gets a comment line, so that proxies and clients with a
  * read timeout keep it open while no event matches its filter. */
 static void sse_heartbeat_cb(lws_sorted_usec_list_t *sul)
@@ -721,14 +730,20 @@ static void sse_heartbeat_cb(lws_sorted_usec_list_t *sul)
 	struct fb_ws *ws = lws_container_of(sul, struct fb_ws, sse_hb);
 	uint64_t now = fb_now_ns(), every = sse_heartbeat_ns(ws);
 	for (struct fb_ws_sub *s = ws->subs; s; s = s->next) {
-		if (s->kind != FB_WS_SUB_SSE || now - s->wrote_ns < every)
+		if (s->kind != FB_WS_SUB_SSE)
 			continue;
-		s->heartbeat_due = 1;
-		lws_callback_on_writable((struct lws *)s->wsi);
+		if (sse_peer_gone(s)) {
+			s->close_asked = 1;
+			lws_callback_on_writable((struct lws *)s->wsi);
+		} else if (now - s->wrote_ns >= every) {
+			s->heartbeat_due = 1;
+			lws_callback_on_writable((struct lws *)s->wsi);
+		}
 	}
+	/* a quarter period, at most 1 s (hung-up clients), in us */
+	uint64_t next_us = every / 4000 < 1000000 ? every / 4000 : 1000000;
 	if (ws->n_sse)
-		lws_sul_schedule(ws->ctx, 0, &ws->sse_hb, sse_heartbeat_cb,
-				 (lws_usec_t)(every / 4000)); /* a quarter period, in us */
+		lws_sul_schedule(ws->ctx, 0, &ws->sse_hb, sse_heartbeat_cb, (lws_usec_t)next_us);
 }
 
 /* The registry's close callback (rf_live.h): a DELETE of the destination,
