@@ -490,6 +490,89 @@ async def heartbeat_and_listing(b):
     await asyncio.get_running_loop().run_in_executor(None, wait_streams_idle_closed, b)
 
 
+class RawSse:
+    """An SSE client on a blocking socket with a small receive buffer, so the
+    test decides when (and whether) it reads."""
+
+    def __init__(self, port, headers=()):
+        self.s = socket.socket()
+        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        self.s.connect(("127.0.0.1", port))
+        extra = "".join(f"{k}: {v}\r\n" for k, v in headers)
+        self.s.sendall(f"GET {SSE} HTTP/1.1\r\nHost: x\r\n{extra}\r\n".encode())
+        self.buf = b""
+        while b"\r\n\r\n" not in self.buf:
+            self.buf += self.s.recv(4096)
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        assert head.startswith(b"HTTP/1.1 200"), head
+
+    def read_all(self, timeout):
+        """Events until the server closes or nothing comes for timeout s."""
+        self.s.settimeout(timeout)
+        while True:
+            try:
+                chunk = self.s.recv(1 << 16)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            self.buf += chunk
+        evs = []
+        for block in self.buf.split(b"\n\n"):
+            lines = [ln for ln in block.decode().split("\n") if ln and not ln.startswith(":")]
+            if not lines:
+                continue
+            eid = int(lines[0][4:])
+            evs.append((eid, json.loads(lines[1][6:])))
+        self.s.close()
+        return evs
+
+
+def test_stalled_stream_is_cut_and_resumes():
+    """A stream whose client stops reading holds nobody: the others get
+    everything meanwhile; it is cut with the "missed" notice, whose id is
+    where a Last-Event-ID reconnect resumes, and that gets the rest, once."""
+    b = Broker(WsQueueEvents="1024", WsRingEvents="4096").start()
+    try:
+        n = 30000
+        stalled = RawSse(b.http_port)
+        asyncio.run(stalled_run(b, n, stalled))
+        assert b.stop() == 0, b.log()[-3000:]
+    finally:
+        b.stop()
+
+
+async def stalled_run(b, n, stalled):
+    live = await Stream().open(b.http_port)
+    pump = asyncio.ensure_future(live.pump())
+    loop = asyncio.get_running_loop()
+    # The stall cut is decided while events flow: half, a pause past the
+    # 2 s bound with its socket full, then the other half.
+    for _ in range(2):
+        r = await loop.run_in_executor(None, lambda: publish(b.agent_addr, "sse-flood", generate=n // 2))
+        assert r.returncode == 0, r.stderr
+        await asyncio.sleep(3)
+    await wait_until(lambda: len(live.events) == n, 120, "every event on the reading stream")
+    first = await loop.run_in_executor(None, stalled.read_all, 5)
+    notices = [i for i, (_, d) in enumerate(first)
+               if d["Events"][0]["MessageId"] == "Fabricbus.1.0.SubscriberEventsMissed"]
+    assert notices == [len(first) - 1], (notices, [e for e, _ in first[-3:]])
+    notices = [first[-1]]
+    resume = notices[0][0]
+    assert resume == notices[0][1]["Events"][0]["Oem"]["Fabricbus"]["ResumeSince"]
+    got = [eid for eid, _ in first[:-1]]
+    assert got == list(range(1, len(got) + 1)) and resume == len(got), (len(got), resume)
+    again = RawSse(b.http_port, headers=[("Last-Event-ID", str(resume))])
+    rest = await loop.run_in_executor(None, again.read_all, 3)
+    got += [eid for eid, _ in rest]
+    assert got == list(range(1, n + 1)), f"{len(got)} events after the reconnect"
+    assert [e for e, _ in live.events] == list(range(1, n + 1))
+    live.close()
+    await pump
+    assert "stopped reading" in b.log()
+
+
 if __name__ == "__main__":
     main([test_bad_requests_get_redfish_errors, test_heartbeat_and_listing,
-          test_reconnect_with_last_event_id, test_thousand_filtered_streams])
+          test_reconnect_with_last_event_id, test_stalled_stream_is_cut_and_resumes,
+          test_thousand_filtered_streams])
