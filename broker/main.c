@@ -11,6 +11,8 @@
 #include "journal.h"
 #include "kafka_conf.h"
 #include "kafka_sink.h"
+#include "rf_service.h"
+#include "rf_tree.h"
 #include "ws_server.h"
 
 #include <errno.h>
@@ -156,6 +158,8 @@ static void recover_cb(void *arg, uint64_t event_id, const struct fb_event *ev)
 	if (fb_inventory_learn(b->inventory, ev) != 0)
 		fb_log_warn("journal recovery: out of memory rebuilding the port inventory");
 	fb_fabric_map_learn(b->fabric_map, ev);
+	if (b->redfish)
+		fb_rf_tree_learn(b->redfish->tree, ev);
 }
 
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -190,6 +194,8 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	/* -ENOMEM keeps the map dirty: the next tick tries again. */
 	int map_changed = fb_fabric_map_refresh(b->fabric_map, b->last_event_id) == 1;
+	if (b->redfish && fb_rf_tree_refresh(b->redfish->tree, b->last_event_id) < 0)
+		fb_log_warn("out of memory rebuilding the Redfish tree; retrying");
 	if (second || map_changed || t->shown_commits != b->st.commits || t->shown_conns != b->n_conns ||
 	    t->shown_accepted != b->st.connections) {
 		t->shown_commits = b->st.commits;
@@ -224,6 +230,15 @@ static int open_journal(struct fb_broker *b)
 	return 0;
 }
 
+/* After the journal: its directory keeps the service UUID. */
+static int start_redfish(struct fb_broker *b)
+{
+	const struct fb_config *c = b->cfg;
+	struct fb_rf_service_opts o = { .base = b->base, .map = b->fabric_map,
+					.state_dir = c->journal_dir, .fabric_name = c->fabric_name };
+	return fb_rf_service_new(&o, &b->redfish);
+}
+
 static int start_ws(struct fb_broker *b)
 {
 	const struct fb_config *c = b->cfg;
@@ -236,8 +251,11 @@ static int start_ws(struct fb_broker *b)
 		.queue_events = c->ws_queue_events, .ping_interval_s = (int)c->ws_ping_s,
 		.sse_heartbeat_s = (int)c->sse_heartbeat_s,
 		.max_subscribers = c->ws_max_subscribers, .fabric_map = b->fabric_map,
+		.module = fb_rf_service_module(b->redfish),
 		.ready = fb_commit_outputs_ready, .ready_arg = b,
 	};
+	if (fb_rf_tree_rebuild(b->redfish->tree, b->last_event_id) < 0)
+		fb_log_warn("out of memory building the Redfish tree; retrying every 100 ms");
 	int rc = fb_ws_start(&wo, b->committed_id, &b->ws);
 	return rc ? rc : fb_outputs_add(&b->outputs, "websocket", fb_ws_committed, b->ws);
 }
@@ -302,6 +320,8 @@ static void shutdown_broker(struct fb_broker *b)
 	fb_accept_http_close(b);
 	if (b->ws)
 		fb_ws_stop(b->ws);
+	fb_rf_service_free(b->redfish); /* after the lws thread, before the map */
+	b->redfish = NULL;
 	fb_fabric_map_free(b->fabric_map); /* after the lws thread: it took snapshots */
 	b->fabric_map = NULL;
 	fb_kafka_stop(b->kafka, 5000); /* bounded flush, then the cursor */
@@ -359,6 +379,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rc = open_journal(&b);
+	if (!rc)
+		rc = start_redfish(&b);
 	if (!rc)
 		rc = fb_commit_init(&b);
 	if (!rc)

@@ -4,7 +4,6 @@
 #include "fb_err.h"
 #include "fb_log.h"
 #include "rf_filter.h"
-#include "ws_http.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -61,43 +60,49 @@ static int put_message(struct fb_buf *b, const char *text, const char *a1, const
 	return rc;
 }
 
-int fb_sse_error(struct lws *wsi, unsigned status, const char *key, const char *a1, const char *a2,
-		 const char *detail)
+int fb_sse_error_json(const struct fb_sse_refusal *no, struct fb_buf *b)
 {
 	size_t i = 0, n = sizeof(base_msgs) / sizeof(base_msgs[0]);
-	while (i < n - 1 && strcmp(base_msgs[i].key, key) != 0)
+	while (i < n - 1 && strcmp(base_msgs[i].key, no->message) != 0)
 		i++; /* unknown keys answer InternalError, the last one */
-	struct fb_buf b = FB_BUF_INIT;
-	int rc = fb_buf_printf(&b, "{\"error\":{\"code\":\"" BASE_REGISTRY ".%s\",\"message\":",
+	const char *a1 = no->arg1, *a2 = no->arg2;
+	int rc = fb_buf_printf(b, "{\"error\":{\"code\":\"" BASE_REGISTRY ".%s\",\"message\":",
 			       base_msgs[i].key);
 	if (!rc)
-		rc = fb_buf_put_json_str(&b, detail ? detail : base_msgs[i].text);
+		rc = fb_buf_put_json_str(b, no->detail[0] ? no->detail : base_msgs[i].text);
 	if (!rc)
-		rc = fb_buf_printf(&b, ",\"@Message.ExtendedInfo\":[{\"@odata.type\":"
-				       "\"#Message.v1_2_0.Message\",\"MessageId\":\"" BASE_REGISTRY
-				       ".%s\",\"Message\":",
+		rc = fb_buf_printf(b, ",\"@Message.ExtendedInfo\":[{\"@odata.type\":"
+				      "\"#Message.v1_2_0.Message\",\"MessageId\":\"" BASE_REGISTRY
+				      ".%s\",\"Message\":",
 				   base_msgs[i].key);
 	if (!rc)
-		rc = put_message(&b, base_msgs[i].text, a1, a2);
+		rc = put_message(b, base_msgs[i].text, a1, a2);
 	if (!rc)
-		rc = fb_buf_puts(&b, ",\"MessageArgs\":[");
+		rc = fb_buf_puts(b, ",\"MessageArgs\":[");
 	if (!rc && a1 && strstr(base_msgs[i].text, "%1"))
-		rc = fb_buf_put_json_str(&b, a1);
+		rc = fb_buf_put_json_str(b, a1);
 	if (!rc && a2 && strstr(base_msgs[i].text, "%2")) {
-		rc = fb_buf_puts(&b, ",");
+		rc = fb_buf_puts(b, ",");
 		if (!rc)
-			rc = fb_buf_put_json_str(&b, a2);
+			rc = fb_buf_put_json_str(b, a2);
 	}
 	if (!rc)
-		rc = fb_buf_printf(&b, "],\"MessageSeverity\":\"%s\",\"Resolution\":", base_msgs[i].severity);
+		rc = fb_buf_printf(b, "],\"MessageSeverity\":\"%s\",\"Resolution\":", base_msgs[i].severity);
 	if (!rc)
-		rc = fb_buf_put_json_str(&b, base_msgs[i].resolution);
-	if (!rc)
-		rc = fb_buf_puts(&b, "}]}}\n");
-	if (!rc)
-		rc = fb_ws_http_reply(wsi, status, "application/json", b.data, b.len);
-	fb_buf_free(&b);
-	return rc ? -1 : 0;
+		rc = fb_buf_put_json_str(b, base_msgs[i].resolution);
+	return rc ? rc : fb_buf_puts(b, "}]}}");
+}
+
+static int refuse(struct fb_sse_refusal *no, unsigned status, const char *message, const char *token,
+		  const char *param, const char *detail)
+{
+	no->status = status;
+	no->message = message;
+	snprintf(no->token, sizeof(no->token), "%s", token ? token : "");
+	no->arg1 = token ? no->token : NULL;
+	no->arg2 = param;
+	snprintf(no->detail, sizeof(no->detail), "%s", detail ? detail : "");
+	return 1;
 }
 
 /* Strictly decimal, no sign, no overflow. */
@@ -155,19 +160,19 @@ static int read_query(struct lws *wsi, struct sse_req *q, char *arg, const char 
 	return 0;
 }
 
-int fb_sse_prepare(struct lws *wsi, struct fb_ws_sub *s, uint64_t head_id)
+int fb_sse_prepare(struct lws *wsi, struct fb_ws_sub *s, uint64_t head_id, struct fb_sse_refusal *no)
 {
 	struct sse_req *q = calloc(1, sizeof(*q));
 	char *arg = malloc(ARG_MAX);
 	int rc = 0;
 	if (!q || !arg) {
-		rc = fb_sse_error(wsi, 500, "InternalError", NULL, NULL, "out of memory") ? -1 : 1;
+		rc = refuse(no, 500, "InternalError", NULL, NULL, "out of memory opening a stream");
 		goto out;
 	}
 	const char *bad = NULL;
 	if (read_query(wsi, q, arg, &bad)) {
-		rc = fb_sse_error(wsi, 400, "QueryParameterValueFormatError", "(too long)", bad,
-				  "the query parameter is too long") ? -1 : 1;
+		rc = refuse(no, 400, "QueryParameterValueFormatError", "(too long)", bad,
+			    "the query parameter is too long");
 		goto out;
 	}
 	/* The header wins over the query parameter (EventSource sends it). */
@@ -175,16 +180,15 @@ int fb_sse_prepare(struct lws *wsi, struct fb_ws_sub *s, uint64_t head_id)
 	if (hl > 0) {
 		if (hl >= (int)sizeof(q->last_id) ||
 		    lws_hdr_custom_copy(wsi, q->last_id, sizeof(q->last_id), "last-event-id:", 14) < 0)
-			q->last_id[0] = 'x'; /* refused below */
+			snprintf(q->last_id, sizeof(q->last_id), "(too long)"); /* refused below */
 		q->has_last_id = 1;
 	}
 	struct fb_filter pos;
 	fb_filter_init(&pos);
 	if (q->has_last_id && q->last_id[0]) {
 		if (parse_id(q->last_id, &pos.since)) {
-			rc = fb_sse_error(wsi, 400, "QueryParameterValueTypeError", q->last_id, "Last-Event-ID",
-					  "Last-Event-ID: expected the EventId of the last event received "
-					  "(decimal)") ? -1 : 1;
+			rc = refuse(no, 400, "QueryParameterValueTypeError", q->last_id, "Last-Event-ID",
+				    "Last-Event-ID: expected the EventId of the last event received (decimal)");
 			goto out;
 		}
 		pos.has_since = 1;
@@ -194,8 +198,7 @@ int fb_sse_prepare(struct lws *wsi, struct fb_ws_sub *s, uint64_t head_id)
 		struct fb_rf_filter_err err;
 		int c = fb_rf_filter_compile(q->filter, strlen(q->filter), &f, &err);
 		if (c) {
-			rc = fb_sse_error(wsi, c == -ENOMEM ? 500 : 400, err.message, err.token, "$filter",
-					  err.detail) ? -1 : 1;
+			rc = refuse(no, c == -ENOMEM ? 500 : 400, err.message, err.token, "$filter", err.detail);
 			goto out;
 		}
 	}
