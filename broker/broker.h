@@ -24,6 +24,7 @@
 struct fb_journal;
 struct fb_ws;
 struct fb_kafka;
+struct fb_push;
 struct fb_conn;
 struct fb_inventory;
 struct fb_fabric_map;
@@ -54,6 +55,7 @@ struct fb_broker {
 	struct fb_ws *ws;         /* registered in outputs; kept for shutdown */
 	struct fb_rf_service *redfish; /* the Redfish service (served by ws's thread) */
 	struct fb_kafka *kafka;   /* NULL unless KafkaBrokers is set; also in outputs */
+	struct fb_push *push;     /* Redfish subscriptions and push delivery; also in outputs */
 	struct fb_outputs outputs; /* called with every durable batch (output.h) */
 	/* Called by commit for each agent whose events just became durable
 	 * (set by main to ingest's ack sender). */

@@ -106,6 +106,21 @@ static const struct fb_conf_key keys[] = {
 	  .help = "<topic>?<filter>: also produce matching events to topic (repeatable)" },
 	{ "KafkaCursorSync", FB_CONF_DURATION_MS, F(kafka_cursor_sync_ms), .min = 10, .max = 60000,
 	  .help = "how often the Kafka cursor is persisted" },
+	{ "RedfishPushCAFile", FB_CONF_STRING, F(push_ca_file), 0, S(push_ca_file),
+	  .flags = FB_CONF_EMPTY_OK, .expect = PATH_EXPECT,
+	  .help = "PEM CA bundle that HTTPS push destinations are verified against (empty = system CAs)" },
+	{ "RedfishDeliveryRetryAttempts", FB_CONF_COUNT, F(push_retry_attempts), .min = 0, .max = 1000,
+	  .help = "EventService DeliveryRetryAttempts: retries before TerminateAfterRetries/SuspendRetries act" },
+	{ "RedfishDeliveryRetryInterval", FB_CONF_DURATION_MS, F(push_retry_interval_ms), .min = 100,
+	  .max = 86400000, .help = "EventService DeliveryRetryIntervalSeconds: wait between delivery tries" },
+	{ "RedfishPushMaxBackoff", FB_CONF_DURATION_MS, F(push_max_backoff_ms), .min = 100,
+	  .max = 86400000, .help = "longest wait of RetryForeverWithBackoff" },
+	{ "RedfishPushTimeout", FB_CONF_DURATION_MS, F(push_timeout_ms), .min = 100, .max = 600000,
+	  .help = "time one push delivery may take before it counts as failed" },
+	{ "RedfishPushCursorSync", FB_CONF_DURATION_MS, F(push_cursor_sync_ms), .min = 10, .max = 60000,
+	  .help = "how often the push cursors are persisted while they move" },
+	{ "RedfishHeartbeatUnit", FB_CONF_DURATION_MS, F(push_heartbeat_unit_ms), .min = 100,
+	  .max = 3600000, .help = "length of one HeartbeatIntervalMinutes minute (1m; tests shorten it)" },
 };
 
 /* kafka.<librdkafka property>=<value>: kept in order for rd_kafka_conf_set. */
@@ -146,6 +161,12 @@ void fb_config_defaults(struct fb_config *c)
 	if (fb_kafka_topic_map_parse(FB_KAFKA_DEFAULT_MAP, &c->kafka_map, why, sizeof(why)))
 		abort(); /* the default is a constant proven by test_kafka_topics */
 	c->kafka_cursor_sync_ms = 100;
+	c->push_retry_attempts = 3;
+	c->push_retry_interval_ms = 60000;
+	c->push_max_backoff_ms = 3600000;
+	c->push_timeout_ms = 10000;
+	c->push_cursor_sync_ms = 200;
+	c->push_heartbeat_unit_ms = 60000;
 }
 
 const char *fb_sync_policy_name(int p)
@@ -218,6 +239,13 @@ void fb_config_print(const struct fb_config *c, void *file)
 	for (unsigned i = 0; i < c->n_kafka_subs; i++)
 		fprintf(f, "KafkaSubscription=%s%s%s\n", c->kafka_subs[i].topic,
 			c->kafka_subs[i].text[0] ? "?" : "", c->kafka_subs[i].text);
+	fprintf(f, "RedfishPushCAFile=%s\nRedfishDeliveryRetryAttempts=%" PRIu64
+		   "\nRedfishDeliveryRetryInterval=%" PRIu64 "ms\nRedfishPushMaxBackoff=%" PRIu64
+		   "ms\nRedfishPushTimeout=%" PRIu64 "ms\nRedfishPushCursorSync=%" PRIu64
+		   "ms\nRedfishHeartbeatUnit=%" PRIu64 "ms\n",
+		c->push_ca_file, c->push_retry_attempts, c->push_retry_interval_ms,
+		c->push_max_backoff_ms, c->push_timeout_ms, c->push_cursor_sync_ms,
+		c->push_heartbeat_unit_ms);
 	fb_conf_print_props(&table, c, f);
 }
 

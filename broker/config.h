@@ -62,6 +62,15 @@ struct fb_config {
 	uint64_t kafka_cursor_sync_ms;
 	unsigned n_kafka_props;
 	struct fb_kafka_prop kafka_props[FB_KAFKA_PROPS_MAX];
+
+	/* Redfish push delivery (broker/push/, docs/redfish-push.md). */
+	char push_ca_file[4096];      /* "" = the system CAs */
+	uint64_t push_retry_attempts; /* EventService DeliveryRetryAttempts */
+	uint64_t push_retry_interval_ms; /* DeliveryRetryIntervalSeconds */
+	uint64_t push_max_backoff_ms; /* RetryForeverWithBackoff's longest wait */
+	uint64_t push_timeout_ms;     /* one delivery */
+	uint64_t push_cursor_sync_ms; /* how often push.cursors is written */
+	uint64_t push_heartbeat_unit_ms; /* one HeartbeatIntervalMinutes "minute" */
 };
 
 /* Fill c with the embedded defaults (a demo in the current directory). */

@@ -11,6 +11,8 @@
 #include "journal.h"
 #include "kafka_conf.h"
 #include "kafka_sink.h"
+#include "push.h"
+#include "rf_event_service.h"
 #include "rf_service.h"
 #include "rf_tree.h"
 #include "ws_server.h"
@@ -278,6 +280,29 @@ static int start_kafka(struct fb_broker *b)
 	return rc ? rc : fb_outputs_add(&b->outputs, "kafka", kafka_committed, b->kafka);
 }
 
+/* Push delivery follows the journal on this loop through libcurl: the
+ * output only moves its limit and wakes it. */
+static int start_push(struct fb_broker *b)
+{
+	const struct fb_config *c = b->cfg;
+	struct fb_push_opts po = {
+		.base = b->base, .journal_dir = c->journal_dir, .epoch = b->epoch,
+		.committed_id = b->committed_id, .fabric = c->fabric_name, .ca_file = c->push_ca_file,
+		.retry_attempts = (unsigned)c->push_retry_attempts,
+		.retry_interval_ms = c->push_retry_interval_ms, .max_backoff_ms = c->push_max_backoff_ms,
+		.timeout_ms = c->push_timeout_ms, .cursor_sync_ms = c->push_cursor_sync_ms,
+		.heartbeat_unit_ms = c->push_heartbeat_unit_ms,
+	};
+	int rc = fb_push_start(&po, &b->push);
+	if (rc)
+		return rc;
+	/* The EventService routes reach the engine through deferred calls. */
+	b->redfish->events = fb_rf_events_new(b->push);
+	if (!b->redfish->events)
+		return -ENOMEM;
+	return fb_outputs_add(&b->outputs, "push", fb_push_committed, b->push);
+}
+
 static int run(struct fb_broker *b)
 {
 	struct fb_status *status = fb_status_new();
@@ -320,12 +345,18 @@ static void shutdown_broker(struct fb_broker *b)
 	fb_accept_http_close(b);
 	if (b->ws)
 		fb_ws_stop(b->ws);
+	if (b->redfish) {
+		fb_rf_events_free(b->redfish->events); /* after the lws thread */
+		b->redfish->events = NULL;
+	}
 	fb_rf_service_free(b->redfish); /* after the lws thread, before the map */
 	b->redfish = NULL;
 	fb_fabric_map_free(b->fabric_map); /* after the lws thread: it took snapshots */
 	b->fabric_map = NULL;
 	fb_kafka_stop(b->kafka, 5000); /* bounded flush, then the cursor */
 	b->kafka = NULL;
+	fb_push_stop(b->push); /* the cursors; what is in flight is sent again next start */
+	b->push = NULL;
 	fb_commit_fini(b);
 	if (b->journal)
 		fb_journal_close(b->journal);
@@ -385,6 +416,8 @@ int main(int argc, char **argv)
 		rc = fb_commit_init(&b);
 	if (!rc)
 		rc = start_kafka(&b);
+	if (!rc)
+		rc = start_push(&b);
 	if (!rc)
 		rc = start_ws(&b);
 	if (!rc)

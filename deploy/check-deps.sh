@@ -50,6 +50,9 @@ need libsnmp-dev /usr/include/net-snmp/net-snmp-config.h
 need snmpd /usr/sbin/snmpd
 need snmp /usr/bin/snmptrap
 need snmptrapd /usr/sbin/snmptrapd
+# Redfish push and the OFMF agent: libcurl (OpenSSL flavour) for fb_hc.
+need libcurl4-openssl-dev /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/curl/curl.h
+need libcurl4-openssl-dev /usr/lib/x86_64-linux-gnu/pkgconfig/libcurl.pc
 need procps /usr/bin/pgrep
 need iproute2 /usr/sbin/ip /usr/bin/ip /bin/ip
 need util-linux /usr/bin/prlimit

@@ -30,13 +30,16 @@
 #   the example app (adapters/pmix); openmpi-bin + libopenmpi-dev: Open MPI on
 #   the same libpmix, so a site's MPI programs run the same handlers
 #   (docs/pmix.md). Slurm's mpi/pmix plugin comes with slurm-wlm-basic-plugins.
+# - libcurl4-openssl-dev: the HTTP(S) client of Redfish push delivery and of
+#   the OFMF agent (broker/push/fb_hc.c: libcurl's multi interface on the
+#   libevent loop; the OpenSSL flavour, as the broker's other TLS is OpenSSL).
 # - procps (pgrep/ps), iproute2 (ip netns), util-linux (unshare, prlimit):
 #   used by the test helpers; present on most images, named so a minimal one
 #   works too.
 set -eu
 pkgs="build-essential meson ninja-build pkg-config
 clang libclang-rt-14-dev llvm-14
-libevent-dev libwebsockets-dev libjansson-dev librdkafka-dev libsnmp-dev
+libevent-dev libwebsockets-dev libjansson-dev librdkafka-dev libsnmp-dev libcurl4-openssl-dev
 libibumad-dev libibmad-dev libssl-dev
 ibsim-utils libumad2sim0 opensm infiniband-diags libopensm-dev
 python3 python3-websockets python3-jsonschema curl gdb

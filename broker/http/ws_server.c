@@ -332,11 +332,8 @@ static void on_closed(struct fb_ws *ws, struct fb_ws_sub *s)
 	fb_log_info("%s %s: closed after %llu messages (next EventId %llu)",
 		    s->kind == FB_WS_SUB_SSE ? "sse" : "ws", s->peer, (unsigned long long)s->sent,
 		    (unsigned long long)s->next_id);
-	if (s->kind == FB_WS_SUB_SSE) {
+	if (s->kind == FB_WS_SUB_SSE)
 		ws->n_sse--;
-		if (s->live_id[0] && ws->o.sse_list_remove)
-			ws->o.sse_list_remove(ws->o.sse_list_arg, s->live_id);
-	}
 	fb_ws_sub_release(s);
 	s->wsi = NULL;
 	if (ws->render_blocked) /* it may have been the one holding rendering */
@@ -752,7 +749,7 @@ static void sse_heartbeat_cb(lws_sorted_usec_list_t *sul)
 
 /* The registry's close callback (rf_live.h): a DELETE of the destination,
  * on whatever thread served it. Only queue the id and wake this thread. */
-static void sse_close_requested(void *arg, const char *id)
+void fb_ws_sse_close_requested(void *arg, const char *id)
 {
 	struct fb_ws *ws = arg;
 	pthread_mutex_lock(&ws->mu);
@@ -792,24 +789,6 @@ static void sse_take_closes(struct fb_ws *ws)
 	free(q);
 }
 
-/* List the stream as an EventDestination: Destination redfish-sse://peer,
- * a Context made here (the client cannot give one). */
-static void sse_list(struct fb_ws *ws, struct fb_ws_sub *s)
-{
-	if (!ws->o.sse_list_add)
-		return;
-	char dest[96], context[96];
-	snprintf(dest, sizeof(dest), "redfish-sse://%s", s->peer);
-	snprintf(context, sizeof(context), "fabricbus-sse-%llx-%s",
-		 (unsigned long long)fb_now_ns(), s->peer);
-	if (ws->o.sse_list_add(ws->o.sse_list_arg, dest, context, fb_rf_filter_text(s->rf),
-			       sse_close_requested, ws, s->live_id)) {
-		s->live_id[0] = '\0';
-		fb_log_warn("sse %s: out of memory listing the stream in Subscriptions; it runs unlisted",
-			    s->peer);
-	}
-}
-
 int fb_ws_sse_open(struct lws *wsi, struct fb_sse_refusal *no, void **stream)
 {
 	struct fb_ws *ws = lws_context_user(lws_get_context(wsi));
@@ -835,7 +814,6 @@ int fb_ws_sse_open(struct lws *wsi, struct fb_sse_refusal *no, void **stream)
 	s->wsi = wsi;
 	s->drained_ns = s->wrote_ns = fb_now_ns();
 	fb_ws_peer_name(wsi, s->peer, sizeof(s->peer));
-	sse_list(ws, s);
 	if (!ws->n_sse++)
 		sse_heartbeat_cb(&ws->sse_hb);
 	sub_attach(ws, s);

@@ -75,16 +75,8 @@ struct fb_ws_opts {
 	int ping_interval_s;        /* WebSocket ping; dead peers dropped after 2x */
 	size_t max_subscribers;
 	struct fb_fabric_map *fabric_map; /* /fabric/...; NULL: those paths are 404 */
-	/* Redfish SSE streams (sse_stream.h): heartbeat comment period (0: 30 s),
-	 * and the registry that lists each open stream as an EventDestination
-	 * (rf_live.h, wired by main.c; add NULL: streams are not listed). add
-	 * writes the Id; close(close_arg, id) may come from any thread. */
+	/* Redfish SSE streams (sse_stream.h): heartbeat comment period (0: 30 s) */
 	int sse_heartbeat_s;
-	int (*sse_list_add)(void *arg, const char *destination, const char *context,
-			    const char *filter, void (*close)(void *close_arg, const char *id),
-			    void *close_arg, char id[32]);
-	void (*sse_list_remove)(void *arg, const char *id);
-	void *sse_list_arg;
 	const struct fb_ws_http_module *module; /* NULL: none (copied) */
 	/* Called (lws thread) when the queue from the loop, after
 	 * fb_ws_committed returned FB_OUTPUT_BUSY, is back under half its bound. */
@@ -129,6 +121,10 @@ struct fb_sse_refusal;
 int fb_ws_sse_open(struct lws *wsi, struct fb_sse_refusal *no, void **stream);
 int fb_ws_sse_writeable(struct lws *wsi, void *stream);
 void fb_ws_sse_closed(struct lws *wsi, void *stream);
+/* Close the stream whose live_id (ws_sub.h) is id, from any thread (a
+ * DELETE of its EventDestination, rf_live.h's close callback); ws is
+ * lws_context_user() of the server's context. */
+void fb_ws_sse_close_requested(void *ws, const char *id);
 /* Close subscribers, stop and join the thread, free everything. */
 void fb_ws_stop(struct fb_ws *ws);
 

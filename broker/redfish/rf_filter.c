@@ -94,7 +94,7 @@ void fb_rf_attrs_init(struct fb_rf_attrs *a, const char *message_id, const char 
 	a->message_id = message_id ? message_id : "";
 	a->event_type = event_type ? event_type : "";
 	a->origin = origin ? origin : "";
-	a->resource_type = fb_rf_resource_type(a->origin);
+	a->resource_type = fb_rf_origin_type(a->origin);
 	a->format = "Event";
 	if (split_message_id(a->message_id, strlen(a->message_id), &a->prefix_len, &a->version_len,
 			     &a->key_off)) {
@@ -103,11 +103,10 @@ void fb_rf_attrs_init(struct fb_rf_attrs *a, const char *message_id, const char 
 	}
 }
 
-const char *fb_rf_resource_type(const char *path)
+const char *fb_rf_origin_type(const char *path)
 {
-	static const struct {
-		const char *collection, *type;
-	} types[] = {
+	/* collection segment -> the schema of its members */
+	static const char *const types[][2] = {
 		{ "Fabrics", "Fabric" },
 		{ "Switches", "Switch" },
 		{ "Ports", "Port" },
@@ -117,8 +116,11 @@ const char *fb_rf_resource_type(const char *path)
 		{ "Systems", "ComputerSystem" },
 		{ "NetworkInterfaces", "NetworkInterface" },
 		{ "NetworkAdapters", "NetworkAdapter" },
+		{ "NetworkDeviceFunctions", "NetworkDeviceFunction" },
 		{ "Chassis", "Chassis" },
+		{ "Managers", "Manager" },
 		{ "ConnectionMethods", "ConnectionMethod" },
+		{ "AggregationSources", "AggregationSource" },
 		{ "Subscriptions", "EventDestination" },
 	};
 	if (!path || !*path)
@@ -126,8 +128,7 @@ const char *fb_rf_resource_type(const char *path)
 	size_t n = strlen(path);
 	while (n > 1 && path[n - 1] == '/')
 		n--;
-	/* the segment before the last one names the collection */
-	const char *last = path + n;
+	const char *last = path + n; /* the last segment */
 	while (last > path && last[-1] != '/')
 		last--;
 	if (last == path)
@@ -136,11 +137,21 @@ const char *fb_rf_resource_type(const char *path)
 	while (coll > path && coll[-1] != '/')
 		coll--;
 	size_t cl = (size_t)(coll_end - coll);
+	/* ".../Ports/17/Metrics": the port's PortMetrics */
+	if ((size_t)(path + n - last) == 7 && memcmp(last, "Metrics", 7) == 0) {
+		const char *pc = coll;
+		if (pc > path + 1) {
+			const char *pe = pc - 1, *ps = pe;
+			while (ps > path && ps[-1] != '/')
+				ps--;
+			if (pe - ps == 5 && memcmp(ps, "Ports", 5) == 0)
+				return "PortMetrics";
+		}
+		return "";
+	}
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (strlen(types[i].collection) == cl && memcmp(coll, types[i].collection, cl) == 0)
-			return types[i].type;
-	if (cl == 2 && memcmp(coll, "v1", 2) == 0 && (size_t)(path + n - last) == 0)
-		return "ServiceRoot";
+		if (strlen(types[i][0]) == cl && memcmp(coll, types[i][0], cl) == 0)
+			return types[i][1];
 	return "";
 }
 

@@ -58,8 +58,9 @@ void fb_rf_attrs_init(struct fb_rf_attrs *a, const char *message_id, const char 
 		      const char *origin);
 
 /* The Redfish schema name of the resource at path (the collection its last
- * segment lives in: ".../Ports/3" -> "Port"); "" when not known. */
-const char *fb_rf_resource_type(const char *path);
+ * segment lives in: ".../Ports/3" -> "Port", ".../Ports/3/Metrics" ->
+ * "PortMetrics"); "" when not known. */
+const char *fb_rf_origin_type(const char *path);
 
 /* Why a filter was refused: the Base registry message to answer with, the
  * offending token (its first 63 bytes) and a sentence for humans. */

@@ -8,6 +8,7 @@
  * ITS OWN lines (and declares them in its own header, included below).
  * /work/notes/redfish-api.md explains how.
  */
+#include "rf_event_service.h"
 #include "rf_route.h"
 
 #include "rf_sse.h"
@@ -46,14 +47,17 @@ const struct fb_rf_route fb_rf_routes[] = {
 
 	/* rf-push: EventService, Subscriptions, SubmitTestEvent */
 	{ "/redfish/v1/EventService/Actions/EventService.SubmitTestEvent",
-		{ [FB_RF_POST] = { TODO, MANAGER } }, NULL, "rf-push" },
-	{ "/redfish/v1/EventService/Subscriptions", { [FB_RF_GET] = { TODO, LOGIN },
-		[FB_RF_POST] = { TODO, COMPONENTS } }, NULL, "rf-push" },
-	{ "/redfish/v1/EventService/Subscriptions/{}", { [FB_RF_GET] = { TODO, LOGIN },
-		[FB_RF_PATCH] = { TODO, COMPONENTS }, [FB_RF_DELETE] = { TODO, COMPONENTS } },
+		{ [FB_RF_POST] = { fb_rf_submit_test_event, MANAGER } }, NULL, "rf-push" },
+	{ "/redfish/v1/EventService/Subscriptions", { [FB_RF_GET] = { fb_rf_subs_get, LOGIN },
+		[FB_RF_POST] = { fb_rf_subs_post, COMPONENTS } }, NULL, "rf-push" },
+	{ "/redfish/v1/EventService/Subscriptions/{}", { [FB_RF_GET] = { fb_rf_sub_get, LOGIN },
+		[FB_RF_PATCH] = { fb_rf_sub_patch, COMPONENTS },
+		[FB_RF_DELETE] = { fb_rf_sub_delete, COMPONENTS } },
 		NULL, "rf-push" },
-	{ "/redfish/v1/EventService/**", { [FB_RF_GET] = { TODO, LOGIN },
-		[FB_RF_PATCH] = { TODO, MANAGER } }, NULL, "rf-push" },
+	{ "/redfish/v1/EventService/Subscriptions/{}/Actions/EventDestination.ResumeSubscription",
+		{ [FB_RF_POST] = { fb_rf_sub_resume, COMPONENTS } }, NULL, "rf-push" },
+	{ "/redfish/v1/EventService/**", { [FB_RF_GET] = { fb_rf_event_service_get, LOGIN },
+		[FB_RF_PATCH] = { fb_rf_event_service_patch, MANAGER } }, NULL, "rf-push" },
 
 	/* rf-tree: everything else is the resource tree (GET only) */
 	{ "/redfish/v1/**", { [FB_RF_GET] = { fb_rf_tree_get, LOGIN } }, fb_rf_tree_exists, "rf-tree" },

@@ -465,10 +465,25 @@ async def bad_requests(b):
         s.close()
 
 
+def redfish(b, method, path):
+    """(status, JSON body or None) of a Redfish request."""
+    import urllib.request
+    import urllib.error
+    req = urllib.request.Request(f"http://127.0.0.1:{b.http_port}{path}", method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            body = r.read()
+            return r.status, json.loads(body) if body else None
+    except urllib.error.HTTPError as e:
+        body = e.read()
+        return e.code, json.loads(body) if body else None
+
+
 def test_heartbeat_and_listing():
-    """An idle stream gets comment lines; each open stream is listed with its
-    $filter (in /status until the Subscriptions collection lists it), and
-    a closed one is gone."""
+    """An idle stream gets comment lines; each open stream is an
+    EventDestination in Subscriptions (SSE, redfish-sse://, a Context made
+    by the service, its $filter), a DELETE of it closes the stream, and a
+    stream that ends is no longer listed."""
     b = Broker(SseHeartbeatInterval="1s").start()
     try:
         asyncio.run(heartbeat_and_listing(b))
@@ -478,16 +493,47 @@ def test_heartbeat_and_listing():
 
 
 async def heartbeat_and_listing(b):
+    loop = asyncio.get_running_loop()
+    st, es = await loop.run_in_executor(None, redfish, b, "GET", "/redfish/v1/EventService")
+    assert st == 200 and es["ServerSentEventUri"] == SSE, es
     flt = "MessageId eq Fabric.1.0.SwitchFailed"
     s = await Stream().open(b.http_port, q(flt))
-    pump = asyncio.ensure_future(s.pump())
+    s2 = await Stream().open(b.http_port)
+    pumps = [asyncio.ensure_future(s.pump()), asyncio.ensure_future(s2.pump())]
     await wait_until(lambda: s.comments >= 2, 10, "two heartbeat comments on an idle stream")
     assert not s.events
-    subs = sse_subs(b)
-    assert [x["filter"] for x in subs] == [flt], subs
-    s.close()
-    await pump
-    await asyncio.get_running_loop().run_in_executor(None, wait_streams_idle_closed, b)
+    assert sorted(x["filter"] for x in sse_subs(b)) == ["", flt]
+
+    st, coll = await loop.run_in_executor(None, redfish, b, "GET", "/redfish/v1/EventService/Subscriptions")
+    assert st == 200, coll
+    members = []
+    for m in coll["Members"]:
+        st, d = await loop.run_in_executor(None, redfish, b, "GET", m["@odata.id"])
+        assert st == 200, d
+        if d.get("SubscriptionType") == "SSE":
+            members.append(d)
+    assert len(members) == 2, members
+    ports = {int(x["peer"].rsplit(":", 1)[1]): x for x in sse_subs(b)}
+    mine = s.w.get_extra_info("sockname")[1]
+    d = next(m for m in members if m["Destination"] == f"redfish-sse://127.0.0.1:{mine}")
+    assert d["Oem"]["Fabricbus"]["Filter"] == flt and d["Context"], d
+    assert ports[mine]["id"] == d["Id"], (ports, d)
+    assert len({m["Context"] for m in members}) == 2
+
+    st, _ = await loop.run_in_executor(None, redfish, b, "DELETE", d["@odata.id"])
+    assert st in (200, 204), st
+    await asyncio.wait_for(pumps[0], 10)  # the server closed it
+    assert s.closed
+    st, _ = await loop.run_in_executor(None, redfish, b, "GET", d["@odata.id"])
+    assert st == 404
+    assert [x["filter"] for x in sse_subs(b)] == [""]
+    assert not s2.closed
+
+    s2.close()  # the client goes: its destination goes too
+    await pumps[1]
+    await loop.run_in_executor(None, wait_streams_idle_closed, b)
+    st, coll = await loop.run_in_executor(None, redfish, b, "GET", "/redfish/v1/EventService/Subscriptions")
+    assert not [m for m in coll["Members"] if "SSE-" in m["@odata.id"]], coll
 
 
 class RawSse:

@@ -180,16 +180,19 @@ static void url_decoding(void)
 
 static void resource_types_from_paths(void)
 {
-	CHECK_STR(fb_rf_resource_type(PORT3), "Port");
-	CHECK_STR(fb_rf_resource_type("/redfish/v1/Fabrics/IB/Switches/0x0008f10400411a08"), "Switch");
-	CHECK_STR(fb_rf_resource_type("/redfish/v1/Fabrics/IB"), "Fabric");
-	CHECK_STR(fb_rf_resource_type("/redfish/v1/Systems/node%20x"), "ComputerSystem");
-	CHECK_STR(fb_rf_resource_type("/redfish/v1/Systems/n1/NetworkInterfaces/mlx5_0"), "NetworkInterface");
-	CHECK_STR(fb_rf_resource_type("/redfish/v1/Fabrics/IB/"), "Fabric");
-	CHECK_STR(fb_rf_resource_type("/redfish/v1/Unknown/x"), "");
-	CHECK_STR(fb_rf_resource_type(""), "");
-	CHECK_STR(fb_rf_resource_type("x"), "");
-	CHECK_STR(fb_rf_resource_type("/"), "");
+	CHECK_STR(fb_rf_origin_type(PORT3), "Port");
+	CHECK_STR(fb_rf_origin_type("/redfish/v1/Fabrics/IB/Switches/0x0008f10400411a08"), "Switch");
+	CHECK_STR(fb_rf_origin_type("/redfish/v1/Fabrics/IB"), "Fabric");
+	CHECK_STR(fb_rf_origin_type("/redfish/v1/Systems/node%20x"), "ComputerSystem");
+	CHECK_STR(fb_rf_origin_type("/redfish/v1/Systems/n1/NetworkInterfaces/mlx5_0"), "NetworkInterface");
+	CHECK_STR(fb_rf_origin_type("/redfish/v1/Fabrics/IB/"), "Fabric");
+	CHECK_STR(fb_rf_origin_type("/redfish/v1/Unknown/x"), "");
+	CHECK_STR(fb_rf_origin_type(""), "");
+	CHECK_STR(fb_rf_origin_type("x"), "");
+	CHECK_STR(fb_rf_origin_type("/"), "");
+	CHECK_STR(fb_rf_origin_type(PORT3 "/Metrics"), "PortMetrics");
+	CHECK_STR(fb_rf_origin_type("/redfish/v1/Fabrics/IB/Switches/sw1/Metrics"), "");
+	CHECK_STR(fb_rf_origin_type("/redfish/v1/AggregationService/ConnectionMethods/x"), "ConnectionMethod");
 }
 
 int main(void)
