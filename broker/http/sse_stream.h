@@ -28,7 +28,7 @@ struct fb_sse_refusal {
 	unsigned status;
 	const char *message; /* "QueryParameterValueFormatError" ... */
 	const char *arg1, *arg2;
-	char detail[192];
+	char detail[320];
 	char token[64];      /* storage for arg1 */
 };
 

@@ -67,7 +67,7 @@ const char *fb_rf_origin_type(const char *path);
 struct fb_rf_filter_err {
 	const char *message; /* "QueryParameterValueFormatError", "...TypeError" */
 	char token[64];
-	char detail[192];
+	char detail[320];
 };
 
 struct fb_rf_filter;
