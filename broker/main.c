@@ -252,6 +252,7 @@ static int start_ws(struct fb_broker *b)
 		.host = c->http_host, .port = c->http_port, .journal_dir = c->journal_dir,
 		.default_fabric = c->fabric_name, .ring_events = c->ws_ring_events,
 		.queue_events = c->ws_queue_events, .ping_interval_s = (int)c->ws_ping_s,
+		.sse_heartbeat_s = (int)c->sse_heartbeat_s,
 		.max_subscribers = c->ws_max_subscribers, .fabric_map = b->fabric_map,
 		.module = fb_rf_service_module(b->redfish),
 		.ready = fb_commit_outputs_ready, .ready_arg = b,
