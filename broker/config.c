@@ -106,6 +106,8 @@ static const struct fb_conf_key keys[] = {
 	  .help = "how far a subscriber may lag before it is dropped" },
 	{ "WsMaxSubscribers", FB_CONF_COUNT, F(ws_max_subscribers), .min = 1, .max = 1000000,
 	  .help = "WebSocket subscribers at once" },
+	{ "SseHeartbeatInterval", FB_CONF_DURATION_S, F(sse_heartbeat_s), .min = 1, .max = 3600,
+	  .help = "comment line sent on an idle Redfish SSE stream this often" },
 	{ "WsPingInterval", FB_CONF_DURATION_S, F(ws_ping_s), .min = 1, .max = 3600,
 	  .help = "WebSocket ping period" },
 	{ "FabricName", FB_CONF_STRING, F(fabric_name), 0, S(fabric_name), .ok = name_ok,
@@ -184,6 +186,7 @@ void fb_config_defaults(struct fb_config *c)
 	c->ws_queue_events = 16384;
 	c->ws_max_subscribers = 4096;
 	c->ws_ping_s = 30;
+	c->sse_heartbeat_s = 30;
 	strcpy(c->fabric_name, "IB");
 	c->log_syslog = 0;
 	c->log_level = FB_LOG_INFO;
@@ -265,6 +268,7 @@ void fb_config_print(const struct fb_config *c, void *file)
 	fprintf(f, "WsRingEvents=%" PRIu64 "\nWsQueueEvents=%" PRIu64 "\nWsMaxSubscribers=%" PRIu64
 		   "\nWsPingInterval=%" PRIu64 "s\n",
 		c->ws_ring_events, c->ws_queue_events, c->ws_max_subscribers, c->ws_ping_s);
+	fprintf(f, "SseHeartbeatInterval=%" PRIu64 "s\n", c->sse_heartbeat_s);
 	static const char *const lv[] = { "error", "warn", "info", "debug" };
 	fprintf(f, "FabricName=%s\nLogTarget=%s\nLogLevel=%s\n", c->fabric_name,
 		c->log_syslog ? "syslog" : "stderr", lv[c->log_level & 3]);

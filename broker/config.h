@@ -49,6 +49,7 @@ struct fb_config {
 	uint64_t ws_queue_events;
 	uint64_t ws_max_subscribers;
 	uint64_t ws_ping_s;
+	uint64_t sse_heartbeat_s;
 	char fabric_name[32];
 	int log_syslog;
 	int log_level;              /* enum fb_log_level */

@@ -257,6 +257,7 @@ static int start_ws(struct fb_broker *b)
 		.host = c->http_host, .port = c->http_port, .journal_dir = c->journal_dir,
 		.default_fabric = c->fabric_name, .ring_events = c->ws_ring_events,
 		.queue_events = c->ws_queue_events, .ping_interval_s = (int)c->ws_ping_s,
+		.sse_heartbeat_s = (int)c->sse_heartbeat_s,
 		.max_subscribers = c->ws_max_subscribers, .fabric_map = b->fabric_map,
 		.module = fb_rf_service_module(b->redfish),
 		.ready = fb_commit_outputs_ready, .ready_arg = b,
@@ -285,6 +286,23 @@ static int start_kafka(struct fb_broker *b)
 	return rc ? rc : fb_outputs_add(&b->outputs, "kafka", kafka_committed, b->kafka);
 }
 
+/* The subscriptions changed: the Kafka sink takes the Protocol=Kafka ones. */
+static void subs_changed(void *arg)
+{
+	struct fb_broker *b = arg;
+	if (!b->kafka && b->push) {
+		const struct fb_rf_store *st = fb_push_store(b->push);
+		for (size_t i = 0; i < st->n; i++)
+			if (st->v[i]->protocol == FB_RF_PROTO_KAFKA)
+				fb_log_warn("redfish: subscription %s is a Kafka one (topic %s) but "
+					    "KafkaBrokers is empty: nothing is produced for it",
+					    st->v[i]->id, st->v[i]->context);
+	}
+	if (b->kafka && b->push && fb_kafka_set_rsubs(b->kafka, fb_push_store(b->push)))
+		fb_log_err("kafka: out of memory handing over the Kafka subscriptions; they change "
+			   "at the next subscription change");
+}
+
 /* Push delivery follows the journal on this loop through libcurl: the
  * output only moves its limit and wakes it. */
 static int start_push(struct fb_broker *b)
@@ -297,14 +315,19 @@ static int start_push(struct fb_broker *b)
 		.retry_interval_ms = c->push_retry_interval_ms, .max_backoff_ms = c->push_max_backoff_ms,
 		.timeout_ms = c->push_timeout_ms, .cursor_sync_ms = c->push_cursor_sync_ms,
 		.heartbeat_unit_ms = c->push_heartbeat_unit_ms,
+		.changed = subs_changed, .changed_arg = b,
 	};
 	int rc = fb_push_start(&po, &b->push);
 	if (rc)
 		return rc;
+	subs_changed(b);
 	/* The EventService routes reach the engine through deferred calls. */
 	b->redfish->events = fb_rf_events_new(b->push);
 	if (!b->redfish->events)
 		return -ENOMEM;
+	b->redfish->events->ksubs = c->kafka_subs; /* listed read-only */
+	b->redfish->events->n_ksubs = c->n_kafka_subs;
+	b->redfish->events->kafka_brokers = c->kafka_brokers;
 	return fb_outputs_add(&b->outputs, "push", fb_push_committed, b->push);
 }
 

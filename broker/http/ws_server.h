@@ -75,6 +75,8 @@ struct fb_ws_opts {
 	int ping_interval_s;        /* WebSocket ping; dead peers dropped after 2x */
 	size_t max_subscribers;
 	struct fb_fabric_map *fabric_map; /* /fabric/...; NULL: those paths are 404 */
+	/* Redfish SSE streams (sse_stream.h): heartbeat comment period (0: 30 s) */
+	int sse_heartbeat_s;
 	const struct fb_ws_http_module *module; /* NULL: none (copied) */
 	/* Called (lws thread) when the queue from the loop, after
 	 * fb_ws_committed returned FB_OUTPUT_BUSY, is back under half its bound. */
@@ -108,6 +110,21 @@ uint64_t fb_ws_http_open(struct fb_ws *ws);
 /* Replace the broker part of /status (copied; thread-safe). */
 void fb_ws_set_status(struct fb_ws *ws, const char *json);
 void fb_ws_get_stats(struct fb_ws *ws, struct fb_ws_stats *st);
+/* Redfish SSE streams (lws thread; broker/redfish/rf_sse.c, the router's
+ * handler of the ServerSentEventUri, auth already checked). Open: read the
+ * request on wsi; 1 with *no filled when it is refused (nothing sent: the
+ * router answers), 0 when the 200 text/event-stream head is out and the
+ * stream (*stream) is a subscriber of the fan-out, -1 to close. Then every
+ * HTTP_WRITEABLE of wsi goes to fb_ws_sse_writeable (<0 closes), and
+ * fb_ws_sse_closed runs once when the connection goes. */
+struct fb_sse_refusal;
+int fb_ws_sse_open(struct lws *wsi, struct fb_sse_refusal *no, void **stream);
+int fb_ws_sse_writeable(struct lws *wsi, void *stream);
+void fb_ws_sse_closed(struct lws *wsi, void *stream);
+/* Close the stream whose live_id (ws_sub.h) is id, from any thread (a
+ * DELETE of its EventDestination, rf_live.h's close callback); ws is
+ * lws_context_user() of the server's context. */
+void fb_ws_sse_close_requested(void *ws, const char *id);
 /* Close subscribers, stop and join the thread, free everything. */
 void fb_ws_stop(struct fb_ws *ws);
 

@@ -4,6 +4,7 @@
 #include "fb_err.h"
 #include "fb_event.h"
 #include "fb_log.h"
+#include "kafka_topics.h"
 #include "push.h"
 #include "rf_live.h"
 #include "rf_reply.h"
@@ -19,6 +20,7 @@
 
 #define ES_PATH "/redfish/v1/EventService"
 #define TEST_ACTION "EventService.SubmitTestEvent"
+#define KSUB "KafkaSubscription" /* Ids of the config lines */
 
 enum op { OP_ES_GET, OP_ES_PATCH, OP_TEST, OP_COLL, OP_CREATE, OP_GET, OP_PATCH, OP_DELETE, OP_RESUME };
 
@@ -238,6 +240,11 @@ static void collection(struct call *k)
 	for (size_t i = 0; members && i < st->n; i++)
 		json_array_append_new(members, json_pack("{s:s+}", "@odata.id",
 							  FB_RF_SUBS_PATH "/", st->v[i]->id));
+	for (unsigned i = 0; members && i < k->ev->n_ksubs; i++) {
+		char id[48];
+		snprintf(id, sizeof(id), KSUB "%u", i + 1);
+		json_array_append_new(members, json_pack("{s:s+}", "@odata.id", FB_RF_SUBS_PATH "/", id));
+	}
 	k->doc = members ? json_pack("{s:s,s:s,s:s,s:I,s:o}", "@odata.id", FB_RF_SUBS_PATH,
 				     "@odata.type",
 				     "#EventDestinationCollection.EventDestinationCollection", "Name",
@@ -512,6 +519,61 @@ int fb_rf_subs_post(struct fb_rf_ctx *c)
 
 static int is_live(const char *id) { return strncmp(id, "SSE-", 4) == 0; }
 
+
+/* The index of a "KafkaSubscription<n>" id (n from 1), or -1. */
+static int ksub_index(const struct fb_rf_events *ev, const char *id)
+{
+	if (!ev || strncmp(id, KSUB, sizeof(KSUB) - 1) != 0)
+		return -1;
+	char *end;
+	long n = strtol(id + sizeof(KSUB) - 1, &end, 10);
+	return *end || n < 1 || n > (long)ev->n_ksubs ? -1 : (int)n - 1;
+}
+
+/* A KafkaSubscription config line as a read-only EventDestination: its
+ * filter in Redfish terms where it has them (severity= -> Severities,
+ * origin= -> OriginResources + SubordinateResources, a "Registry." prefix ->
+ * RegistryPrefixes) and as written in Description. */
+static json_t *ksub_doc(const struct fb_rf_events *ev, int i)
+{
+	const struct fb_kafka_sub *k = &ev->ksubs[i];
+	char id[48], path[160], desc[FB_KAFKA_TOPIC_MAX + FB_FILTER_ARG_MAX + 80];
+	snprintf(id, sizeof(id), KSUB "%d", i + 1);
+	snprintf(path, sizeof(path), FB_RF_SUBS_PATH "/%s", id);
+	snprintf(desc, sizeof(desc), "From the configuration (read-only): KafkaSubscription=%s%s%s",
+		 k->topic, k->text[0] ? "?" : "", k->text);
+	json_t *d = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s+,s:s,s:s,s:[],s:{s:s,s:s}}", "@odata.id", path,
+			      "@odata.type", FB_RF_SUB_TYPE, "Id", id, "Name", "Kafka subscription",
+			      "Description", desc, "Destination", "kafka://", ev->kafka_brokers,
+			      "Protocol", "Kafka", "Context", k->topic, "HttpHeaders", "Status",
+			      "State", "Enabled", "Health", "OK");
+	if (!d)
+		return NULL;
+	const struct fb_filter *f = &k->filter;
+	if (f->sev_mask) {
+		json_t *a = json_array();
+		for (unsigned s = 0; s < FB_SEV__END; s++)
+			if (f->sev_mask & (1u << s))
+				json_array_append_new(a, json_string(fb_severity_name(s)));
+		json_object_set_new(d, "Severities", a);
+	}
+	if (f->origin[0]) {
+		json_object_set_new(d, "OriginResources", json_pack("[{s:s}]", "@odata.id", f->origin));
+		json_object_set_new(d, "SubordinateResources", json_true());
+	}
+	json_t *rp = json_array();
+	for (unsigned p = 0; p < f->n_prefix; p++) {
+		size_t n = strlen(f->prefix[p]);
+		if (n > 1 && f->prefix[p][n - 1] == '.' && !memchr(f->prefix[p], '.', n - 1))
+			json_array_append_new(rp, json_stringn(f->prefix[p], n - 1));
+	}
+	if (json_array_size(rp) && json_array_size(rp) == f->n_prefix)
+		json_object_set_new(d, "RegistryPrefixes", rp);
+	else
+		json_decref(rp);
+	return d;
+}
+
 static int live_missing(struct fb_rf_ctx *c)
 {
 	const char *args[2] = { "EventDestination", c->arg[0] };
@@ -519,8 +581,29 @@ static int live_missing(struct fb_rf_ctx *c)
 	return 0;
 }
 
+/* GET, PATCH and DELETE of a config line, on the lws thread (immutable). */
+static int ksub_request(struct fb_rf_ctx *c, int i)
+{
+	if (c->req->method == FB_RF_GET || c->req->method == FB_RF_HEAD) {
+		json_t *d = ksub_doc(c->svc->events, i);
+		int rc = d ? fb_rf_reply_resource(c->rep, c->req, d, "EventDestination") : -1;
+		json_decref(d);
+		return rc ? -1 : 0;
+	}
+	if (c->req->method == FB_RF_DELETE) {
+		fb_rf_reply_error(c->rep, FB_RF_RESOURCE_CANNOT_BE_DELETED, NULL, 0);
+		return 0;
+	}
+	const char *args[1] = { "KafkaSubscription (configuration)" };
+	fb_rf_reply_error(c->rep, FB_RF_PROPERTY_NOT_WRITABLE, args, 1);
+	return 0;
+}
+
 int fb_rf_sub_get(struct fb_rf_ctx *c)
 {
+	int ki = ksub_index(c->svc->events, c->arg[0]);
+	if (ki >= 0)
+		return ksub_request(c, ki);
 	if (c->svc->events && is_live(c->arg[0])) {
 		struct fb_buf b = FB_BUF_INIT;
 		int rc = fb_rf_live_member_json(c->svc->events->live, c->arg[0], &b);
@@ -537,6 +620,9 @@ int fb_rf_sub_get(struct fb_rf_ctx *c)
 
 int fb_rf_sub_patch(struct fb_rf_ctx *c)
 {
+	int ki = ksub_index(c->svc->events, c->arg[0]);
+	if (ki >= 0)
+		return ksub_request(c, ki);
 	if (c->svc->events && is_live(c->arg[0])) {
 		if (!fb_rf_live_has(c->svc->events->live, c->arg[0]))
 			return live_missing(c);
@@ -550,6 +636,9 @@ int fb_rf_sub_patch(struct fb_rf_ctx *c)
 
 int fb_rf_sub_delete(struct fb_rf_ctx *c)
 {
+	int ki = ksub_index(c->svc->events, c->arg[0]);
+	if (ki >= 0)
+		return ksub_request(c, ki);
 	if (c->svc->events && is_live(c->arg[0])) {
 		if (fb_rf_live_close(c->svc->events->live, c->arg[0]))
 			return live_missing(c);

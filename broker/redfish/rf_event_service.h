@@ -19,10 +19,17 @@ struct fb_rf_ctx;
 struct fb_push;
 struct fb_rf_live;
 
+struct fb_kafka_sub;
+
 struct fb_rf_events {
 	struct fb_push *push;     /* loop-owned: touched only in deferred calls */
 	struct fb_rf_live *live;  /* owned; any thread */
 	char sse_uri[64];         /* ServerSentEventUri */
+	/* The KafkaSubscription config lines, listed read-only as
+	 * "KafkaSubscription<n>" (immutable; any thread). Set by main. */
+	const struct fb_kafka_sub *ksubs;
+	unsigned n_ksubs;
+	const char *kafka_brokers;
 };
 
 /* Also makes live, the registry rf-sse adds its streams to

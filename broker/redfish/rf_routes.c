@@ -11,6 +11,7 @@
 #include "rf_event_service.h"
 #include "rf_route.h"
 
+#include "rf_sse.h"
 #include "rf_tree.h"
 #include "rf_version.h"
 
@@ -42,7 +43,7 @@ const struct fb_rf_route fb_rf_routes[] = {
 		[FB_RF_DELETE] = { TODO, USERS } }, NULL, "rf-auth" },
 
 	/* rf-sse: the ServerSentEventUri */
-	{ "/redfish/v1/EventService/SSE", { [FB_RF_GET] = { TODO, LOGIN } }, NULL, "rf-sse" },
+	{ "/redfish/v1/EventService/SSE", { [FB_RF_GET] = { fb_rf_sse_get, LOGIN } }, NULL, "rf-sse" },
 
 	/* rf-push: EventService, Subscriptions, SubmitTestEvent */
 	{ "/redfish/v1/EventService/Actions/EventService.SubmitTestEvent",

@@ -1,52 +1,10 @@
 /* rf_sub_match.c - matching events to subscriptions (rf_sub_match.h). */
 #include "rf_sub_match.h"
 
+#include "rf_filter.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-/* Collection segment -> schema name of its members. */
-static const char *const types[][2] = {
-	{ "Switches", "Switch" },         { "Ports", "Port" },
-	{ "Fabrics", "Fabric" },          { "Endpoints", "Endpoint" },
-	{ "Systems", "ComputerSystem" },  { "NetworkInterfaces", "NetworkInterface" },
-	{ "NetworkAdapters", "NetworkAdapter" }, { "NetworkDeviceFunctions", "NetworkDeviceFunction" },
-	{ "Zones", "Zone" },              { "Chassis", "Chassis" },
-	{ "Managers", "Manager" },        { "ConnectionMethods", "ConnectionMethod" },
-	{ "AggregationSources", "AggregationSource" },
-};
-
-const char *fb_rf_resource_type(const char *path)
-{
-	if (!path || !*path)
-		return "";
-	/* ".../Ports/17/Metrics" is the port's PortMetrics. */
-	size_t n = strlen(path);
-	if (n > 8 && strcmp(path + n - 8, "/Metrics") == 0) {
-		const char *p = path + n - 8;
-		while (p > path && p[-1] != '/')
-			p--;
-		while (p > path && p[-1] == '/')
-			p--;
-		const char *q = p;
-		while (q > path && q[-1] != '/')
-			q--;
-		if ((size_t)(p - q) == 5 && strncmp(q, "Ports", 5) == 0)
-			return "PortMetrics";
-		return "";
-	}
-	/* The segment before the last one names the collection. */
-	const char *last = strrchr(path, '/');
-	if (!last || last == path)
-		return "";
-	const char *coll = last - 1;
-	while (coll > path && coll[-1] != '/')
-		coll--;
-	size_t len = (size_t)(last - coll);
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (strlen(types[i][0]) == len && strncmp(coll, types[i][0], len) == 0)
-			return types[i][1];
-	return "";
-}
 
 void fb_rf_facts_init(struct fb_rf_facts *f, const char *message_id, unsigned severity,
 		      const char *event_type, const char *origin)
@@ -57,7 +15,7 @@ void fb_rf_facts_init(struct fb_rf_facts *f, const char *message_id, unsigned se
 	f->severity = severity;
 	f->event_type = event_type ? event_type : "";
 	f->origin = origin ? origin : "";
-	f->resource_type = fb_rf_resource_type(f->origin);
+	f->resource_type = fb_rf_origin_type(f->origin); /* shared with $filter */
 }
 
 static int prefix_in(const struct fb_rf_strv *l, const struct fb_rf_facts *f)

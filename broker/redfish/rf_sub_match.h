@@ -16,8 +16,8 @@
  * value (MessageId prefixes, one origin prefix), matched on the lws thread
  * without allocation. Subscriptions need lists of exact ids, exclusions,
  * several origins and resource types; the severity mask is the same idea
- * and uses the same fb_severity_parse. The facts struct is what rf_filter
- * ($filter) can use too: it derives the resource type from the origin once.
+ * and uses the same fb_severity_parse. The resource type comes from
+ * rf_filter's fb_rf_origin_type, the one origin -> schema mapping.
  */
 #ifndef FB_RF_SUB_MATCH_H
 #define FB_RF_SUB_MATCH_H
@@ -47,10 +47,6 @@ struct fb_rf_facts {
 
 void fb_rf_facts_init(struct fb_rf_facts *f, const char *message_id, unsigned severity,
 		      const char *event_type, const char *origin);
-/* The schema name of the resource at path (the collection it is a member
- * of: .../Switches/x -> "Switch"); "" when unknown. */
-const char *fb_rf_resource_type(const char *path);
-
 int fb_rf_match(const struct fb_rf_match *m, const struct fb_rf_facts *f);
 void fb_rf_match_free(struct fb_rf_match *m);
 

@@ -203,10 +203,10 @@ static void matcher(void)
 	CHECK(matches(&x, "Fabric.1.0.PortFailed", FB_SEV_OK, ""));
 	CHECK(!matches(&x, "Fabric.1.0.PortOK", FB_SEV_OK, ""));
 	CHECK(!matches(&x, "ResourceEvent.1.4.ResourceChanged", FB_SEV_OK, ""));
-	CHECK_STR(fb_rf_resource_type("/redfish/v1/Systems/n1"), "ComputerSystem");
-	CHECK_STR(fb_rf_resource_type(SW1P), "Port");
-	CHECK_STR(fb_rf_resource_type("/redfish/v1/Fabrics/IB/Switches/sw1/Ports/3/Metrics"), "PortMetrics");
-	CHECK_STR(fb_rf_resource_type("/redfish/v1"), "");
+	struct fb_rf_facts f;
+	fb_rf_facts_init(&f, "Fabric.1.0.PortFailed", FB_SEV_OK, "Alert", "/redfish/v1/Systems/n1");
+	CHECK_STR(f.resource_type, "ComputerSystem");
+	CHECK_EQ(f.prefix_len, 6);
 	fb_rf_sub_free(&a);
 	fb_rf_sub_free(&b);
 	fb_rf_sub_free(&c);
