@@ -23,6 +23,12 @@ What it proves, one test each, in order on one rig:
   subscriber): fabricbusd notices within its check interval, registers
   again, the core crawls the fabric again, and an Unlink reaches the
   re-subscribed subscriber with the new Context.
+- lost_state_file_adopts_after_409: fabricbusd restarted without
+  JournalDir/ofmf.state: its discovery gets 409, it adopts its own
+  AggregationSource from the core (same Context, no second source).
+- second_broker_with_our_id_is_a_conflict: a second broker with our
+  OfmfConnectionMethodId gets 409 and reports a conflict naming the id and
+  our URL; ours stays registered.
 
 Skips (exit 77) with the reason when the core, ibsim, or what the broker
 needs for it (its Redfish tree, its push client) is not there.
@@ -236,6 +242,40 @@ def survives_a_core_restart():
     assert st["core_forgot_us"] >= 1 and st["registrations"] == 1, st
 
 
+def lost_state_file_adopts_after_409():
+    """Without its state file, a restarted broker's discovery gets 409 (the
+    core still holds our ConnectionMethod): it finds its AggregationSource on
+    the core and takes that Context back, instead of failing or adding one."""
+    r = rig()
+    b = r.chain.broker
+    ctx = r.state_file()["context"]
+    assert b.stop() == 0, b.log()[-3000:]
+    os.unlink(os.path.join(b.workdir, "journal", "ofmf.state"))
+    b.start()
+    st = b.wait_status(lambda st: st["broker"]["ofmf"]["state"] == "registered", timeout=30)
+    st = st["broker"]["ofmf"]
+    assert st["adoptions"] == 1 and st["registrations"] == 0 and st["context"] == ctx, st
+    assert list(r.ours()) == [ctx], r.ours()
+    fbtest.wait_for(r.state_file, lambda s: s.get("context") == ctx, 10, "ofmf.state rewritten")
+    r.unlink_reaches_subscriber(1, ctx, timeout=60)
+
+
+def second_broker_with_our_id_is_a_conflict():
+    """Another broker given our ConnectionMethod id cannot register (409 and
+    no source of its own): it says so, naming the id and who holds it, and
+    our registration is untouched."""
+    r = rig()
+    cm_id = r.state_file()["connection_method"].rsplit("/", 1)[1]
+    twin = fbtest.Broker(OfmfCore=r.core.url, OfmfConnectionMethodId=cm_id).start()
+    try:
+        st = twin.wait_status(lambda st: st["broker"]["ofmf"]["state"] == "conflict", timeout=30)
+        err = st["broker"]["ofmf"]["last_error"]
+        assert "OfmfConnectionMethodId" in err and r.base in err, err
+    finally:
+        assert twin.stop() == 0, twin.log()[-3000:]
+    assert len(r.ours()) == 1 and r.core.sources(), r.core.sources()
+
+
 def stop_rig():
     if RIG is not None:
         RIG.stop()
@@ -245,5 +285,6 @@ if __name__ == "__main__":
     prerequisites()
     fbtest.main([registers_and_core_crawls_the_fabric,
                  unlink_reaches_the_core_subscriber_with_our_context,
-                 survives_a_broker_restart, survives_a_core_restart],
+                 survives_a_broker_restart, survives_a_core_restart,
+                 lost_state_file_adopts_after_409, second_broker_with_our_id_is_a_conflict],
                 always=[stop_rig])
