@@ -244,7 +244,8 @@ static int start_redfish(struct fb_broker *b)
 					/* one per broker, stable across restarts: the OFMF
 					 * core refuses a second agent with the same id */
 					.connection_method_id = c->ofmf_cm_id };
-	return fb_rf_service_new(&o, &b->redfish);
+	int rc = fb_rf_service_new(&o, &b->redfish);
+	return rc ? rc : fb_rf_tree_start_builder(b->redfish->tree);
 }
 
 static int start_ws(struct fb_broker *b)

@@ -64,6 +64,9 @@ struct fb_topology;
 /* 0 for a bound means the default (FB_TOPO_MAX_*). NULL on ENOMEM. */
 struct fb_topology *fb_topology_new(size_t max_switches, size_t max_ports);
 void fb_topology_free(struct fb_topology *t);
+/* A copy that another thread may read while the loop goes on learning
+ * (the Redfish tree's builder). NULL on ENOMEM. */
+struct fb_topology *fb_topology_clone(const struct fb_topology *t);
 
 /* Learn from one accepted event. Returns 1 if anything the map shows
  * changed, 0 if not (or the event is not about a switch), -ENOSPC past a

@@ -125,3 +125,19 @@ void fb_rf_ctrs_clean(struct fb_rf_ctrs *c)
 {
 	c->dirty = 0;
 }
+
+struct fb_rf_ctrs *fb_rf_ctrs_clone(const struct fb_rf_ctrs *c)
+{
+	struct fb_rf_ctrs *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->index = json_deep_copy(c->index);
+	d->fabric = json_deep_copy(c->fabric);
+	d->n = c->n;
+	if (!d->index || !d->fabric || fb_buf_put(&d->slots, c->slots.data, c->slots.len)) {
+		fb_rf_ctrs_free(d);
+		return NULL;
+	}
+	d->p = (struct fb_rf_port_ctrs *)d->slots.data;
+	return d;
+}

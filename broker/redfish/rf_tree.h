@@ -2,9 +2,11 @@
  *
  * The loop owns what the tree shows (topology, inventory, jobs through the
  * fabric map; the port counters learned here). fb_rf_tree_refresh(), on the
- * loop's 100 ms tick, rebuilds the whole tree when any of it changed (at
- * most once per FB_RF_TREE_MIN_MS): every resource is rendered once, with
- * its ETag, into a snapshot sorted by path, and published by reference. A
+ * loop's 100 ms tick, copies it when any of it changed (at most once per
+ * FB_RF_TREE_MIN_MS) and the tree's builder thread rebuilds the whole tree
+ * from the copy, off the loop (10000 nodes: ~0.7 s): every resource is rendered once, with
+ * its ETag, into a snapshot sorted by path, and published by reference
+ * (after a rebuild that took T, the next waits at least 9 T). A
  * GET on the lws thread is a binary search in the newest snapshot and a
  * copy of bytes: it never waits for the loop, never sees half an update.
  *
@@ -31,8 +33,21 @@ void fb_rf_tree_free(struct fb_rf_tree *t);
 
 /* Loop: an accepted (or recovered) event; keeps port counters. */
 void fb_rf_tree_learn(struct fb_rf_tree *t, const struct fb_event *ev);
-/* Loop: rebuild and publish if something changed. 1 if it did, 0, -ENOMEM. */
+/* Loop: rebuild and publish if something changed (handed to the builder
+ * thread once it runs). 1 if it did (or handed it over), 0, -ENOMEM. */
 int fb_rf_tree_refresh(struct fb_rf_tree *t, uint64_t last_event_id);
+struct fb_rf_tree_stats {
+	uint64_t rebuilds;
+	uint64_t last_ms;   /* the last rebuild took */
+	size_t resources;   /* in the published snapshot */
+};
+/* Any thread. */
+void fb_rf_tree_get_stats(struct fb_rf_tree *t, struct fb_rf_tree_stats *st);
+/* Loop, once: from now on fb_rf_tree_refresh only copies what a rebuild
+ * reads (the topology, the counters, a reference to the map's snapshot)
+ * and a thread of the tree's own builds and publishes it; without it
+ * (tests) refresh builds in place. 0 or a negative error. */
+int fb_rf_tree_start_builder(struct fb_rf_tree *t);
 /* Loop or tests: rebuild and publish now. */
 int fb_rf_tree_rebuild(struct fb_rf_tree *t, uint64_t last_event_id);
 
