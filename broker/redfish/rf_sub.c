@@ -507,8 +507,14 @@ json_t *fb_rf_sub_render(const struct fb_rf_sub *s)
 		json_decref(r);
 		return NULL;
 	}
-	if (s->protocol == FB_RF_PROTO_REDFISH && !json_object_get(r, "SubscriptionType"))
+	/* Required by the schema. A Kafka subscription is not an HTTP POST
+	 * (what RedfishEvent means): OEM, named by OEMSubscriptionType. */
+	if (s->protocol == FB_RF_PROTO_KAFKA) {
+		json_object_set_new(r, "SubscriptionType", json_string("OEM"));
+		json_object_set_new(r, "OEMSubscriptionType", json_string("Kafka"));
+	} else if (!json_object_get(r, "SubscriptionType")) {
 		json_object_set_new(r, "SubscriptionType", json_string("RedfishEvent"));
+	}
 	if (s->protocol == FB_RF_PROTO_REDFISH)
 		json_object_set_new(r, "VerifyCertificate", json_boolean(s->verify_certificate));
 	json_t *o = json_object_get(r, "OriginResources");
