@@ -525,6 +525,31 @@ def kafka_protocol_subscriptions():
     k.stop()
 
 
+def heartbeats_arrive():
+    """SendHeartbeat: HeartbeatEvent.1.1.RedfishServiceFunctional every
+    HeartbeatIntervalMinutes (one "minute" is 300 ms here), with the
+    subscription's Context, between the journal's events; a subscription
+    without it gets none."""
+    b = Broker(RedfishHeartbeatUnit="300ms", **FAST).start()
+    hb, quiet = Receiver().start(), Receiver().start()
+    subscribe(b, hb.url, Context="hb", SendHeartbeat=True, HeartbeatIntervalMinutes=1)
+    subscribe(b, quiet.url)
+    pub(b, "hb", events(3))
+    hb.wait_ids(range(1, 4))
+    time.sleep(1.6)
+
+    def beats(r):
+        return [d for d in r.docs
+                if d["Events"][0]["MessageId"] == "HeartbeatEvent.1.1.RedfishServiceFunctional"]
+    got = beats(hb)
+    assert 3 <= len(got) <= 8, f"{len(got)} heartbeats in ~1.8 s at one per 300 ms"
+    assert all(d["Context"] == "hb" and d["Events"][0]["MessageSeverity"] == "OK" for d in got)
+    assert beats(quiet) == [] and len(quiet.ids()) == 3
+    hb.stop()
+    quiet.stop()
+    assert b.stop() == 0
+
+
 def service_validator_on_event_service():
     """The DMTF Redfish-Service-Validator over /redfish/v1/EventService with
     a push subscription (filters, HttpHeaders, heartbeat, SuspendRetries),
@@ -560,7 +585,7 @@ TESTS = [bad_bodies_get_redfish_errors, flaky_receiver_gets_everything,
          receiver_down_then_back_gets_everything, retry_policies_behave,
          filters_deliver_the_oracles_set, submit_test_event_arrives,
          subscriptions_survive_a_restart, https_with_ca_verification, kafka_protocol_subscriptions,
-         service_validator_on_event_service,
+         heartbeats_arrive, service_validator_on_event_service,
          nothing_lost_across_kill9]
 
 if __name__ == "__main__":
