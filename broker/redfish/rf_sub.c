@@ -133,12 +133,21 @@ static int item_ok(enum item kind, const char *s)
 	return kind != I_MSGID || strchr(s, '.'); /* at least Prefix.Key */
 }
 
-static int check_list(const struct prop *p, json_t *v, struct fb_rf_error *e)
+/* A filter list: an array of at most FB_RF_LIST_MAX items. */
+static int check_array(const struct prop *p, json_t *v, struct fb_rf_error *e)
 {
 	if (!json_is_array(v))
 		return fail_value(e, "PropertyValueTypeError", v, p->name);
 	if (json_array_size(v) > FB_RF_LIST_MAX)
 		return fail_value(e, "PropertyValueOutOfRange", v, p->name);
+	return 0;
+}
+
+static int check_list(const struct prop *p, json_t *v, struct fb_rf_error *e)
+{
+	int rc = check_array(p, v, e);
+	if (rc)
+		return rc;
 	size_t i;
 	json_t *it;
 	json_array_foreach(v, i, it) {
@@ -157,10 +166,9 @@ static int check_list(const struct prop *p, json_t *v, struct fb_rf_error *e)
 
 static int check_origins(const struct prop *p, json_t *v, struct fb_rf_error *e)
 {
-	if (!json_is_array(v))
-		return fail_value(e, "PropertyValueTypeError", v, p->name);
-	if (json_array_size(v) > FB_RF_LIST_MAX)
-		return fail_value(e, "PropertyValueOutOfRange", v, p->name);
+	int rc = check_array(p, v, e);
+	if (rc)
+		return rc;
 	size_t i;
 	json_t *it;
 	json_array_foreach(v, i, it) {
