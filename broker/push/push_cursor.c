@@ -5,6 +5,7 @@
 #include "fb_crc32c.h"
 #include "fb_err.h"
 #include "fb_file.h"
+#include "rf_sub_store.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -50,24 +51,16 @@ static int parse_line(const char *s, size_t len, struct fb_push_cursor *c)
 		return -1;
 	memcpy(c->id, s, (size_t)(sp - s));
 	c->id[sp - s] = '\0';
-	for (const char *p = c->id; *p; p++)
-		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-		      *p == '-' || *p == '_'))
-			return -1;
-	uint64_t v = 0;
-	const char *p = sp + 1, *end = s + len;
-	if (p == end || end - p > 20)
+	char num[24];
+	size_t nl = len - (size_t)(sp - s) - 1;
+	if (!fb_rf_id_ok(c->id) || !nl || nl >= sizeof(num))
 		return -1;
-	for (; p < end; p++) {
-		if (*p < '0' || *p > '9')
-			return -1;
-		unsigned d = (unsigned)(*p - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	c->cursor = v;
-	return 0;
+	memcpy(num, sp + 1, nl);
+	num[nl] = '\0';
+	char *end;
+	errno = 0;
+	c->cursor = strtoull(num, &end, 10);
+	return strspn(num, "0123456789") == nl && !*end && !errno ? 0 : -1;
 }
 
 int fb_push_cursors_parse(const uint8_t *p, size_t len, uint64_t epoch, struct fb_push_cursor **v,
@@ -75,23 +68,19 @@ int fb_push_cursors_parse(const uint8_t *p, size_t len, uint64_t epoch, struct f
 {
 	*v = NULL;
 	*n = 0;
-	const uint8_t *nl = memchr(p, '\n', len < 96 ? len : 96);
-	if (!nl)
-		return bad(why, "no header line");
 	char hdr[96];
-	size_t hl = (size_t)(nl - p);
-	memcpy(hdr, p, hl);
-	hdr[hl] = '\0';
+	const uint8_t *b;
+	if (fb_rf_file_header(p, len, hdr, sizeof(hdr), &b))
+		return bad(why, "no header line");
 	uint64_t e;
 	size_t blen;
 	uint32_t crc;
 	int used = 0;
-	if (strlen(hdr) != hl ||
-	    sscanf(hdr, MAGIC " %16" SCNx64 " %zu %8" SCNx32 "%n", &e, &blen, &crc, &used) != 3 ||
+	if (sscanf(hdr, MAGIC " %16" SCNx64 " %zu %8" SCNx32 "%n", &e, &blen, &crc, &used) != 3 ||
 	    hdr[used])
 		return bad(why, "not a cursors header");
-	const char *body = (const char *)nl + 1;
-	size_t left = len - hl - 1;
+	const char *body = (const char *)b;
+	size_t left = len - (size_t)(b - p);
 	if (blen != left)
 		return bad(why, "length mismatch (torn write?)");
 	if (fb_crc32c(0, body, left) != crc)

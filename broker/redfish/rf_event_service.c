@@ -542,11 +542,12 @@ static json_t *ksub_doc(const struct fb_rf_events *ev, int i)
 	snprintf(path, sizeof(path), FB_RF_SUBS_PATH "/%s", id);
 	snprintf(desc, sizeof(desc), "From the configuration (read-only): KafkaSubscription=%s%s%s",
 		 k->topic, k->text[0] ? "?" : "", k->text);
-	json_t *d = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s+,s:s,s:s,s:[],s:{s:s,s:s}}", "@odata.id", path,
-			      "@odata.type", FB_RF_SUB_TYPE, "Id", id, "Name", "Kafka subscription",
-			      "Description", desc, "Destination", "kafka://", ev->kafka_brokers,
-			      "Protocol", "Kafka", "Context", k->topic, "HttpHeaders", "Status",
-			      "State", "Enabled", "Health", "OK");
+	json_t *d = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s+,s:s,s:s,s:s,s:s,s:[],s:{s:s,s:s}}",
+			      "@odata.id", path, "@odata.type", FB_RF_SUB_TYPE, "Id", id, "Name",
+			      "Kafka subscription", "Description", desc, "Destination", "kafka://",
+			      ev->kafka_brokers, "Protocol", "Kafka", "SubscriptionType", "OEM",
+			      "OEMSubscriptionType", "Kafka", "Context", k->topic, "HttpHeaders",
+			      "Status", "State", "Enabled", "Health", "OK");
 	if (!d)
 		return NULL;
 	const struct fb_filter *f = &k->filter;

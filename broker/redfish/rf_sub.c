@@ -133,6 +133,30 @@ static int item_ok(enum item kind, const char *s)
 	return kind != I_MSGID || strchr(s, '.'); /* at least Prefix.Key */
 }
 
+/* One member of a string list (T_STRLIST, T_ENUMLIST). */
+static int check_string_item(const struct prop *p, json_t *it, struct fb_rf_error *e)
+{
+	if (!json_is_string(it))
+		return fail_value(e, "PropertyValueTypeError", it, p->name);
+	const char *s = json_string_value(it);
+	if (p->type == T_ENUMLIST)
+		return enum_index(p->names, s) < 0 ? fail(e, 400, "PropertyValueNotInList", s, p->name) : 0;
+	return item_ok(p->item, s) ? 0 : fail_value(e, "PropertyValueFormatError", it, p->name);
+}
+
+/* One member of OriginResources: {"@odata.id": "/redfish/v1/..."}. */
+static int check_origin_item(const struct prop *p, json_t *it, struct fb_rf_error *e)
+{
+	json_t *id = json_is_object(it) ? json_object_get(it, "@odata.id") : NULL;
+	if (!id || !json_is_string(id) || json_object_size(it) != 1)
+		return fail_value(e, "PropertyValueTypeError", it, p->name);
+	const char *s = json_string_value(id);
+	if (strncmp(s, "/redfish/v1", 11) != 0 || strlen(s) > 512 || strpbrk(s, " \t\r\n?#"))
+		return fail_value(e, "PropertyValueFormatError", it, p->name);
+	return 0;
+}
+
+/* A filter list: an array of at most FB_RF_LIST_MAX valid members. */
 static int check_list(const struct prop *p, json_t *v, struct fb_rf_error *e)
 {
 	if (!json_is_array(v))
@@ -142,34 +166,9 @@ static int check_list(const struct prop *p, json_t *v, struct fb_rf_error *e)
 	size_t i;
 	json_t *it;
 	json_array_foreach(v, i, it) {
-		if (!json_is_string(it))
-			return fail_value(e, "PropertyValueTypeError", it, p->name);
-		const char *s = json_string_value(it);
-		if (p->type == T_ENUMLIST) {
-			if (enum_index(p->names, s) < 0)
-				return fail(e, 400, "PropertyValueNotInList", s, p->name);
-		} else if (!item_ok(p->item, s)) {
-			return fail_value(e, "PropertyValueFormatError", it, p->name);
-		}
-	}
-	return 0;
-}
-
-static int check_origins(const struct prop *p, json_t *v, struct fb_rf_error *e)
-{
-	if (!json_is_array(v))
-		return fail_value(e, "PropertyValueTypeError", v, p->name);
-	if (json_array_size(v) > FB_RF_LIST_MAX)
-		return fail_value(e, "PropertyValueOutOfRange", v, p->name);
-	size_t i;
-	json_t *it;
-	json_array_foreach(v, i, it) {
-		json_t *id = json_is_object(it) ? json_object_get(it, "@odata.id") : NULL;
-		if (!id || !json_is_string(id) || json_object_size(it) != 1)
-			return fail_value(e, "PropertyValueTypeError", it, p->name);
-		const char *s = json_string_value(id);
-		if (strncmp(s, "/redfish/v1", 11) != 0 || strlen(s) > 512 || strpbrk(s, " \t\r\n?#"))
-			return fail_value(e, "PropertyValueFormatError", it, p->name);
+		int rc = p->type == T_ORIGINS ? check_origin_item(p, it, e) : check_string_item(p, it, e);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -250,9 +249,8 @@ static int check_value(const struct prop *p, json_t *v, struct fb_rf_error *e)
 		return 0;
 	case T_STRLIST:
 	case T_ENUMLIST:
-		return check_list(p, v, e);
 	case T_ORIGINS:
-		return check_origins(p, v, e);
+		return check_list(p, v, e);
 	case T_HEADERS:
 		return check_headers(p, v, e);
 	case T_STATUS:
@@ -507,8 +505,14 @@ json_t *fb_rf_sub_render(const struct fb_rf_sub *s)
 		json_decref(r);
 		return NULL;
 	}
-	if (s->protocol == FB_RF_PROTO_REDFISH && !json_object_get(r, "SubscriptionType"))
+	/* Required by the schema. A Kafka subscription is not an HTTP POST
+	 * (what RedfishEvent means): OEM, named by OEMSubscriptionType. */
+	if (s->protocol == FB_RF_PROTO_KAFKA) {
+		json_object_set_new(r, "SubscriptionType", json_string("OEM"));
+		json_object_set_new(r, "OEMSubscriptionType", json_string("Kafka"));
+	} else if (!json_object_get(r, "SubscriptionType")) {
 		json_object_set_new(r, "SubscriptionType", json_string("RedfishEvent"));
+	}
 	if (s->protocol == FB_RF_PROTO_REDFISH)
 		json_object_set_new(r, "VerifyCertificate", json_boolean(s->verify_certificate));
 	json_t *o = json_object_get(r, "OriginResources");

@@ -57,7 +57,7 @@ static int numeric(const char *id, uint64_t *v)
 	return !*end && !errno;
 }
 
-static int id_ok(const char *id)
+int fb_rf_id_ok(const char *id)
 {
 	size_t n = strlen(id);
 	if (!n || n >= FB_RF_SUB_ID_MAX)
@@ -77,7 +77,7 @@ int fb_rf_store_add(struct fb_rf_store *st, struct fb_rf_sub *s, const char *id,
 		snprintf(num, sizeof(num), "%" PRIu64, st->next_id);
 		id = num;
 	}
-	if (!id_ok(id))
+	if (!fb_rf_id_ok(id))
 		return -EINVAL;
 	if (fb_rf_store_find(st, id))
 		return -EEXIST;
@@ -183,24 +183,30 @@ static int load_members(struct fb_rf_store *st, json_t *root, char *err, size_t 
 	return 0;
 }
 
+int fb_rf_file_header(const uint8_t *p, size_t len, char *hdr, size_t hdrsz, const uint8_t **body)
+{
+	const uint8_t *nl = memchr(p, '\n', len < hdrsz ? len : hdrsz);
+	if (!nl || memchr(p, '\0', (size_t)(nl - p)))
+		return -1;
+	memcpy(hdr, p, (size_t)(nl - p));
+	hdr[nl - p] = '\0';
+	*body = nl + 1;
+	return 0;
+}
+
 int fb_rf_store_parse(struct fb_rf_store *st, const uint8_t *p, size_t len, char *err,
 		      size_t errsz)
 {
 	clear(st);
-	const uint8_t *nl = memchr(p, '\n', len < 128 ? len : 128);
-	if (!nl)
-		return fb_err_set(err, errsz, FB_ECORRUPT, "no header line");
 	char hdr[128];
-	size_t hl = (size_t)(nl - p);
-	memcpy(hdr, p, hl);
-	hdr[hl] = '\0';
+	const uint8_t *body;
+	if (fb_rf_file_header(p, len, hdr, sizeof(hdr), &body))
+		return fb_err_set(err, errsz, FB_ECORRUPT, "no header line");
 	size_t n;
 	uint32_t crc;
 	int used = 0;
-	if (sscanf(hdr, FB_RF_STORE_MAGIC " %zu %8" SCNx32 "%n", &n, &crc, &used) != 2 ||
-	    hdr[used] != '\0' || strlen(hdr) != hl)
+	if (sscanf(hdr, FB_RF_STORE_MAGIC " %zu %8" SCNx32 "%n", &n, &crc, &used) != 2 || hdr[used])
 		return fb_err_set(err, errsz, FB_ECORRUPT, "not a subscriptions file header");
-	const uint8_t *body = nl + 1;
 	if (n != len - (size_t)(body - p))
 		return fb_err_set(err, errsz, FB_ECORRUPT, "length %zu, but %zu bytes follow", n,
 				  len - (size_t)(body - p));

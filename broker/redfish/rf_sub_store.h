@@ -27,6 +27,14 @@
 #define FB_RF_STORE_MAX_SUBS 1024
 #define FB_RF_STORE_FILE_MAX (64u << 20)
 
+/* Shared with the push cursors file (push_cursor.c): */
+/* 1 if id may name a subscription: [A-Za-z0-9_-], 1..FB_RF_SUB_ID_MAX-1 bytes. */
+int fb_rf_id_ok(const char *id);
+/* The first line of a file's bytes (without its newline) into hdr (hdrsz
+ * bytes, so at most hdrsz - 1 long and without NUL bytes); *body points
+ * after it. 0, or -1 when there is no such line. */
+int fb_rf_file_header(const uint8_t *p, size_t len, char *hdr, size_t hdrsz, const uint8_t **body);
+
 struct fb_rf_store {
 	char path[4200];         /* "" = not persisted (tests) */
 	struct fb_rf_sub **v;    /* owned */

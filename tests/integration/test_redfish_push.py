@@ -19,7 +19,11 @@ import time
 import urllib.error
 import urllib.request
 
-from fbtest import FABRICBUS, Broker, free_port, main, publish, wait_for
+import re
+
+from fbtest import FABRICBUS, SRC, Broker, free_port, main, publish, read_text, wait_for
+
+VALIDATE = os.path.join(SRC, "..", "shared", "tools", "redfish-validate")
 
 SUBS = "/redfish/v1/EventService/Subscriptions"
 FAST = {"RedfishDeliveryRetryAttempts": "2", "RedfishDeliveryRetryInterval": "300ms",
@@ -521,10 +525,67 @@ def kafka_protocol_subscriptions():
     k.stop()
 
 
+def heartbeats_arrive():
+    """SendHeartbeat: HeartbeatEvent.1.1.RedfishServiceFunctional every
+    HeartbeatIntervalMinutes (one "minute" is 300 ms here), with the
+    subscription's Context, between the journal's events; a subscription
+    without it gets none."""
+    b = Broker(RedfishHeartbeatUnit="300ms", **FAST).start()
+    hb, quiet = Receiver().start(), Receiver().start()
+    subscribe(b, hb.url, Context="hb", SendHeartbeat=True, HeartbeatIntervalMinutes=1)
+    subscribe(b, quiet.url)
+    pub(b, "hb", events(3))
+    hb.wait_ids(range(1, 4))
+    time.sleep(1.6)
+
+    def beats(r):
+        return [d for d in r.docs
+                if d["Events"][0]["MessageId"] == "HeartbeatEvent.1.1.RedfishServiceFunctional"]
+    got = beats(hb)
+    assert 3 <= len(got) <= 8, f"{len(got)} heartbeats in ~1.8 s at one per 300 ms"
+    assert all(d["Context"] == "hb" and d["Events"][0]["MessageSeverity"] == "OK" for d in got)
+    assert beats(quiet) == [] and len(quiet.ids()) == 3
+    hb.stop()
+    quiet.stop()
+    assert b.stop() == 0
+
+
+def service_validator_on_event_service():
+    """The DMTF Redfish-Service-Validator over /redfish/v1/EventService with
+    a push subscription (filters, HttpHeaders, heartbeat, SuspendRetries),
+    a Kafka one and a KafkaSubscription config line: 0 failures."""
+    if not os.access(VALIDATE, os.X_OK):
+        print(f"  SKIP: {VALIDATE} not found (the DMTF validators live in ../shared/tools)")
+        return
+    b = Broker(KafkaSubscription="rf.legacy?severity=Critical&origin=/redfish/v1/Fabrics/IB").start()
+    subscribe(b, "http://127.0.0.1:9/ev", HttpHeaders=[{"X-Token": "t"}],
+              RegistryPrefixes=["Fabric"], OriginResources=[{"@odata.id": "/redfish/v1/Fabrics/IB"}],
+              SubordinateResources=True, Severities=["Critical"], SendHeartbeat=True,
+              HeartbeatIntervalMinutes=5, DeliveryRetryPolicy="SuspendRetries")
+    subscribe(b, "kafka://127.0.0.1:9", Protocol="Kafka", Context="rf.topic")
+    env = dict(os.environ, RF_USER="admin", RF_PASS="admin",
+               RF_WORK=os.environ.get("RF_WORK", "/tmp/fb-redfish-validate"))
+    out = subprocess.run([VALIDATE, "svc", f"http://{b.http_addr}", "/redfish/v1/EventService"],
+                         capture_output=True, text=True, timeout=900, env=env)
+    text = out.stdout + out.stderr
+    table = re.search(r"\|\s*PASS.*?\n.*?\n\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|", text, re.S)
+    assert table, f"no summary from the validator:\n{text[-3000:]}"
+    passed, warned, failed = (int(x) for x in table.groups())
+    m = re.search(r"Debug Log:\s*(\S+)", text)
+    errors = [line for line in read_text(m.group(1)).splitlines()
+              if re.search(r"\bERROR\b", line)] if m else []
+    walked = re.findall(r"Validating (/redfish/v1/EventService\S*)", read_text(m.group(1))) if m else []
+    assert failed == 0 and not errors, "\n".join(errors[:20])
+    assert f"{SUBS}/1" in " ".join(walked) and f"{SUBS}/KafkaSubscription1" in " ".join(walked), walked
+    print(f"  validator: {len(walked)} resources, {passed} pass, {warned} warn, 0 failures")
+    assert b.stop() == 0
+
+
 TESTS = [bad_bodies_get_redfish_errors, flaky_receiver_gets_everything,
          receiver_down_then_back_gets_everything, retry_policies_behave,
          filters_deliver_the_oracles_set, submit_test_event_arrives,
          subscriptions_survive_a_restart, https_with_ca_verification, kafka_protocol_subscriptions,
+         heartbeats_arrive, service_validator_on_event_service,
          nothing_lost_across_kill9]
 
 if __name__ == "__main__":
