@@ -1,7 +1,7 @@
 #include "ofmf_reg.h"
 
 #include "fb_log.h"
-#include "fb_sorted.h"
+#include "ofmf_origins.h"
 #include "ofmf_state.h"
 
 #include <jansson.h>
@@ -31,16 +31,10 @@ struct fb_ofmf_reg {
 	char **members;              /* ADOPT_MEMBER: the core's AggregationSources */
 	size_t n_members, member;
 	char taken_by[FB_OFMF_URL_MAX]; /* HostName holding our ConnectionMethod */
-	struct qitem {
-		char *path;
-		uint64_t due;        /* not before: our tree shows it, or a retry's wait */
-	} *queue;                    /* origins to announce, oldest first */
-	size_t nq;
+	struct fb_ofmf_origins og;   /* owed ResourceCreated, and what the core holds */
 	unsigned head_tries;
 	int head_failed;             /* the head's POST got no reply: check the core first */
 	int overflow;                /* origins were turned away: crawl the fabric again */
-	char **known;                /* origins announced or queued, sorted */
-	size_t n_known, cap_known;
 	struct fb_ofmf_reg_stats st_;
 };
 
@@ -86,78 +80,20 @@ static void backoff(struct fb_ofmf_reg *r, uint64_t now, enum fb_ofmf_state_id s
 	go(r, st, now + r->backoff);
 }
 
+/* The head changes: its tries start again. */
 static int queue_push(struct fb_ofmf_reg *r, const char *path, int front, uint64_t due)
 {
-	if (r->nq >= r->o.queue_max)
+	if (fb_ofmf_origins_push(&r->og, path, front, due))
 		return -1;
-	char *p = strdup(path);
-	struct qitem *q = p ? realloc(r->queue, (r->nq + 1) * sizeof(*q)) : NULL;
-	if (!q) {
-		free(p);
-		return -1;
-	}
-	r->queue = q;
-	if (front) {
-		memmove(q + 1, q, r->nq * sizeof(*q));
-		q[0] = (struct qitem){ p, due };
-		r->head_tries = 0;
-		r->head_failed = 0;
-	} else {
-		q[r->nq] = (struct qitem){ p, due };
-	}
-	r->nq++;
+	if (front)
+		r->head_tries = r->head_failed = 0;
 	return 0;
 }
 
 static void queue_pop(struct fb_ofmf_reg *r)
 {
-	free(r->queue[0].path);
-	memmove(r->queue, r->queue + 1, --r->nq * sizeof(*r->queue));
-	r->head_tries = 0;
-	r->head_failed = 0;
-}
-
-static int cmp_str(const void *key, const void *elem)
-{
-	return strcmp(key, *(char *const *)elem);
-}
-
-static int known_has(const struct fb_ofmf_reg *r, const char *path)
-{
-	int found;
-	(void)fb_sorted_pos(r->known, r->n_known, sizeof(char *), path, cmp_str, &found);
-	return found;
-}
-
-/* Remember path as announced or held by the core. 0, or -1 on ENOMEM. */
-static int known_add(struct fb_ofmf_reg *r, const char *path)
-{
-	int found;
-	size_t at = fb_sorted_pos(r->known, r->n_known, sizeof(char *), path, cmp_str, &found);
-	if (found)
-		return 0;
-	if (r->n_known == r->cap_known) {
-		size_t cap = r->cap_known ? r->cap_known * 2 : 64;
-		char **k = realloc(r->known, cap * sizeof(*k));
-		if (!k)
-			return -1;
-		r->known = k;
-		r->cap_known = cap;
-	}
-	char *p = strdup(path);
-	if (!p)
-		return -1;
-	memmove(r->known + at + 1, r->known + at, (r->n_known - at) * sizeof(char *));
-	r->known[at] = p;
-	r->n_known++;
-	return 0;
-}
-
-static void known_clear(struct fb_ofmf_reg *r)
-{
-	for (size_t i = 0; i < r->n_known; i++)
-		free(r->known[i]);
-	r->n_known = 0;
+	fb_ofmf_origins_pop(&r->og);
+	r->head_tries = r->head_failed = 0;
 }
 
 static void go_live(struct fb_ofmf_reg *r)
@@ -179,7 +115,7 @@ static void registered(struct fb_ofmf_reg *r, uint64_t now, const char *ctx, con
 	free_members(r);
 	go(r, FB_OFMF_ST_REGISTERED, now);
 	r->check_due = now + r->o.check_ns;
-	if (!r->nq || strcmp(r->queue[0].path, r->fabric) != 0)
+	if (!r->og.n || strcmp(r->og.q[0].path, r->fabric) != 0)
 		(void)queue_push(r, r->fabric, 1, now); /* ENOMEM: the next registration retries */
 	fb_log_info("ofmf: registered with the core as AggregationSource %s (%s)", r->context, how);
 }
@@ -192,7 +128,7 @@ static void forgotten(struct fb_ofmf_reg *r, uint64_t now, const char *why)
 	set_context(r, "");
 	r->live = 0;
 	r->want_set = 1;
-	known_clear(r); /* a new core holds nothing of ours */
+	fb_ofmf_origins_forget(&r->og); /* a new core holds nothing of ours */
 	r->backoff = 0;
 	go(r, FB_OFMF_ST_DISCOVER, now);
 }
@@ -211,8 +147,7 @@ struct fb_ofmf_reg *fb_ofmf_reg_new(const struct fb_ofmf_reg_opts *opts, const c
 		free(r);
 		return NULL;
 	}
-	if (!r->o.queue_max)
-		r->o.queue_max = 4096;
+	fb_ofmf_origins_init(&r->og, r->o.queue_max ? r->o.queue_max : 4096);
 	r->want_set = 1; /* deliveries to the core wait until it has crawled us */
 	if (saved_context && saved_context[0]) {
 		snprintf(r->context, sizeof(r->context), "%s", saved_context);
@@ -228,12 +163,7 @@ void fb_ofmf_reg_free(struct fb_ofmf_reg *r)
 	if (!r)
 		return;
 	free_members(r);
-	while (r->nq)
-		queue_pop(r);
-	free(r->queue);
-	for (size_t i = 0; i < r->n_known; i++)
-		free(r->known[i]);
-	free(r->known);
+	fb_ofmf_origins_fini(&r->og);
 	free(r);
 }
 
@@ -304,8 +234,8 @@ void fb_ofmf_reg_next(struct fb_ofmf_reg *r, uint64_t now, struct fb_ofmf_action
 		if (now >= r->check_due || r->head_failed) {
 			source_path(r, r->context);
 			request(r, FB_OFMF_GET_SOURCE, out);
-		} else if (r->nq && now >= r->queue[0].due) {
-			snprintf(r->path, sizeof(r->path), "%s", r->queue[0].path);
+		} else if (r->og.n && now >= r->og.q[0].due) {
+			snprintf(r->path, sizeof(r->path), "%s", r->og.q[0].path);
 			request(r, FB_OFMF_ANNOUNCE, out);
 		}
 		return;
@@ -324,64 +254,16 @@ uint64_t fb_ofmf_reg_wake(const struct fb_ofmf_reg *r)
 	if (r->st != FB_OFMF_ST_REGISTERED || r->head_failed)
 		return r->due;
 	uint64_t t = r->check_due;
-	if (r->nq && r->queue[0].due < t)
-		t = r->queue[0].due;
+	if (r->og.n && r->og.q[0].due < t)
+		t = r->og.q[0].due;
 	return t > r->due ? t : r->due;
 }
 
 /* ---- reading the core's AggregationSources ----------------------------- */
 
-/* What the core lists in our AggregationSource's ResourcesAccessed it holds
- * already: never announced (each ResourceCreated is a crawl of everything
- * the resource links to), and dropped from the queue. The fabric stays: it
- * is queued on purpose, to learn what is new. */
-static int cmp_ptr_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void learn_accessed(struct fb_ofmf_reg *r, json_t *src)
-{
-	json_t *acc = json_object_get(json_object_get(src, "Links"), "ResourcesAccessed");
-	size_t n = 0, max = json_array_size(acc);
-	const char **held = max ? malloc(max * sizeof(*held)) : NULL;
-	for (size_t i = 0; held && i < max; i++) {
-		/* The reference core lists bare paths; Redfish says {"@odata.id": ...}. */
-		json_t *e = json_array_get(acc, i);
-		const char *p = json_is_string(e) ? json_string_value(e)
-						 : json_string_value(json_object_get(e, "@odata.id"));
-		if (p && !strchr(p, '#') && strlen(p) < FB_OFMF_URL_MAX) {
-			held[n++] = p;
-			(void)known_add(r, p);
-		}
-	}
-	if (!n) {
-		free(held);
-		return;
-	}
-	qsort(held, n, sizeof(*held), cmp_ptr_str);
-	size_t keep = 0;
-	int head_gone = 0;
-	for (size_t i = 0; i < r->nq; i++) {
-		int found;
-		(void)fb_sorted_pos(held, n, sizeof(*held), r->queue[i].path, cmp_str, &found);
-		if (found && strcmp(r->queue[i].path, r->fabric) != 0) {
-			free(r->queue[i].path);
-			head_gone |= i == 0;
-		} else {
-			r->queue[keep++] = r->queue[i];
-		}
-	}
-	r->nq = keep;
-	if (head_gone) {
-		r->head_tries = 0;
-		r->head_failed = 0;
-	}
-	free(held);
-}
-
 /* 1 when the AggregationSource in body is ours: our ConnectionMethod and our
- * base URL as HostName. *host gets its HostName (for the conflict message). */
+ * base URL as HostName. *host gets its HostName (for the conflict message).
+ * What it lists in ResourcesAccessed the core holds: never announced. */
 static int source_is_ours(struct fb_ofmf_reg *r, const char *body, size_t len, char *id,
 			  size_t idsz, char *host, size_t hostsz)
 {
@@ -396,8 +278,11 @@ static int source_is_ours(struct fb_ofmf_reg *r, const char *body, size_t len, c
 	if (cm_ours && h)
 		snprintf(host, hostsz, "%s", h);
 	snprintf(id, idsz, "%s", sid && fb_ofmf_state_value_ok(sid, FB_OFMF_CONTEXT_MAX) ? sid : "");
-	if (ours && id[0])
-		learn_accessed(r, j);
+	if (ours && id[0] &&
+	    fb_ofmf_origins_learn(&r->og,
+				  json_object_get(json_object_get(j, "Links"), "ResourcesAccessed"),
+				  r->fabric))
+		r->head_tries = r->head_failed = 0;
 	json_decref(j);
 	return ours && id[0];
 }
@@ -502,18 +387,18 @@ static void done_source(struct fb_ofmf_reg *r, uint64_t now, int status, const c
 		}
 		r->backoff = 0;
 		r->check_due = now + r->o.check_ns;
-		if (r->head_failed && r->nq && ++r->head_tries >= ANNOUNCE_TRIES) {
+		if (r->head_failed && r->og.n && ++r->head_tries >= ANNOUNCE_TRIES) {
 			fb_log_warn("ofmf: the core keeps refusing ResourceCreated for %s (it could "
 				    "not read it from us?); dropped",
-				    r->queue[0].path);
+				    r->og.q[0].path);
 			r->st_.announce_dropped++;
-			if (strcmp(r->queue[0].path, r->fabric) == 0)
+			if (strcmp(r->og.q[0].path, r->fabric) == 0)
 				go_live(r);
 			queue_pop(r);
-		} else if (r->head_failed && r->nq) {
+		} else if (r->head_failed && r->og.n) {
 			/* The core is alive and refused it: maybe our tree did not show
 			 * it yet. Try again a little later. */
-			r->queue[0].due = now + (r->o.retry_min_ns << (r->head_tries - 1));
+			r->og.q[0].due = now + (r->o.retry_min_ns << (r->head_tries - 1));
 		}
 		r->head_failed = 0;
 		go(r, FB_OFMF_ST_REGISTERED, now);
@@ -530,7 +415,7 @@ static void done_announce(struct fb_ofmf_reg *r, uint64_t now, int status)
 {
 	if (status == 200) {
 		r->st_.announced++;
-		if (strcmp(r->queue[0].path, r->fabric) == 0) {
+		if (strcmp(r->og.q[0].path, r->fabric) == 0) {
 			r->check_due = now; /* learn what its crawl reached */
 			go_live(r);
 		}
@@ -548,9 +433,9 @@ static void done_announce(struct fb_ofmf_reg *r, uint64_t now, int status)
 		r->check_due = now;
 	} else {
 		fb_log_warn("ofmf: the core answered %d to ResourceCreated for %s; dropped", status,
-			    r->queue[0].path);
+			    r->og.q[0].path);
 		r->st_.announce_dropped++;
-		if (strcmp(r->queue[0].path, r->fabric) == 0)
+		if (strcmp(r->og.q[0].path, r->fabric) == 0)
 			go_live(r); /* what it could crawl, it holds */
 		queue_pop(r);
 	}
@@ -608,7 +493,7 @@ void fb_ofmf_reg_context_patched(struct fb_ofmf_reg *r, uint64_t now, const char
 
 void fb_ofmf_reg_origin(struct fb_ofmf_reg *r, uint64_t now, const char *path)
 {
-	if (known_has(r, path) || strlen(path) >= FB_OFMF_URL_MAX)
+	if (fb_ofmf_origins_known(&r->og, path) || strlen(path) >= FB_OFMF_URL_MAX)
 		return;
 	if (queue_push(r, path, 0, now + r->o.announce_delay_ns)) {
 		/* Too many at once: a crawl of the whole fabric, once the queue has
@@ -617,7 +502,7 @@ void fb_ofmf_reg_origin(struct fb_ofmf_reg *r, uint64_t now, const char *path)
 		r->overflow = 1;
 		return;
 	}
-	(void)known_add(r, path); /* ENOMEM: announced again at its next event */
+	(void)fb_ofmf_origins_remember(&r->og, path); /* ENOMEM: again at its next event */
 }
 
 void fb_ofmf_reg_delivery_failed(struct fb_ofmf_reg *r, uint64_t now)
