@@ -160,19 +160,6 @@ static char *render(json_t *obj, char etag[FB_RF_ETAG_MAX])
 	return out;
 }
 
-/* The Link header may name only a schema /redfish/v1/JsonSchemas serves. */
-static int has_schema(const char *type)
-{
-	char name[128];
-	if (!type)
-		return 0;
-	snprintf(name, sizeof(name), "json-schema/%s.json", type);
-	for (const struct fb_rf_file *f = fb_rf_files; f->name; f++)
-		if (strcmp(f->name, name) == 0)
-			return 1;
-	return 0;
-}
-
 int fb_rf_build_add(struct fb_rf_build *b, const char *path, const char *type, json_t *obj)
 {
 	if (!obj)
@@ -183,7 +170,7 @@ int fb_rf_build_add(struct fb_rf_build *b, const char *path, const char *type, j
 	struct entry *e = new_entry(b, path);
 	if (e && (e->body = render(obj, e->etag))) {
 		e->len = strlen(e->body);
-		e->type = has_schema(type) ? type : NULL;
+		e->type = fb_rf_schema_served(type) ? type : NULL;
 		rc = 0;
 	}
 	json_decref(obj);

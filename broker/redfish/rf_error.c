@@ -133,8 +133,6 @@ unsigned fb_rf_msg_status(enum fb_rf_msg m)
 
 const char *fb_rf_msg_id(enum fb_rf_msg m)
 {
-
-
 	return m < FB_RF_MSG_COUNT ? msgs[m].key : "GeneralError";
 }
 

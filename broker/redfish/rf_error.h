@@ -59,7 +59,7 @@ enum fb_rf_msg {
 
 /* The HTTP status the message is usually answered with. */
 unsigned fb_rf_msg_status(enum fb_rf_msg m);
-/* "Base.1.22.ResourceNotFound". */
+/* The registry key, "ResourceNotFound" (the MessageId is "Base.1.22." + it). */
 const char *fb_rf_msg_id(enum fb_rf_msg m);
 /* One Message object (new reference; NULL on ENOMEM). args: as many as the
  * message takes (NULL ones shown as ""). */

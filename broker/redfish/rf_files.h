@@ -15,4 +15,10 @@ struct fb_rf_file {
 /* Ended by a NULL name. */
 extern const struct fb_rf_file fb_rf_files[];
 
+/* The file of that name ("registries/Base.1.22.1.json"), or NULL. */
+const struct fb_rf_file *fb_rf_file_find(const char *name);
+/* 1 if /redfish/v1/JsonSchemas/<type>.json is served (the Link header may
+ * name it), else 0. */
+int fb_rf_schema_served(const char *type);
+
 #endif

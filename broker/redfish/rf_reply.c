@@ -2,6 +2,7 @@
 #include "rf_reply.h"
 
 #include "fb_err.h"
+#include "rf_files.h"
 
 #include <libwebsockets.h>
 
@@ -35,7 +36,7 @@ int fb_rf_reply_header(struct fb_rf_reply *rep, const char *name, const char *va
 
 static int link_header(struct fb_rf_reply *rep, const char *type)
 {
-	if (!type)
+	if (!fb_rf_schema_served(type))
 		return 0;
 	char v[160];
 	snprintf(v, sizeof(v), "</redfish/v1/JsonSchemas/%s.json>; rel=describedby", type);

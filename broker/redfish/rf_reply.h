@@ -8,7 +8,8 @@
  *
  *   fb_rf_reply_resource()  a resource: adds @odata.etag, the ETag header,
  *                           Link: </redfish/v1/JsonSchemas/<Type>.json>;
- *                           rel=describedby, answers 304 to a matching
+ *                           rel=describedby (when that schema is served:
+ *                           rf_files.h), answers 304 to a matching
  *                           If-None-Match; HEAD gets the headers only.
  *   fb_rf_reply_error()     a Redfish error (rf_error.h) with its status;
  *                           405 also carries Allow, 401 WWW-Authenticate.

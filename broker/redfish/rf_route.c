@@ -114,8 +114,6 @@ unsigned fb_rf_route_allow(const struct fb_rf_route *r)
 
 int fb_rf_unimplemented(struct fb_rf_ctx *c)
 {
-	const char *owner = c->route && c->route->owner ? c->route->owner : "another module";
-	(void)owner;
 	fb_rf_reply_error(c->rep, FB_RF_NOT_IMPLEMENTED, NULL, 0);
 	return 0;
 }
