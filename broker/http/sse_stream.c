@@ -105,24 +105,6 @@ static int refuse(struct fb_sse_refusal *no, unsigned status, const char *messag
 	return 1;
 }
 
-/* Strictly decimal, no sign, no overflow. */
-static int parse_id(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		unsigned d = (unsigned)(*s - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
-}
-
 struct sse_req {
 	char filter[FB_RF_FILTER_MAX + 1];
 	int has_filter;
@@ -183,15 +165,19 @@ int fb_sse_prepare(struct lws *wsi, struct fb_ws_sub *s, uint64_t head_id, struc
 			snprintf(q->last_id, sizeof(q->last_id), "(too long)"); /* refused below */
 		q->has_last_id = 1;
 	}
+	/* Last-Event-ID is the WebSocket's since=: the same position, parsed
+	 * by the same rules (filter.c). */
 	struct fb_filter pos;
 	fb_filter_init(&pos);
 	if (q->has_last_id && q->last_id[0]) {
-		if (parse_id(q->last_id, &pos.since)) {
+		char since[6 + sizeof(q->last_id)];
+		const char *why;
+		snprintf(since, sizeof(since), "since=%s", q->last_id);
+		if (fb_filter_arg(&pos, since, &why)) {
 			rc = refuse(no, 400, "QueryParameterValueTypeError", q->last_id, "Last-Event-ID",
 				    "Last-Event-ID: expected the EventId of the last event received (decimal)");
 			goto out;
 		}
-		pos.has_since = 1;
 	}
 	struct fb_rf_filter *f = NULL;
 	if (q->has_filter) {
