@@ -232,7 +232,8 @@ static int open_journal(struct fb_broker *b)
 	return 0;
 }
 
-/* After the journal: its directory keeps the service UUID. */
+/* Before the journal's recovery, which feeds the tree what it keeps of
+ * events (port counters, each switch's fabric). */
 static int start_redfish(struct fb_broker *b)
 {
 	const struct fb_config *c = b->cfg;
@@ -409,9 +410,9 @@ int main(int argc, char **argv)
 		fb_log_err("cannot create the event loop");
 		return 1;
 	}
-	rc = open_journal(&b);
+	rc = start_redfish(&b);
 	if (!rc)
-		rc = start_redfish(&b);
+		rc = open_journal(&b);
 	if (!rc)
 		rc = fb_commit_init(&b);
 	if (!rc)

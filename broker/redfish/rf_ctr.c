@@ -3,21 +3,27 @@
  * rare next to the rest). */
 #include "rf_ctr.h"
 
+#include "fb_buf.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct fb_rf_ctrs {
 	json_t *index; /* key -> integer slot */
-	struct fb_rf_port_ctrs *p;
-	size_t n, cap;
+	json_t *fabric; /* switch GUID hex -> fabric name */
+	struct fb_rf_port_ctrs *p; /* slots.data */
+	size_t n;
+	struct fb_buf slots;
 	int dirty;
 };
 
 struct fb_rf_ctrs *fb_rf_ctrs_new(void)
 {
 	struct fb_rf_ctrs *c = calloc(1, sizeof(*c));
-	if (c && !(c->index = json_object())) {
+	if (c && (!(c->index = json_object()) || !(c->fabric = json_object()))) {
+		json_decref(c->index);
 		free(c);
 		c = NULL;
 	}
@@ -29,7 +35,8 @@ void fb_rf_ctrs_free(struct fb_rf_ctrs *c)
 	if (!c)
 		return;
 	json_decref(c->index);
-	free(c->p);
+	json_decref(c->fabric);
+	fb_buf_free(&c->slots);
 	free(c);
 }
 
@@ -47,23 +54,38 @@ static struct fb_rf_port_ctrs *slot(struct fb_rf_ctrs *c, uint64_t guid, uint16_
 		return &c->p[json_integer_value(i)];
 	if (c->n == FB_RF_CTRS_MAX)
 		return NULL;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 256;
-		struct fb_rf_port_ctrs *p = realloc(c->p, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		c->p = p;
-		c->cap = cap;
-	}
+	const struct fb_rf_port_ctrs zero = { 0 };
+	if (fb_buf_put(&c->slots, &zero, sizeof(zero)))
+		return NULL;
+	c->p = (struct fb_rf_port_ctrs *)c->slots.data; /* may have moved */
 	if (json_object_set_new(c->index, k, json_integer((json_int_t)c->n)))
 		return NULL;
-	struct fb_rf_port_ctrs *s = &c->p[c->n++];
-	*s = (struct fb_rf_port_ctrs){ 0 };
-	return s;
+	return &c->p[c->n++];
+}
+
+static void learn_fabric(struct fb_rf_ctrs *c, const struct fb_event *ev)
+{
+	char k[24];
+	snprintf(k, sizeof(k), "%016llx", (unsigned long long)ev->subj.switch_guid);
+	const char *was = json_string_value(json_object_get(c->fabric, k));
+	if (was && strcmp(was, ev->subj.fabric) == 0)
+		return;
+	json_object_set_new(c->fabric, k, json_string(ev->subj.fabric));
+	c->dirty = 1;
+}
+
+const char *fb_rf_ctrs_fabric(const struct fb_rf_ctrs *c, uint64_t switch_guid)
+{
+	char k[24];
+	snprintf(k, sizeof(k), "%016llx", (unsigned long long)switch_guid);
+	return json_string_value(json_object_get(c->fabric, k));
 }
 
 void fb_rf_ctrs_learn(struct fb_rf_ctrs *c, const struct fb_event *ev)
 {
+	if (ev->subj.switch_guid && ev->subj.fabric[0] && ev->link_class != FB_LINK_NODE &&
+	    ev->kind != FB_KIND_INVENTORY)
+		learn_fabric(c, ev);
 	if (!ev->n_counters || !ev->subj.switch_guid || ev->link_class == FB_LINK_NODE)
 		return;
 	uint16_t port = ev->tech == FB_TECH_ETH && ev->subj.ifindex ? (uint16_t)ev->subj.ifindex

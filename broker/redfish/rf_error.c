@@ -27,7 +27,7 @@ static const struct msg msgs[FB_RF_MSG_COUNT] = {
 	[FB_RF_MALFORMED_JSON] = { "MalformedJSON", 400, "Critical",
 		"The request body submitted was malformed JSON and could not be parsed by the receiving service.",
 		"Ensure that the request body is valid JSON and resubmit the request." },
-	[FB_RF_UNRECOGNIZED_BODY] = { "UnrecognizedRequestBody", 400, "Critical",
+	[FB_RF_UNRECOGNIZED_BODY] = { "UnrecognizedRequestBody", 400, "Warning",
 		"The service detected a malformed request body that it was unable to interpret.",
 		"Correct the request body and resubmit the request if it failed." },
 	[FB_RF_PROPERTY_VALUE_TYPE_ERROR] = { "PropertyValueTypeError", 400, "Warning",
@@ -60,6 +60,9 @@ static const struct msg msgs[FB_RF_MSG_COUNT] = {
 	[FB_RF_QUERY_PARAMETER_UNSUPPORTED] = { "QueryParameterUnsupported", 400, "Warning",
 		"Query parameter '%1' is not supported.",
 		"Correct or remove the query parameter and resubmit the request." },
+	[FB_RF_QUERY_NOT_IMPLEMENTED] = { "QueryParameterUnsupported", 501, "Warning",
+		"Query parameter '%1' is not supported.",
+		"Correct or remove the query parameter and resubmit the request." },
 	[FB_RF_INSUFFICIENT_PRIVILEGE] = { "InsufficientPrivilege", 403, "Critical",
 		"There are insufficient privileges for the account or credentials associated with the current session to perform the requested operation.",
 		"Either abandon the operation or change the associated access rights and resubmit the request if the operation failed." },
@@ -73,7 +76,7 @@ static const struct msg msgs[FB_RF_MSG_COUNT] = {
 		"The supplied payload exceeds the maximum size supported by the service.",
 		"Check that the supplied payload is correct and supported by this service." },
 	[FB_RF_HEADER_INVALID] = { "HeaderInvalid", 415, "Critical", "Header '%1' is invalid.",
-		"Resubmit the request with a valid header." },
+		"Resubmit the request with a valid request header." },
 	[FB_RF_HEADER_MISSING] = { "HeaderMissing", 411, "Critical",
 		"Required header '%1' is missing in the request.",
 		"Resubmit the request with the required request header." },
@@ -112,7 +115,7 @@ static const struct msg msgs[FB_RF_MSG_COUNT] = {
 		"Resubmit the request.  If the problem persists, consider resetting the service." },
 	[FB_RF_NOT_IMPLEMENTED] = { "GeneralError", 501, "Critical",
 		"A general error has occurred.  See Resolution for information on how to resolve the error, or @Message.ExtendedInfo if Resolution is not provided.",
-		"This part of the service is not implemented yet." },
+		"None." },
 	[FB_RF_SUCCESS] = { "Success", 200, "OK", "The request completed successfully.", "None." },
 	[FB_RF_CREATED] = { "Created", 201, "OK", "The resource was created successfully.", "None." },
 };
@@ -158,6 +161,22 @@ static char *expand(const char *text, const char *const *args, int nargs)
 	return (char *)b.data;
 }
 
+/* A JSON string of s; bytes that are not UTF-8 (a path from the network)
+ * become '?' so that the message can always be rendered. */
+static json_t *safe_string(const char *s)
+{
+	json_t *j = json_string(s ? s : "");
+	if (j || !s)
+		return j;
+	char *c = strdup(s);
+	for (char *p = c; p && *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	j = c ? json_string(c) : NULL;
+	free(c);
+	return j;
+}
+
 json_t *fb_rf_message(enum fb_rf_msg m, const char *const *args, int nargs)
 {
 	if (m >= FB_RF_MSG_COUNT)
@@ -165,16 +184,16 @@ json_t *fb_rf_message(enum fb_rf_msg m, const char *const *args, int nargs)
 	char id[96];
 	full_id(m, id, sizeof(id));
 	char *text = expand(msgs[m].text, args, nargs);
-	json_t *a = json_array();
+	json_t *t = safe_string(text), *a = json_array();
 	for (int i = 0; a && i < nargs; i++)
-		json_array_append_new(a, json_string(args[i] ? args[i] : ""));
-	json_t *o = text && a ? json_pack("{s:s,s:s,s:s,s:o,s:s,s:s}", "@odata.type",
-					  "#Message.v1_3_0.Message", "MessageId", id, "Message", text,
-					  "MessageArgs", a, "MessageSeverity", msgs[m].sev, "Resolution",
-					  msgs[m].resolution)
-			      : NULL;
-	if (!o)
-		json_decref(a);
+		json_array_append_new(a, safe_string(args[i]));
+	json_t *o = t && a ? json_pack("{s:s,s:s,s:O,s:O,s:s,s:s}", "@odata.type",
+				       "#Message.v1_3_0.Message", "MessageId", id, "Message", t,
+				       "MessageArgs", a, "MessageSeverity", msgs[m].sev, "Resolution",
+				       msgs[m].resolution)
+			   : NULL;
+	json_decref(t);
+	json_decref(a);
 	free(text);
 	return o;
 }

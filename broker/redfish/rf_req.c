@@ -158,7 +158,7 @@ static void copy_headers(struct fb_rf_req *r, struct lws *wsi)
 	r->hdr[FB_RF_H_CONTENT_TYPE] = copy_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE);
 	r->hdr[FB_RF_H_ACCEPT] = copy_token(wsi, WSI_TOKEN_HTTP_ACCEPT);
 	r->hdr[FB_RF_H_HOST] = copy_token(wsi, WSI_TOKEN_HOST);
-	r->hdr[FB_RF_H_X_AUTH_TOKEN] = copy_custom(wsi, "x-auth-token:");
+	r->hdr[FB_RF_H_X_AUTH_TOKEN] = copy_token(wsi, WSI_TOKEN_X_AUTH_TOKEN);
 	r->hdr[FB_RF_H_LAST_EVENT_ID] = copy_custom(wsi, "last-event-id:");
 	r->hdr[FB_RF_H_ODATA_VERSION] = copy_custom(wsi, "odata-version:");
 }

@@ -2,16 +2,19 @@
 #include "rf_tree.h"
 
 #include "fabric_map.h"
+#include "fb_buf.h"
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_time.h"
 #include "rf_ctr.h"
+#include "rf_files.h"
 #include "rf_res.h"
 #include "rf_service.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,8 +29,9 @@ struct entry {
 
 struct snap {
 	atomic_uint refs;
-	struct entry *e;
-	size_t n, cap;
+	struct entry *e; /* ents.data */
+	size_t n;
+	struct fb_buf ents;
 };
 
 struct fb_rf_build {
@@ -54,7 +58,7 @@ static void snap_unref(struct snap *s)
 		free(s->e[i].path);
 		free(s->e[i].body);
 	}
-	free(s->e);
+	fb_buf_free(&s->ents);
 	free(s);
 }
 
@@ -105,20 +109,84 @@ const struct fb_rf_service *fb_rf_build_service(const struct fb_rf_build *b)
 	return b->svc;
 }
 
+int fb_rf_path_append(char *path, size_t sz, const char *seg)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(path), start = n;
+	if (n + 2 >= sz)
+		return FB_ETOOBIG;
+	path[n++] = '/';
+	for (const unsigned char *c = (const unsigned char *)seg; *c && n + 4 < sz; c++) {
+		if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+		    *c == '-' || *c == '.' || *c == '_' || *c == '~') {
+			path[n++] = (char)*c;
+		} else {
+			path[n++] = '%';
+			path[n++] = hex[*c >> 4];
+			path[n++] = hex[*c & 15];
+		}
+	}
+	if (n + 4 >= sz && seg[0]) {
+		path[start] = '\0';
+		return FB_ETOOBIG;
+	}
+	path[n] = '\0';
+	return 0;
+}
+
+int fb_rf_path_cat(char *out, size_t sz, const char *base, const char *suffix)
+{
+	size_t n = base == out ? strlen(out) : strlen(base), m = strlen(suffix);
+	if (n + m >= sz) {
+		if (sz)
+			out[0] = '\0';
+		return FB_ETOOBIG;
+	}
+	if (base != out)
+		memmove(out, base, n);
+	memcpy(out + n, suffix, m + 1);
+	return 0;
+}
+
+int fb_rf_path_port(char *out, size_t sz, const char *sw, unsigned port)
+{
+	char num[24];
+	snprintf(num, sizeof(num), "/Ports/%u", port);
+	return fb_rf_path_cat(out, sz, sw, num);
+}
+
+static int unhex(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				       : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The key of a resource: its path as lws hands it to us (percent-decoded). */
+static char *decoded(const char *path)
+{
+	char *k = strdup(path), *o = k;
+	for (const char *p = path; k && *p; p++) {
+		if (p[0] == '%' && unhex(p[1]) >= 0 && unhex(p[2]) >= 0) {
+			*o++ = (char)(unhex(p[1]) * 16 + unhex(p[2]));
+			p += 2;
+		} else {
+			*o++ = *p;
+		}
+	}
+	if (k)
+		*o = '\0';
+	return k;
+}
+
 static struct entry *new_entry(struct fb_rf_build *b, const char *path)
 {
 	struct snap *s = b->s;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct entry *e = realloc(s->e, cap * sizeof(*e));
-		if (!e)
-			return NULL;
-		s->e = e;
-		s->cap = cap;
-	}
+	const struct entry zero = { 0 };
+	if (fb_buf_put(&s->ents, &zero, sizeof(zero)))
+		return NULL;
+	s->e = (struct entry *)s->ents.data; /* may have moved */
 	struct entry *e = &s->e[s->n];
-	memset(e, 0, sizeof(*e));
-	if (!(e->path = strdup(path)))
+	if (!(e->path = decoded(path)))
 		return NULL;
 	s->n++;
 	return e;
@@ -151,6 +219,19 @@ static char *render(json_t *obj, char etag[FB_RF_ETAG_MAX])
 	return json_dumps(obj, JSON_COMPACT);
 }
 
+/* The Link header may name only a schema /redfish/v1/JsonSchemas serves. */
+static int has_schema(const char *type)
+{
+	char name[128];
+	if (!type)
+		return 0;
+	snprintf(name, sizeof(name), "json-schema/%s.json", type);
+	for (const struct fb_rf_file *f = fb_rf_files; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return 1;
+	return 0;
+}
+
 int fb_rf_build_add(struct fb_rf_build *b, const char *path, const char *type, json_t *obj)
 {
 	if (!obj)
@@ -161,7 +242,7 @@ int fb_rf_build_add(struct fb_rf_build *b, const char *path, const char *type, j
 	struct entry *e = new_entry(b, path);
 	if (e && (e->body = render(obj, e->etag))) {
 		e->len = strlen(e->body);
-		e->type = type;
+		e->type = has_schema(type) ? type : NULL;
 		rc = 0;
 	}
 	json_decref(obj);
