@@ -24,11 +24,14 @@ What it proves, one test each:
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \
      /usr/bin/python3 tests/integration/test_redfish_tree.py [test_name ...]
 """
+import base64
 import http.client
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 
 import fbtest
@@ -39,10 +42,13 @@ VALIDATE = os.path.join(SRC, "..", "shared", "tools", "redfish-validate")
 SETTLE_S = 1.5  # the tree is rebuilt at most every 500 ms, on the 100 ms tick
 
 
+AUTH = {}  # the Authorization header, once a rig has an accounts file
+
+
 def get(addr, path, method="GET", body=None, headers=None):
     host, port = addr.split(":")
     c = http.client.HTTPConnection(host, int(port), timeout=10)
-    c.request(method, path, body=body, headers=headers or {})
+    c.request(method, path, body=body, headers={**AUTH, **(headers or {})})
     r = c.getresponse()
     data = r.read()
     c.close()
@@ -65,9 +71,35 @@ def error_of(data):
     return e["code"]
 
 
+ADMIN_PW = "fabricbus-validator-pw"
+
+
+def write_accounts(workdir):
+    """An accounts file with an Administrator, when this build has rf-auth's
+    `fabricbus passwd` (then the broker needs a login); else None (the stub
+    in rf_auth.c lets everyone in)."""
+    probe = subprocess.run([fbtest.FABRICBUS, "passwd", "--help"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return None
+    path = os.path.join(workdir, "redfish-accounts")
+    out = subprocess.run([fbtest.FABRICBUS, "passwd", "-f", path, "admin", "Administrator"],
+                         input=ADMIN_PW + "\n", capture_output=True, text=True)
+    assert out.returncode == 0, f"fabricbus passwd: {out.stderr}"
+    os.chmod(path, 0o600)
+    return path
+
+
 class Rig:
     def __enter__(self):
-        self.ch = FabricChain().start()
+        over = {}
+        self.dir = tempfile.mkdtemp(prefix="fb-rf-accounts-")
+        self.accounts_file = write_accounts(self.dir)
+        AUTH.clear()
+        if self.accounts_file:
+            over["RedfishAccounts"] = self.accounts_file
+            tok = base64.b64encode(f"admin:{ADMIN_PW}".encode()).decode()
+            AUTH["Authorization"] = f"Basic {tok}"
+        self.ch = FabricChain(**over).start()
         self.addr = self.ch.broker.http_addr
         self.tail = fbtest.Tail(self.addr, os.path.join(self.ch.broker.workdir, "tail.err"))
         return self
@@ -75,6 +107,7 @@ class Rig:
     def __exit__(self, *exc):
         self.tail.stop()
         self.ch.stop(check=exc[0] is None)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def origins_resolve():
@@ -128,11 +161,17 @@ def origins_resolve():
         print(f"  {len(origins)} OriginOfCondition paths resolved ({len(kinds)} shapes)")
 
 
-def accounts_env(workdir):
-    """RF_USER/RF_PASS for the validator. rf-auth's accounts file, when the
-    broker has one, is written here; until then the stub allows everyone."""
-    return dict(os.environ, RF_USER="admin", RF_PASS="admin",
-                RF_WORK=os.environ.get("RF_WORK", "/tmp/fb-redfish-validate"))
+def accounts_env(rig):
+    """RF_USER/RF_PASS for the validator: the Administrator of the accounts
+    file the rig wrote, or the tool's admin/admin while the stub lets
+    everyone in."""
+    env = dict(os.environ, RF_WORK=os.environ.get("RF_WORK", "/tmp/fb-redfish-validate"))
+    if rig.accounts_file:
+        env.update(RF_USER="admin", RF_PASS=ADMIN_PW)
+    else:
+        print("  NOTE: no `fabricbus passwd` in this build (rf-auth not merged): no login needed")
+        env.update(RF_USER="admin", RF_PASS="admin")
+    return env
 
 
 def validator_errors(text):
@@ -150,7 +189,7 @@ def service_validator():
     with Rig() as r:
         time.sleep(SETTLE_S)
         out = subprocess.run([VALIDATE, "svc", f"http://{r.addr}"], capture_output=True,
-                             text=True, timeout=900, env=accounts_env(r.ch.broker.workdir))
+                             text=True, timeout=900, env=accounts_env(r))
         text = out.stdout + out.stderr
         table = re.search(r"\|\s*PASS.*?\n.*?\n\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|", text, re.S)
         assert table, f"no summary from the validator:\n{text[-3000:]}"
