@@ -11,87 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define BASE_REGISTRY "Base.1.22"
 #define ARG_MAX (FB_RF_FILTER_MAX + 64) /* "$filter=" and the longest filter */
-
-/* The Base messages a stream can be refused with. */
-static const struct {
-	const char *key, *text, *severity, *resolution;
-} base_msgs[] = {
-	{ "QueryParameterValueFormatError",
-	  "The value '%1' for the parameter %2 is not a format that the parameter can accept.", "Warning",
-	  "Correct the value for the query parameter in the request and resubmit the request if the "
-	  "operation failed." },
-	{ "QueryParameterValueTypeError",
-	  "The value '%1' for the query parameter %2 is not a type that the parameter can accept.",
-	  "Warning",
-	  "Correct the value for the query parameter in the request and resubmit the request if the "
-	  "operation failed." },
-	{ "EventSubscriptionLimitExceeded",
-	  "The event subscription failed due to the number of simultaneous subscriptions exceeding the "
-	  "limit of the implementation.",
-	  "Critical",
-	  "Reduce the number of other subscriptions before trying to establish the event subscription "
-	  "or increase the limit of simultaneous subscriptions, if supported." },
-	{ "InternalError",
-	  "The request failed due to an internal service error.  The service is still operational.",
-	  "Critical", "Resubmit the request.  If the problem persists, consider resetting the service." },
-};
-
-/* The registry text with %1 and %2 filled in. */
-static int put_message(struct fb_buf *b, const char *text, const char *a1, const char *a2)
-{
-	struct fb_buf m = FB_BUF_INIT;
-	int rc = 0;
-	for (const char *p = text; *p && !rc; p++) {
-		if (p[0] == '%' && (p[1] == '1' || p[1] == '2')) {
-			const char *a = p[1] == '1' ? a1 : a2;
-			rc = fb_buf_puts(&m, a ? a : "");
-			p++;
-		} else {
-			rc = fb_buf_put(&m, p, 1);
-		}
-	}
-	if (!rc)
-		rc = fb_buf_put(&m, "", 1);
-	if (!rc)
-		rc = fb_buf_put_json_str(b, (const char *)m.data);
-	fb_buf_free(&m);
-	return rc;
-}
-
-int fb_sse_error_json(const struct fb_sse_refusal *no, struct fb_buf *b)
-{
-	size_t i = 0, n = sizeof(base_msgs) / sizeof(base_msgs[0]);
-	while (i < n - 1 && strcmp(base_msgs[i].key, no->message) != 0)
-		i++; /* unknown keys answer InternalError, the last one */
-	const char *a1 = no->arg1, *a2 = no->arg2;
-	int rc = fb_buf_printf(b, "{\"error\":{\"code\":\"" BASE_REGISTRY ".%s\",\"message\":",
-			       base_msgs[i].key);
-	if (!rc)
-		rc = fb_buf_put_json_str(b, no->detail[0] ? no->detail : base_msgs[i].text);
-	if (!rc)
-		rc = fb_buf_printf(b, ",\"@Message.ExtendedInfo\":[{\"@odata.type\":"
-				      "\"#Message.v1_2_0.Message\",\"MessageId\":\"" BASE_REGISTRY
-				      ".%s\",\"Message\":",
-				   base_msgs[i].key);
-	if (!rc)
-		rc = put_message(b, base_msgs[i].text, a1, a2);
-	if (!rc)
-		rc = fb_buf_puts(b, ",\"MessageArgs\":[");
-	if (!rc && a1 && strstr(base_msgs[i].text, "%1"))
-		rc = fb_buf_put_json_str(b, a1);
-	if (!rc && a2 && strstr(base_msgs[i].text, "%2")) {
-		rc = fb_buf_puts(b, ",");
-		if (!rc)
-			rc = fb_buf_put_json_str(b, a2);
-	}
-	if (!rc)
-		rc = fb_buf_printf(b, "],\"MessageSeverity\":\"%s\",\"Resolution\":", base_msgs[i].severity);
-	if (!rc)
-		rc = fb_buf_put_json_str(b, base_msgs[i].resolution);
-	return rc ? rc : fb_buf_puts(b, "}]}}");
-}
 
 static int refuse(struct fb_sse_refusal *no, unsigned status, const char *message, const char *token,
 		  const char *param, const char *detail)
@@ -103,24 +23,6 @@ static int refuse(struct fb_sse_refusal *no, unsigned status, const char *messag
 	no->arg2 = param;
 	snprintf(no->detail, sizeof(no->detail), "%s", detail ? detail : "");
 	return 1;
-}
-
-/* Strictly decimal, no sign, no overflow. */
-static int parse_id(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		unsigned d = (unsigned)(*s - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
 }
 
 struct sse_req {
@@ -183,15 +85,19 @@ int fb_sse_prepare(struct lws *wsi, struct fb_ws_sub *s, uint64_t head_id, struc
 			snprintf(q->last_id, sizeof(q->last_id), "(too long)"); /* refused below */
 		q->has_last_id = 1;
 	}
+	/* Last-Event-ID is the WebSocket's since=: the same position, parsed
+	 * by the same rules (filter.c). */
 	struct fb_filter pos;
 	fb_filter_init(&pos);
 	if (q->has_last_id && q->last_id[0]) {
-		if (parse_id(q->last_id, &pos.since)) {
+		char since[6 + sizeof(q->last_id)];
+		const char *why;
+		snprintf(since, sizeof(since), "since=%s", q->last_id);
+		if (fb_filter_arg(&pos, since, &why)) {
 			rc = refuse(no, 400, "QueryParameterValueTypeError", q->last_id, "Last-Event-ID",
 				    "Last-Event-ID: expected the EventId of the last event received (decimal)");
 			goto out;
 		}
-		pos.has_since = 1;
 	}
 	struct fb_rf_filter *f = NULL;
 	if (q->has_filter) {

@@ -23,7 +23,8 @@
 #define FB_SSE_HEARTBEAT ": keep-alive\n\n"
 
 /* Why a stream was refused: the status and Base registry message to answer
- * with (rf_sse.c renders it), its two args (NULL: none) and a sentence. */
+ * with (rf_sse.c renders it with the router's Base table), its two args
+ * (NULL: none) and a sentence for error.message. */
 struct fb_sse_refusal {
 	unsigned status;
 	const char *message; /* "QueryParameterValueFormatError" ... */
@@ -42,8 +43,5 @@ int fb_sse_prepare(struct lws *wsi, struct fb_ws_sub *s, uint64_t head_id, struc
  * events (lws times it out no more). 0 or -1 (close). */
 int fb_sse_start(struct lws *wsi);
 
-/* Append the Redfish error document for a refusal (Base registry message,
- * its text with the args filled in, MessageArgs, a sentence as "message"). */
-int fb_sse_error_json(const struct fb_sse_refusal *no, struct fb_buf *out);
 
 #endif

@@ -106,22 +106,13 @@ int fb_ws_render_missed_frame(struct fb_buf *out, uint64_t missed, uint64_t resu
 	return 0;
 }
 
-/* "id: <EventId>\ndata: " into out (48 bytes); returns its length. */
-static size_t sse_id_line(char *out, uint64_t event_id)
+/* Append "id: <EventId>\ndata: " to out. */
+static int put_sse_id_line(struct fb_buf *out, uint64_t event_id)
 {
-	char digits[21];
-	size_t n = 0;
-	do {
-		digits[n++] = (char)('0' + event_id % 10);
-		event_id /= 10;
-	} while (event_id);
-	size_t len = 0;
-	memcpy(out, "id: ", 4);
-	len = 4;
-	while (n)
-		out[len++] = digits[--n];
-	memcpy(out + len, "\ndata: ", 7);
-	return len + 7;
+	int rc = fb_buf_put(out, "id: ", 4);
+	if (!rc)
+		rc = fb_buf_put_uint(out, event_id);
+	return rc ? rc : fb_buf_put(out, "\ndata: ", 7);
 }
 
 int fb_ws_msg_put_sse(const struct fb_ws_msg *m, struct fb_buf *out)
@@ -142,8 +133,7 @@ int fb_sse_render_frame(struct fb_buf *out, const struct fb_event *ev, uint64_t 
 			const char *default_fabric)
 {
 	size_t start = out->len;
-	char id[48];
-	int rc = fb_buf_put(out, id, sse_id_line(id, event_id));
+	int rc = put_sse_id_line(out, event_id);
 	if (!rc)
 		rc = fb_redfish_render(out, ev, event_id, default_fabric);
 	if (!rc)
@@ -156,8 +146,7 @@ int fb_sse_render_frame(struct fb_buf *out, const struct fb_event *ev, uint64_t 
 int fb_sse_render_missed_frame(struct fb_buf *out, uint64_t missed, uint64_t resume_since)
 {
 	size_t start = out->len;
-	char id[48];
-	int rc = fb_buf_put(out, id, sse_id_line(id, resume_since));
+	int rc = put_sse_id_line(out, resume_since);
 	if (!rc)
 		rc = fb_redfish_render_missed(out, missed, resume_since);
 	if (!rc)
@@ -209,8 +198,12 @@ int fb_ws_ring_push(struct fb_ws_ring *r, uint64_t event_id, const struct fb_eve
 		olen = 0; /* no origin: only origin filters miss it */
 	origin[olen] = '\0';
 	size_t frame_len = sc->len - off;
-	char sse[48];
-	size_t sse_len = sse_id_line(sse, event_id);
+	/* the SSE line, built in the same pass, after the frame in scratch */
+	size_t sse_at = sc->len;
+	rc = put_sse_id_line(sc, event_id);
+	if (rc)
+		return rc;
+	size_t sse_len = sc->len - sse_at;
 
 	if (fb_ws_ring_count(r) == r->cap) {
 		r->msg_bytes -= fb_ws_ring_at(r, r->tail)->frame_len;
@@ -222,7 +215,7 @@ int fb_ws_ring_push(struct fb_ws_ring *r, uint64_t event_id, const struct fb_eve
 		return rc;
 	memcpy(m->buf.data, sc->data + off, frame_len);
 	memcpy(m->buf.data + frame_len, origin, (size_t)olen + 1);
-	memcpy(m->buf.data + frame_len + (size_t)olen + 1, sse, sse_len);
+	memcpy(m->buf.data + frame_len + (size_t)olen + 1, sc->data + sse_at, sse_len);
 	m->buf.len = frame_len + (size_t)olen + 1 + sse_len;
 	struct fb_redfish_class cls;
 	fb_redfish_classify(ev, &cls);

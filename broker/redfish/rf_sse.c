@@ -6,6 +6,7 @@
 #include "rf_sse.h"
 
 #include "fb_log.h"
+#include "rf_error.h"
 #include "rf_event_service.h"
 #include "rf_live.h"
 #include "rf_reply.h"
@@ -16,6 +17,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* One open stream, as the router holds it. */
 struct sse_conn {
@@ -66,20 +68,32 @@ static void list_stream(struct fb_rf_ctx *x, struct sse_conn *c)
 	c->live = ev->live;
 }
 
+/* The Base message of a refusal (the Base registry table is rf_error.c's),
+ * with the sentence that says what was expected as error.message. */
 static int refused(struct fb_rf_ctx *x, const struct fb_sse_refusal *no)
 {
-	struct fb_buf b = FB_BUF_INIT;
+	static const struct {
+		const char *key;
+		enum fb_rf_msg msg;
+	} msgs[] = {
+		{ "QueryParameterValueFormatError", FB_RF_QUERY_PARAMETER_VALUE_FORMAT_ERROR },
+		{ "QueryParameterValueTypeError", FB_RF_QUERY_PARAMETER_VALUE_TYPE_ERROR },
+		{ "EventSubscriptionLimitExceeded", FB_RF_EVENT_SUBSCRIPTION_LIMIT },
+	};
+	enum fb_rf_msg m = FB_RF_INTERNAL_ERROR;
+	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
+		if (strcmp(msgs[i].key, no->message) == 0)
+			m = msgs[i].msg;
+	const char *args[] = { no->arg1, no->arg2 };
 	json_t *doc = NULL;
-	if (fb_sse_error_json(no, &b) == 0)
-		doc = json_loadb((const char *)b.data, b.len, 0, NULL);
-	fb_buf_free(&b);
-	if (!doc) {
+	if (fb_rf_error_add(&doc, m, args, no->arg1 ? 2 : 0)) {
 		fb_rf_reply_error(x->rep, FB_RF_INTERNAL_ERROR, NULL, 0);
 		return 0;
 	}
-	int rc = fb_rf_reply_json(x->rep, no->status, doc);
-	json_decref(doc);
-	return rc ? -1 : 0;
+	if (no->detail[0])
+		json_object_set_new(json_object_get(doc, "error"), "message", json_string(no->detail));
+	fb_rf_reply_error_doc(x->rep, no->status, doc);
+	return 0;
 }
 
 int fb_rf_sse_get(struct fb_rf_ctx *x)

@@ -224,6 +224,17 @@ def make_filters(vocab, n, seed=11):
 # ---- tests --------------------------------------------------------------------
 
 
+def on_broker(run, **overrides):
+    """asyncio.run(run(broker)) against a fresh broker, which must then stop
+    cleanly (exit 0, no sanitizer report)."""
+    b = Broker(**overrides).start()
+    try:
+        asyncio.run(run(b))
+        assert b.stop() == 0, b.log()[-3000:]
+    finally:
+        b.stop()
+
+
 def raise_nofile():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = min(hard, 8192)
@@ -259,12 +270,7 @@ def wait_streams_idle(b, n, head, timeout=120):
 
 def test_thousand_filtered_streams():
     raise_nofile()
-    b = Broker().start()
-    try:
-        asyncio.run(thousand_streams(b))
-        assert b.stop() == 0, b.log()[-3000:]
-    finally:
-        b.stop()
+    on_broker(thousand_streams)
 
 
 async def thousand_streams(b):
@@ -366,12 +372,7 @@ async def wait_until(pred, timeout, what):
 def test_reconnect_with_last_event_id():
     """A client that drops its stream now and then and comes back with the
     id of the last event it got: the union is every matching event once."""
-    b = Broker().start()
-    try:
-        asyncio.run(reconnects(b))
-        assert b.stop() == 0, b.log()[-3000:]
-    finally:
-        b.stop()
+    on_broker(reconnects)
 
 
 async def reconnects(b):
@@ -423,12 +424,7 @@ async def reconnects(b):
 
 
 def test_bad_requests_get_redfish_errors():
-    b = Broker().start()
-    try:
-        asyncio.run(bad_requests(b))
-        assert b.stop() == 0, b.log()[-3000:]
-    finally:
-        b.stop()
+    on_broker(bad_requests)
 
 
 async def bad_requests(b):
@@ -484,12 +480,7 @@ def test_heartbeat_and_listing():
     EventDestination in Subscriptions (SSE, redfish-sse://, a Context made
     by the service, its $filter), a DELETE of it closes the stream, and a
     stream that ends is no longer listed."""
-    b = Broker(SseHeartbeatInterval="1s").start()
-    try:
-        asyncio.run(heartbeat_and_listing(b))
-        assert b.stop() == 0, b.log()[-3000:]
-    finally:
-        b.stop()
+    on_broker(heartbeat_and_listing, SseHeartbeatInterval="1s")
 
 
 async def heartbeat_and_listing(b):
@@ -578,17 +569,11 @@ def test_stalled_stream_is_cut_and_resumes():
     """A stream whose client stops reading holds nobody: the others get
     everything meanwhile; it is cut with the "missed" notice, whose id is
     where a Last-Event-ID reconnect resumes, and that gets the rest, once."""
-    b = Broker(WsQueueEvents="1024", WsRingEvents="4096").start()
-    try:
-        n = 30000
-        stalled = RawSse(b.http_port)
-        asyncio.run(stalled_run(b, n, stalled))
-        assert b.stop() == 0, b.log()[-3000:]
-    finally:
-        b.stop()
+    on_broker(stalled_run, WsQueueEvents="1024", WsRingEvents="4096")
 
 
-async def stalled_run(b, n, stalled):
+async def stalled_run(b, n=30000):
+    stalled = RawSse(b.http_port)
     live = await Stream().open(b.http_port)
     pump = asyncio.ensure_future(live.pump())
     loop = asyncio.get_running_loop()
