@@ -104,6 +104,20 @@ static const struct fb_conf_key keys[] = {
 	  .help = "<topic>?<filter>: also produce matching events to topic (repeatable)" },
 	{ "KafkaCursorSync", FB_CONF_DURATION_MS, F(kafka_cursor_sync_ms), .min = 10, .max = 60000,
 	  .help = "how often the Kafka cursor is persisted" },
+	{ "RedfishAccounts", FB_CONF_STRING, F(rf_accounts), 0, S(rf_accounts),
+	  .flags = FB_CONF_EMPTY_OK, .expect = PATH_EXPECT,
+	  .help = "Redfish accounts file (USER:ROLE:HASH, mode 0600; fabricbus passwd); "
+		  "empty = no logins, writes unauthenticated" },
+	{ "RedfishAnonymousReads", FB_CONF_BOOL, F(rf_anonymous_reads),
+	  .help = "let Redfish GETs through without a login (writes still need one)" },
+	{ "RedfishSessionTimeout", FB_CONF_DURATION_S, F(rf_session_timeout_s), .min = 30,
+	  .max = 86400, .help = "idle time after which a Redfish session ends (PATCHable)" },
+	{ "RedfishMaxSessions", FB_CONF_COUNT, F(rf_max_sessions), .min = 1, .max = 65536,
+	  .help = "Redfish sessions at once" },
+	{ "RedfishLoginFailures", FB_CONF_COUNT, F(rf_login_failures), .min = 1, .max = 1000,
+	  .help = "failed logins from one address for one user before it is locked out" },
+	{ "RedfishLoginLockout", FB_CONF_DURATION_S, F(rf_login_lockout_s), .min = 1, .max = 86400,
+	  .help = "how long such a lockout lasts" },
 };
 
 /* kafka.<librdkafka property>=<value>: kept in order for rd_kafka_conf_set. */
@@ -143,6 +157,10 @@ void fb_config_defaults(struct fb_config *c)
 	if (fb_kafka_topic_map_parse(FB_KAFKA_DEFAULT_MAP, &c->kafka_map, why, sizeof(why)))
 		abort(); /* the default is a constant proven by test_kafka_topics */
 	c->kafka_cursor_sync_ms = 100;
+	c->rf_session_timeout_s = 1800;
+	c->rf_max_sessions = 256;
+	c->rf_login_failures = 5;
+	c->rf_login_lockout_s = 60;
 }
 
 const char *fb_sync_policy_name(int p)
@@ -214,6 +232,11 @@ void fb_config_print(const struct fb_config *c, void *file)
 	for (unsigned i = 0; i < c->n_kafka_subs; i++)
 		fprintf(f, "KafkaSubscription=%s%s%s\n", c->kafka_subs[i].topic,
 			c->kafka_subs[i].text[0] ? "?" : "", c->kafka_subs[i].text);
+	fprintf(f, "RedfishAccounts=%s\nRedfishAnonymousReads=%s\nRedfishSessionTimeout=%" PRIu64
+		   "s\nRedfishMaxSessions=%" PRIu64 "\nRedfishLoginFailures=%" PRIu64
+		   "\nRedfishLoginLockout=%" PRIu64 "s\n",
+		c->rf_accounts, c->rf_anonymous_reads ? "yes" : "no", c->rf_session_timeout_s,
+		c->rf_max_sessions, c->rf_login_failures, c->rf_login_lockout_s);
 	fb_conf_print_props(&table, c, f);
 }
 

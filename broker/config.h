@@ -61,6 +61,16 @@ struct fb_config {
 	uint64_t kafka_cursor_sync_ms;
 	unsigned n_kafka_props;
 	struct fb_kafka_prop kafka_props[FB_KAFKA_PROPS_MAX];
+
+	/* Redfish accounts and sessions (broker/redfish/rf_auth*, docs/redfish.md).
+	 * No accounts file: Redfish reads are open and /fabric/jobs writes are
+	 * unauthenticated (a warning at start), as before accounts existed. */
+	char rf_accounts[4096];
+	int rf_anonymous_reads;
+	uint64_t rf_session_timeout_s;
+	uint64_t rf_max_sessions;
+	uint64_t rf_login_failures;
+	uint64_t rf_login_lockout_s;
 };
 
 /* Fill c with the embedded defaults (a demo in the current directory). */

@@ -50,6 +50,9 @@ need libsnmp-dev /usr/include/net-snmp/net-snmp-config.h
 need snmpd /usr/sbin/snmpd
 need snmp /usr/bin/snmptrap
 need snmptrapd /usr/sbin/snmptrapd
+# Redfish accounts: crypt(3) (yescrypt, SHA-512) and SHA-256 for session tokens.
+need libcrypt-dev /usr/include/crypt.h
+need libssl-dev /usr/include/openssl/evp.h
 need procps /usr/bin/pgrep
 need iproute2 /usr/sbin/ip /usr/bin/ip /bin/ip
 need util-linux /usr/bin/prlimit

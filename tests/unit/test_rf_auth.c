@@ -4,7 +4,9 @@
 #include "fb_test.h"
 
 #include "fb_err.h"
+#include "config.h"
 #include "rf_account.h"
+#include "rf_auth_core.h"
 #include "rf_auth_limit.h"
 #include "rf_auth_priv.h"
 #include "rf_session.h"
@@ -303,6 +305,179 @@ static void failed_logins_lock_the_pair(void)
 	CHECK(fb_rf_auth_limit_locked(&l, "10.0.0.3", "admin", 201000) > 0);
 }
 
+/* A core with admin/ops/ro (passwords "<user>-password") from a real file. */
+static int core_with_accounts(struct fb_rf_auth_core *c, int anonymous_reads)
+{
+	static struct fb_config cfg;
+	char text[2048], err[256], h[3][FB_RF_HASH_MAX + 1];
+	const char *users[3] = { "admin", "ops", "ro" };
+	for (int i = 0; i < 3; i++) {
+		char pw[64];
+		snprintf(pw, sizeof(pw), "%s-password", users[i]);
+		if (fb_rf_password_hash(pw, "$6$", h[i], sizeof(h[i])))
+			return -1;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.rf_accounts, sizeof(cfg.rf_accounts), "%s/core-accounts", fbt_dir());
+	int n = snprintf(text, sizeof(text), "admin:Administrator:%s\nops:Operator:%s\nro:ReadOnly:%s\n",
+			 h[0], h[1], h[2]);
+	int fd = open(cfg.rf_accounts, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, text, (size_t)n) != n)
+		return -1;
+	close(fd);
+	cfg.rf_anonymous_reads = anonymous_reads;
+	cfg.rf_session_timeout_s = 60;
+	cfg.rf_max_sessions = 8;
+	cfg.rf_login_failures = 3;
+	cfg.rf_login_lockout_s = 10;
+	int rc = fb_rf_auth_core_init(c, &cfg, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "  %s\n", err);
+	return rc;
+}
+
+/* "Basic " + base64("user:pass") */
+static const char *basic(const char *user, const char *pass)
+{
+	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static char out[512];
+	char in[256];
+	size_t n = (size_t)snprintf(in, sizeof(in), "%s:%s", user, pass), o = 6;
+	memcpy(out, "Basic ", 6);
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned w = (unsigned char)in[i] << 16 | (i + 1 < n ? (unsigned char)in[i + 1] << 8 : 0) |
+			     (i + 2 < n ? (unsigned char)in[i + 2] : 0);
+		out[o++] = tbl[w >> 18 & 63];
+		out[o++] = tbl[w >> 12 & 63];
+		out[o++] = i + 1 < n ? tbl[w >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? tbl[w & 63] : '=';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static void basic_header_decoded_strictly(void)
+{
+	char u[40], p[300];
+	CHECK_EQ(fb_rf_basic_decode(basic("admin", "a:b c"), u, sizeof(u), p, sizeof(p)), 0);
+	CHECK_STR(u, "admin");
+	CHECK_STR(p, "a:b c");
+	CHECK_EQ(fb_rf_basic_decode("basic YTpi", u, sizeof(u), p, sizeof(p)), 0); /* a:b */
+	CHECK_STR(p, "b");
+	CHECK_EQ(fb_rf_basic_decode("Bearer YTpi", u, sizeof(u), p, sizeof(p)), -EINVAL);
+	CHECK_EQ(fb_rf_basic_decode("Basic YTpi=", u, sizeof(u), p, sizeof(p)), -EINVAL);
+	CHECK_EQ(fb_rf_basic_decode("Basic YWJj", u, sizeof(u), p, sizeof(p)), -EINVAL); /* no ':' */
+	CHECK_EQ(fb_rf_basic_decode("Basic Y=pi", u, sizeof(u), p, sizeof(p)), -EINVAL);
+	CHECK_EQ(fb_rf_basic_decode("Basic ", u, sizeof(u), p, sizeof(p)), -EINVAL);
+	CHECK_EQ(fb_rf_basic_decode("Basic YQA6Yg==", u, sizeof(u), p, sizeof(p)), -EINVAL); /* NUL */
+	CHECK_EQ(fb_rf_basic_decode(basic("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "x"), u,
+				    sizeof(u), p, sizeof(p)), -EINVAL);
+}
+
+static void policy_public_login_and_privileges(void)
+{
+	struct fb_rf_auth_core c;
+	struct fb_rf_caller who;
+	CHECK_EQ(core_with_accounts(&c, 0), 0);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_NONE, 1, 0, &who), 0);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_LOGIN, 1, 0, &who), 401);
+	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ro", "ro-password"), NULL, "p", FB_RF_PRIV_LOGIN, 1,
+				       0, &who), 0);
+	CHECK(who.authenticated && who.role == FB_RF_ROLE_READONLY);
+	CHECK_STR(who.user, "ro");
+	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ro", "ro-password"), NULL, "p",
+				       FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, 0, &who), 403);
+	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "ops-password"), NULL, "p",
+				       FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, 0, &who), 0);
+	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "ops-password"), NULL, "p",
+				       FB_RF_PRIV_CONFIGURE_USERS, 0, 0, &who), 403);
+	CHECK_EQ(fb_rf_auth_core_check(&c, basic("admin", "admin-password"), NULL, "p",
+				       FB_RF_PRIV_CONFIGURE_USERS, 0, 0, &who), 0);
+	CHECK_EQ(fb_rf_auth_core_check(&c, basic("admin", "ops-password"), NULL, "p",
+				       FB_RF_PRIV_LOGIN, 1, 0, &who), 401);
+	CHECK(!who.authenticated);
+	CHECK_EQ(fb_rf_auth_core_check(&c, "Bearer x", NULL, "p", FB_RF_PRIV_LOGIN, 1, 0, &who), 401);
+	fb_rf_auth_core_free(&c);
+}
+
+static void anonymous_reads_only_when_opted_in(void)
+{
+	struct fb_rf_auth_core c;
+	CHECK_EQ(core_with_accounts(&c, 1), 0);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_LOGIN, 1, 0, NULL), 0);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, 0,
+				       NULL), 401);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_CONFIGURE_USERS, 1, 0, NULL),
+		 401); /* reading accounts is not an anonymous read */
+	/* bad credentials are refused even where anonymous would pass */
+	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ro", "nope-nope"), NULL, "p", FB_RF_PRIV_LOGIN, 1,
+				       0, NULL), 401);
+	fb_rf_auth_core_free(&c);
+}
+
+static void no_accounts_file_lets_everything_through(void)
+{
+	static struct fb_config cfg;
+	struct fb_rf_auth_core c;
+	char err[256];
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.rf_session_timeout_s = 60;
+	cfg.rf_max_sessions = 1;
+	cfg.rf_login_failures = 3;
+	CHECK_EQ(fb_rf_auth_core_init(&c, &cfg, err, sizeof(err)), 0);
+	CHECK(!c.enabled);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, 0,
+				       NULL), 0);
+	char tok[FB_RF_TOKEN_LEN + 1];
+	const struct fb_rf_session *s;
+	CHECK_EQ(fb_rf_auth_core_login(&c, "admin", "whatever1", "p", 0, tok, &s), 401);
+	fb_rf_auth_core_free(&c);
+}
+
+static void failed_logins_lock_out_then_expire(void)
+{
+	struct fb_rf_auth_core c;
+	CHECK_EQ(core_with_accounts(&c, 0), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "wrong-one"), NULL, "10.1.1.1",
+					       FB_RF_PRIV_LOGIN, 1, 1000, NULL), 401);
+	/* locked: the right password is refused too, from that address */
+	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "ops-password"), NULL, "10.1.1.1",
+				       FB_RF_PRIV_LOGIN, 1, 2000, NULL), 401);
+	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "ops-password"), NULL, "10.1.1.2",
+				       FB_RF_PRIV_LOGIN, 1, 2000, NULL), 0);
+	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "ops-password"), NULL, "10.1.1.1",
+				       FB_RF_PRIV_LOGIN, 1, 11001, NULL), 0);
+	fb_rf_auth_core_free(&c);
+}
+
+static void session_login_use_and_delete(void)
+{
+	struct fb_rf_auth_core c;
+	struct fb_rf_caller who;
+	char tok[FB_RF_TOKEN_LEN + 1];
+	const struct fb_rf_session *s;
+	CHECK_EQ(core_with_accounts(&c, 0), 0);
+	CHECK_EQ(fb_rf_auth_core_login(&c, "ops", "bad-password", "p", 0, tok, &s), 401);
+	CHECK_EQ(fb_rf_auth_core_login(&c, "ops", "ops-password", "p", 0, tok, &s), 0);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, tok, "p", FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, 100,
+				       &who), 0);
+	CHECK_STR(who.session_id, s->id);
+	CHECK_STR(who.user, "ops");
+	/* a token wins over Basic: a bad token is 401 even with good Basic */
+	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "ops-password"), "00", "p",
+				       FB_RF_PRIV_LOGIN, 1, 100, NULL), 401);
+	char id[FB_RF_SESSION_ID_LEN + 1];
+	memcpy(id, s->id, sizeof(id));
+	CHECK_EQ(fb_rf_session_delete(&c.sessions, id), 0);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, tok, "p", FB_RF_PRIV_LOGIN, 1, 200, NULL), 401);
+	/* idle past the timeout */
+	CHECK_EQ(fb_rf_auth_core_login(&c, "ro", "ro-password", "p", 0, tok, &s), 0);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, tok, "p", FB_RF_PRIV_LOGIN, 1, 59999, NULL), 0);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, tok, "p", FB_RF_PRIV_LOGIN, 1, 119999, NULL), 401);
+	fb_rf_auth_core_free(&c);
+}
+
 int main(void)
 {
 	RUN(accounts_file_parsed);
@@ -317,5 +492,11 @@ int main(void)
 	RUN(sessions_time_out_when_idle);
 	RUN(sessions_are_bounded);
 	RUN(failed_logins_lock_the_pair);
+	RUN(basic_header_decoded_strictly);
+	RUN(policy_public_login_and_privileges);
+	RUN(anonymous_reads_only_when_opted_in);
+	RUN(no_accounts_file_lets_everything_through);
+	RUN(failed_logins_lock_out_then_expire);
+	RUN(session_login_use_and_delete);
 	return TEST_DONE();
 }
