@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 struct fb_fabric_map;
+struct fb_rf_auth_core;
 
 struct fb_ws_opts {
 	const char *host;           /* bind address, e.g. "127.0.0.1" or "0.0.0.0" */
@@ -47,6 +48,9 @@ struct fb_ws_opts {
 	int ping_interval_s;        /* WebSocket ping; dead peers dropped after 2x */
 	size_t max_subscribers;
 	struct fb_fabric_map *fabric_map; /* /fabric/...; NULL: those paths are 404 */
+	/* Redfish accounts and sessions (rf_auth_core.h), used by the lws thread
+	 * alone once started; NULL: no logins (writes unauthenticated). */
+	struct fb_rf_auth_core *auth;
 	/* Called (lws thread) when the queue from the loop, after
 	 * fb_ws_committed returned FB_OUTPUT_BUSY, is back under half its bound. */
 	void (*ready)(void *arg);

@@ -1,0 +1,28 @@
+/* ws_auth.h - Redfish accounts on the broker's HTTP routes: read a
+ * request's credentials (Authorization: Basic, X-Auth-Token) and peer
+ * address for rf_auth_core's decision, and answer its refusals: 401 with
+ * WWW-Authenticate (so a browser or curl --anyauth offers Basic), or 403.
+ * Used by /fabric/jobs (ws_fabric.c) and the Redfish routes. Lws thread only.
+ */
+#ifndef FB_WS_AUTH_H
+#define FB_WS_AUTH_H
+
+#include "rf_auth_core.h"
+
+#include <libwebsockets.h>
+
+#include <stddef.h>
+
+#define FB_WS_AUTH_REALM "fabricbus"
+
+/* The verdict (enum fb_rf_auth_verdict) for this request needing `need`
+ * (enum fb_rf_priv); c may be NULL (no accounts: FB_RF_AUTH_OK). */
+int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, unsigned need, int is_read,
+		     struct fb_rf_caller *who);
+/* Write a whole 401 (with WWW-Authenticate) or 403 reply with this JSON
+ * body. 0, or -1 (close). */
+int fb_ws_auth_refuse(struct lws *wsi, int verdict, const char *body, size_t len);
+/* Add the WWW-Authenticate header to a reply being built (for a 401). */
+int fb_ws_auth_challenge(struct lws *wsi, unsigned char **p, unsigned char *end);
+
+#endif
