@@ -18,7 +18,7 @@ static void copy_token(struct lws *wsi, enum lws_token_indexes t, char *buf, siz
 		buf[0] = '\0';
 }
 
-int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, unsigned need, int is_read,
+int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv need, int is_read,
 		     struct fb_rf_caller *who)
 {
 	char authz[512], token[FB_RF_TOKEN_LEN + 8], peer[64];

@@ -15,12 +15,12 @@
 
 #define FB_WS_AUTH_REALM "fabricbus"
 
-/* The verdict (enum fb_rf_auth_verdict) for this request needing `need`
- * (enum fb_rf_priv); c may be NULL (no accounts: FB_RF_AUTH_OK). */
-int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, unsigned need, int is_read,
+/* The verdict (enum fb_rf_auth_result) for this request needing `need`;
+ * c may be NULL (no accounts: FB_RF_AUTH_OK). */
+int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv need, int is_read,
 		     struct fb_rf_caller *who);
-/* Write a whole 401 (with WWW-Authenticate) or 403 reply with this JSON
- * body. 0, or -1 (close). */
+/* Write a whole 401 (FB_RF_AUTH_NO_SESSION, with WWW-Authenticate) or 403
+ * (FB_RF_AUTH_FORBIDDEN) reply with this JSON body. 0, or -1 (close). */
 int fb_ws_auth_refuse(struct lws *wsi, int verdict, const char *body, size_t len);
 /* Add the WWW-Authenticate header to a reply being built (for a 401). */
 int fb_ws_auth_challenge(struct lws *wsi, unsigned char **p, unsigned char *end);

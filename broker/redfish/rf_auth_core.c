@@ -127,7 +127,7 @@ static int verify(struct fb_rf_auth_core *c, const char *user, const char *passw
 		fb_log_warn("redfish: login as '%s' from %s refused without checking: locked out for "
 			    "%llu s more after repeated failures", name, peer,
 			    (unsigned long long)(left + 999) / 1000);
-		return FB_RF_AUTH_UNAUTHORIZED;
+		return FB_RF_AUTH_NO_SESSION;
 	}
 	if (fb_rf_account_verify(&c->accounts, user, password, now_ms, acct) == FB_RF_VERIFY_OK) {
 		fb_rf_auth_limit_ok(&c->limit, peer, user);
@@ -141,7 +141,7 @@ static int verify(struct fb_rf_auth_core *c, const char *user, const char *passw
 	else
 		fb_log_warn("redfish: failed login as '%s' from %s (%u of %u before a lockout)", name,
 			    peer, n, c->limit.threshold);
-	return FB_RF_AUTH_UNAUTHORIZED;
+	return FB_RF_AUTH_NO_SESSION;
 }
 
 static void set_caller(struct fb_rf_caller *who, const char *user, int role, const char *sid)
@@ -162,14 +162,14 @@ static int identify(struct fb_rf_auth_core *c, const char *authorization, const 
 	if (token && *token) {
 		const struct fb_rf_session *s = fb_rf_session_auth(&c->sessions, token, now_ms);
 		if (!s)
-			return FB_RF_AUTH_UNAUTHORIZED;
+			return FB_RF_AUTH_NO_SESSION;
 		set_caller(who, s->user, s->role, s->id);
 		return FB_RF_AUTH_OK;
 	}
 	char user[FB_RF_USER_MAX + 2], password[FB_RF_PASSWORD_MAX + 2];
 	const struct fb_rf_account *a = NULL;
 	if (fb_rf_basic_decode(authorization, user, sizeof(user), password, sizeof(password)))
-		return FB_RF_AUTH_UNAUTHORIZED;
+		return FB_RF_AUTH_NO_SESSION;
 	int rc = verify(c, user, password, peer, now_ms, &a);
 	memset(password, 0, sizeof(password));
 	if (rc == FB_RF_AUTH_OK)
@@ -178,7 +178,7 @@ static int identify(struct fb_rf_auth_core *c, const char *authorization, const 
 }
 
 int fb_rf_auth_core_check(struct fb_rf_auth_core *c, const char *authorization,
-			  const char *token, const char *peer, unsigned need, int is_read,
+			  const char *token, const char *peer, enum fb_rf_priv need, int is_read,
 			  uint64_t now_ms, struct fb_rf_caller *who)
 {
 	struct fb_rf_caller tmp;
@@ -190,12 +190,12 @@ int fb_rf_auth_core_check(struct fb_rf_auth_core *c, const char *authorization,
 	if ((!token || !*token) && (!authorization || !*authorization))
 		return is_read && need == FB_RF_PRIV_LOGIN && c->anonymous_reads
 			       ? FB_RF_AUTH_OK
-			       : FB_RF_AUTH_UNAUTHORIZED;
+			       : FB_RF_AUTH_NO_SESSION;
 	int rc = identify(c, authorization ? authorization : "", token, peer ? peer : "?", now_ms,
 			  who);
 	if (rc)
 		return rc;
-	return (who->privs & need) == need ? FB_RF_AUTH_OK : FB_RF_AUTH_FORBIDDEN;
+	return who->privs & FB_RF_PRIV_BIT(need) ? FB_RF_AUTH_OK : FB_RF_AUTH_FORBIDDEN;
 }
 
 int fb_rf_auth_core_login(struct fb_rf_auth_core *c, const char *user, const char *password,
@@ -204,7 +204,7 @@ int fb_rf_auth_core_login(struct fb_rf_auth_core *c, const char *user, const cha
 {
 	const struct fb_rf_account *a = NULL;
 	if (!c->enabled)
-		return FB_RF_AUTH_UNAUTHORIZED;
+		return FB_RF_AUTH_NO_SESSION;
 	int rc = verify(c, user, password, peer ? peer : "?", now_ms, &a);
 	if (rc)
 		return rc;

@@ -20,6 +20,7 @@
 
 #include "rf_account.h"
 #include "rf_auth_limit.h"
+#include "rf_auth_priv.h"
 #include "rf_session.h"
 
 #include <stdint.h>
@@ -39,14 +40,14 @@ struct fb_rf_caller {
 	int authenticated;                          /* 0: anonymous (open or public) */
 	char user[FB_RF_USER_MAX + 1];
 	int role;                                   /* enum fb_rf_role, when authenticated */
-	unsigned privs;                             /* enum fb_rf_priv bits */
+	unsigned privs;                             /* FB_RF_PRIV_BIT set */
 	char session_id[FB_RF_SESSION_ID_LEN + 1];  /* "" for Basic */
 };
 
-enum fb_rf_auth_verdict {
+enum fb_rf_auth_result {
 	FB_RF_AUTH_OK = 0,
-	FB_RF_AUTH_UNAUTHORIZED = 401, /* no, bad or expired credentials */
-	FB_RF_AUTH_FORBIDDEN = 403,    /* authenticated, but the role lacks the privilege */
+	FB_RF_AUTH_NO_SESSION = 1, /* 401: no, bad or expired credentials */
+	FB_RF_AUTH_FORBIDDEN = 2,  /* 403: authenticated, but the role lacks the privilege */
 };
 
 /* Load the accounts file the config names (none: auth off). 0, or
@@ -55,16 +56,15 @@ int fb_rf_auth_core_init(struct fb_rf_auth_core *c, const struct fb_config *cfg,
 			 size_t errsz);
 void fb_rf_auth_core_free(struct fb_rf_auth_core *c);
 
-/* The verdict for a request that needs `need` (one enum fb_rf_priv bit, or
- * FB_RF_PRIV_NONE). authorization and token are the header values (NULL
+/* The verdict (enum fb_rf_auth_result) for a request that needs `need`. authorization and token are the header values (NULL
  * when absent); peer is the client's address (for the limit and the log);
  * is_read is GET/HEAD. *who (may be NULL) says who it was. */
 int fb_rf_auth_core_check(struct fb_rf_auth_core *c, const char *authorization,
-			  const char *token, const char *peer, unsigned need, int is_read,
+			  const char *token, const char *peer, enum fb_rf_priv need, int is_read,
 			  uint64_t now_ms, struct fb_rf_caller *who);
 
 /* POST .../Sessions: check user/password as a Basic login would, then make
- * a session. 0 with the token in token_out and *s set; FB_RF_AUTH_UNAUTHORIZED;
+ * a session. 0 with the token in token_out and *s set; FB_RF_AUTH_NO_SESSION;
  * -ENOSPC when RedfishMaxSessions are live; -errno. */
 int fb_rf_auth_core_login(struct fb_rf_auth_core *c, const char *user, const char *password,
 			  const char *peer, uint64_t now_ms, char token_out[FB_RF_TOKEN_LEN + 1],

@@ -3,17 +3,15 @@
 
 #include <string.h>
 
+#define B(p) FB_RF_PRIV_BIT(FB_RF_PRIV_##p)
+
 static const char *const role_names[FB_RF_ROLES] = { "Administrator", "Operator", "ReadOnly" };
 
 static const unsigned role_privs[FB_RF_ROLES] = {
-	FB_RF_PRIV_LOGIN | FB_RF_PRIV_CONFIGURE_MANAGER | FB_RF_PRIV_CONFIGURE_USERS |
-		FB_RF_PRIV_CONFIGURE_COMPONENTS | FB_RF_PRIV_CONFIGURE_SELF,
-	FB_RF_PRIV_LOGIN | FB_RF_PRIV_CONFIGURE_COMPONENTS | FB_RF_PRIV_CONFIGURE_SELF,
-	FB_RF_PRIV_LOGIN | FB_RF_PRIV_CONFIGURE_SELF,
-};
-
-static const char *const priv_names[FB_RF_PRIVS] = {
-	"Login", "ConfigureManager", "ConfigureUsers", "ConfigureComponents", "ConfigureSelf",
+	B(LOGIN) | B(CONFIGURE_MANAGER) | B(CONFIGURE_USERS) | B(CONFIGURE_COMPONENTS) |
+		B(CONFIGURE_SELF),
+	B(LOGIN) | B(CONFIGURE_COMPONENTS) | B(CONFIGURE_SELF),
+	B(LOGIN) | B(CONFIGURE_SELF),
 };
 
 const char *fb_rf_role_name(int role)
@@ -34,10 +32,10 @@ unsigned fb_rf_role_privs(int role)
 	return role >= 0 && role < FB_RF_ROLES ? role_privs[role] : 0;
 }
 
-const char *fb_rf_priv_name(unsigned priv)
+const char *fb_rf_priv_name(enum fb_rf_priv p)
 {
-	for (int i = 0; i < FB_RF_PRIVS; i++)
-		if (priv == 1u << i)
-			return priv_names[i];
-	return NULL;
+	static const char *const names[FB_RF_PRIVS] = { "NoAuth", "Login", "ConfigureComponents",
+							 "ConfigureManager", "ConfigureUsers",
+							 "ConfigureSelf" };
+	return (unsigned)p < FB_RF_PRIVS ? names[p] : "?";
 }

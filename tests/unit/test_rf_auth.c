@@ -191,17 +191,19 @@ static void roles_hold_the_standard_privileges(void)
 	unsigned adm = fb_rf_role_privs(FB_RF_ROLE_ADMINISTRATOR);
 	unsigned op = fb_rf_role_privs(FB_RF_ROLE_OPERATOR);
 	unsigned ro = fb_rf_role_privs(FB_RF_ROLE_READONLY);
-	CHECK(adm & ro & op & FB_RF_PRIV_LOGIN);
-	CHECK(adm & ro & op & FB_RF_PRIV_CONFIGURE_SELF);
-	CHECK((adm & op & FB_RF_PRIV_CONFIGURE_COMPONENTS) && !(ro & FB_RF_PRIV_CONFIGURE_COMPONENTS));
-	CHECK((adm & FB_RF_PRIV_CONFIGURE_USERS) && !(op & FB_RF_PRIV_CONFIGURE_USERS));
-	CHECK((adm & FB_RF_PRIV_CONFIGURE_MANAGER) && !(op & FB_RF_PRIV_CONFIGURE_MANAGER));
+	unsigned login = FB_RF_PRIV_BIT(FB_RF_PRIV_LOGIN), self = FB_RF_PRIV_BIT(FB_RF_PRIV_CONFIGURE_SELF);
+	unsigned comp = FB_RF_PRIV_BIT(FB_RF_PRIV_CONFIGURE_COMPONENTS);
+	unsigned users = FB_RF_PRIV_BIT(FB_RF_PRIV_CONFIGURE_USERS);
+	unsigned mgr = FB_RF_PRIV_BIT(FB_RF_PRIV_CONFIGURE_MANAGER);
+	CHECK_EQ(adm, login | self | comp | users | mgr);
+	CHECK_EQ(op, login | self | comp);
+	CHECK_EQ(ro, login | self);
 	CHECK_EQ(fb_rf_role_privs(7), 0);
 	CHECK_EQ(fb_rf_role_parse("Operator"), FB_RF_ROLE_OPERATOR);
 	CHECK_EQ(fb_rf_role_parse("operator"), -1);
 	CHECK_STR(fb_rf_role_name(FB_RF_ROLE_READONLY), "ReadOnly");
 	CHECK_STR(fb_rf_priv_name(FB_RF_PRIV_CONFIGURE_COMPONENTS), "ConfigureComponents");
-	CHECK(fb_rf_priv_name(3) == NULL);
+	CHECK_STR(fb_rf_priv_name(FB_RF_PRIVS), "?");
 }
 
 static void sessions_create_auth_delete(void)
@@ -380,23 +382,23 @@ static void policy_public_login_and_privileges(void)
 	struct fb_rf_caller who;
 	CHECK_EQ(core_with_accounts(&c, 0), 0);
 	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_NONE, 1, 0, &who), 0);
-	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_LOGIN, 1, 0, &who), 401);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_LOGIN, 1, 0, &who), FB_RF_AUTH_NO_SESSION);
 	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ro", "ro-password"), NULL, "p", FB_RF_PRIV_LOGIN, 1,
 				       0, &who), 0);
 	CHECK(who.authenticated && who.role == FB_RF_ROLE_READONLY);
 	CHECK_STR(who.user, "ro");
 	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ro", "ro-password"), NULL, "p",
-				       FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, 0, &who), 403);
+				       FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, 0, &who), FB_RF_AUTH_FORBIDDEN);
 	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "ops-password"), NULL, "p",
 				       FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, 0, &who), 0);
 	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "ops-password"), NULL, "p",
-				       FB_RF_PRIV_CONFIGURE_USERS, 0, 0, &who), 403);
+				       FB_RF_PRIV_CONFIGURE_USERS, 0, 0, &who), FB_RF_AUTH_FORBIDDEN);
 	CHECK_EQ(fb_rf_auth_core_check(&c, basic("admin", "admin-password"), NULL, "p",
 				       FB_RF_PRIV_CONFIGURE_USERS, 0, 0, &who), 0);
 	CHECK_EQ(fb_rf_auth_core_check(&c, basic("admin", "ops-password"), NULL, "p",
-				       FB_RF_PRIV_LOGIN, 1, 0, &who), 401);
+				       FB_RF_PRIV_LOGIN, 1, 0, &who), FB_RF_AUTH_NO_SESSION);
 	CHECK(!who.authenticated);
-	CHECK_EQ(fb_rf_auth_core_check(&c, "Bearer x", NULL, "p", FB_RF_PRIV_LOGIN, 1, 0, &who), 401);
+	CHECK_EQ(fb_rf_auth_core_check(&c, "Bearer x", NULL, "p", FB_RF_PRIV_LOGIN, 1, 0, &who), FB_RF_AUTH_NO_SESSION);
 	fb_rf_auth_core_free(&c);
 }
 
@@ -406,12 +408,12 @@ static void anonymous_reads_only_when_opted_in(void)
 	CHECK_EQ(core_with_accounts(&c, 1), 0);
 	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_LOGIN, 1, 0, NULL), 0);
 	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, 0,
-				       NULL), 401);
+				       NULL), FB_RF_AUTH_NO_SESSION);
 	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_CONFIGURE_USERS, 1, 0, NULL),
-		 401); /* reading accounts is not an anonymous read */
+		 FB_RF_AUTH_NO_SESSION); /* reading accounts is not an anonymous read */
 	/* bad credentials are refused even where anonymous would pass */
 	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ro", "nope-nope"), NULL, "p", FB_RF_PRIV_LOGIN, 1,
-				       0, NULL), 401);
+				       0, NULL), FB_RF_AUTH_NO_SESSION);
 	fb_rf_auth_core_free(&c);
 }
 
@@ -430,7 +432,7 @@ static void no_accounts_file_lets_everything_through(void)
 				       NULL), 0);
 	char tok[FB_RF_TOKEN_LEN + 1];
 	const struct fb_rf_session *s;
-	CHECK_EQ(fb_rf_auth_core_login(&c, "admin", "whatever1", "p", 0, tok, &s), 401);
+	CHECK_EQ(fb_rf_auth_core_login(&c, "admin", "whatever1", "p", 0, tok, &s), FB_RF_AUTH_NO_SESSION);
 	fb_rf_auth_core_free(&c);
 }
 
@@ -440,10 +442,10 @@ static void failed_logins_lock_out_then_expire(void)
 	CHECK_EQ(core_with_accounts(&c, 0), 0);
 	for (int i = 0; i < 3; i++)
 		CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "wrong-one"), NULL, "10.1.1.1",
-					       FB_RF_PRIV_LOGIN, 1, 1000, NULL), 401);
+					       FB_RF_PRIV_LOGIN, 1, 1000, NULL), FB_RF_AUTH_NO_SESSION);
 	/* locked: the right password is refused too, from that address */
 	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "ops-password"), NULL, "10.1.1.1",
-				       FB_RF_PRIV_LOGIN, 1, 2000, NULL), 401);
+				       FB_RF_PRIV_LOGIN, 1, 2000, NULL), FB_RF_AUTH_NO_SESSION);
 	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "ops-password"), NULL, "10.1.1.2",
 				       FB_RF_PRIV_LOGIN, 1, 2000, NULL), 0);
 	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "ops-password"), NULL, "10.1.1.1",
@@ -458,7 +460,7 @@ static void session_login_use_and_delete(void)
 	char tok[FB_RF_TOKEN_LEN + 1];
 	const struct fb_rf_session *s;
 	CHECK_EQ(core_with_accounts(&c, 0), 0);
-	CHECK_EQ(fb_rf_auth_core_login(&c, "ops", "bad-password", "p", 0, tok, &s), 401);
+	CHECK_EQ(fb_rf_auth_core_login(&c, "ops", "bad-password", "p", 0, tok, &s), FB_RF_AUTH_NO_SESSION);
 	CHECK_EQ(fb_rf_auth_core_login(&c, "ops", "ops-password", "p", 0, tok, &s), 0);
 	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, tok, "p", FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, 100,
 				       &who), 0);
@@ -466,15 +468,15 @@ static void session_login_use_and_delete(void)
 	CHECK_STR(who.user, "ops");
 	/* a token wins over Basic: a bad token is 401 even with good Basic */
 	CHECK_EQ(fb_rf_auth_core_check(&c, basic("ops", "ops-password"), "00", "p",
-				       FB_RF_PRIV_LOGIN, 1, 100, NULL), 401);
+				       FB_RF_PRIV_LOGIN, 1, 100, NULL), FB_RF_AUTH_NO_SESSION);
 	char id[FB_RF_SESSION_ID_LEN + 1];
 	memcpy(id, s->id, sizeof(id));
 	CHECK_EQ(fb_rf_session_delete(&c.sessions, id), 0);
-	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, tok, "p", FB_RF_PRIV_LOGIN, 1, 200, NULL), 401);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, tok, "p", FB_RF_PRIV_LOGIN, 1, 200, NULL), FB_RF_AUTH_NO_SESSION);
 	/* idle past the timeout */
 	CHECK_EQ(fb_rf_auth_core_login(&c, "ro", "ro-password", "p", 0, tok, &s), 0);
 	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, tok, "p", FB_RF_PRIV_LOGIN, 1, 59999, NULL), 0);
-	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, tok, "p", FB_RF_PRIV_LOGIN, 1, 119999, NULL), 401);
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, tok, "p", FB_RF_PRIV_LOGIN, 1, 119999, NULL), FB_RF_AUTH_NO_SESSION);
 	fb_rf_auth_core_free(&c);
 }
 
