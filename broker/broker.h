@@ -45,11 +45,14 @@ struct fb_broker_stats {
 	uint64_t connections;   /* accepted since start */
 };
 
+struct fb_rf_service;
+
 struct fb_broker {
 	struct event_base *base;
 	const struct fb_config *cfg;
 	struct fb_journal *journal;
 	struct fb_ws *ws;         /* registered in outputs; kept for shutdown */
+	struct fb_rf_service *redfish; /* the Redfish service (served by ws's thread) */
 	struct fb_kafka *kafka;   /* NULL unless KafkaBrokers is set; also in outputs */
 	struct fb_outputs outputs; /* called with every durable batch (output.h) */
 	/* Called by commit for each agent whose events just became durable

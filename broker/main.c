@@ -11,6 +11,8 @@
 #include "journal.h"
 #include "kafka_conf.h"
 #include "kafka_sink.h"
+#include "rf_service.h"
+#include "rf_tree.h"
 #include "ws_server.h"
 #include "rf_auth_core.h"
 
@@ -183,6 +185,8 @@ static void recover_cb(void *arg, uint64_t event_id, const struct fb_event *ev)
 	if (fb_inventory_learn(b->inventory, ev) != 0)
 		fb_log_warn("journal recovery: out of memory rebuilding the port inventory");
 	fb_fabric_map_learn(b->fabric_map, ev);
+	if (b->redfish)
+		fb_rf_tree_learn(b->redfish->tree, ev);
 }
 
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -217,6 +221,8 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	/* -ENOMEM keeps the map dirty: the next tick tries again. */
 	int map_changed = fb_fabric_map_refresh(b->fabric_map, b->last_event_id) == 1;
+	if (b->redfish && fb_rf_tree_refresh(b->redfish->tree, b->last_event_id) < 0)
+		fb_log_warn("out of memory rebuilding the Redfish tree; retrying");
 	if (second || map_changed || t->shown_commits != b->st.commits || t->shown_conns != b->n_conns ||
 	    t->shown_accepted != b->st.connections) {
 		t->shown_commits = b->st.commits;
@@ -251,6 +257,16 @@ static int open_journal(struct fb_broker *b)
 	return 0;
 }
 
+/* After the journal: its directory keeps the service UUID. */
+static int start_redfish(struct fb_broker *b, struct fb_rf_auth_core *auth)
+{
+	const struct fb_config *c = b->cfg;
+	struct fb_rf_service_opts o = { .base = b->base, .map = b->fabric_map,
+					.state_dir = c->journal_dir, .fabric_name = c->fabric_name,
+					.auth = { .core = auth } };
+	return fb_rf_service_new(&o, &b->redfish);
+}
+
 static int start_ws(struct fb_broker *b, struct fb_rf_auth_core *auth)
 {
 	const struct fb_config *c = b->cfg;
@@ -262,8 +278,11 @@ static int start_ws(struct fb_broker *b, struct fb_rf_auth_core *auth)
 		.default_fabric = c->fabric_name, .ring_events = c->ws_ring_events,
 		.queue_events = c->ws_queue_events, .ping_interval_s = (int)c->ws_ping_s,
 		.max_subscribers = c->ws_max_subscribers, .fabric_map = b->fabric_map,
+		.module = fb_rf_service_module(b->redfish),
 		.ready = fb_commit_outputs_ready, .ready_arg = b, .auth = auth,
 	};
+	if (fb_rf_tree_rebuild(b->redfish->tree, b->last_event_id) < 0)
+		fb_log_warn("out of memory building the Redfish tree; retrying every 100 ms");
 	int rc = fb_ws_start(&wo, b->committed_id, &b->ws);
 	return rc ? rc : fb_outputs_add(&b->outputs, "websocket", fb_ws_committed, b->ws);
 }
@@ -328,6 +347,8 @@ static void shutdown_broker(struct fb_broker *b)
 	fb_accept_http_close(b);
 	if (b->ws)
 		fb_ws_stop(b->ws);
+	fb_rf_service_free(b->redfish); /* after the lws thread, before the map */
+	b->redfish = NULL;
 	fb_fabric_map_free(b->fabric_map); /* after the lws thread: it took snapshots */
 	b->fabric_map = NULL;
 	fb_kafka_stop(b->kafka, 5000); /* bounded flush, then the cursor */
@@ -393,6 +414,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rc = open_journal(&b);
+	if (!rc)
+		rc = start_redfish(&b, &auth);
 	if (!rc)
 		rc = fb_commit_init(&b);
 	if (!rc)

@@ -2,11 +2,10 @@
 #include "ws_auth.h"
 
 #include "fb_time.h"
+#include "ws_http.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define TOKEN_HDR "x-auth-token:"
 
 /* A header's value into buf, or "" when absent or longer than buf (a
  * longer one cannot be valid credentials: they are refused as absent
@@ -21,20 +20,18 @@ static void copy_token(struct lws *wsi, enum lws_token_indexes t, char *buf, siz
 int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv need, int is_read,
 		     struct fb_rf_caller *who)
 {
-	char authz[512], token[FB_RF_TOKEN_LEN + 8], peer[64];
+	char authz[512], token[FB_RF_TOKEN_LEN + 8], peer[64], name[80];
 	if (who)
 		memset(who, 0, sizeof(*who));
 	if (!c || !c->enabled)
 		return FB_RF_AUTH_OK;
 	copy_token(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, authz, sizeof(authz));
-	token[0] = '\0';
-	int n = lws_hdr_custom_length(wsi, TOKEN_HDR, (int)strlen(TOKEN_HDR));
-	if (n > 0 && n < (int)sizeof(token) &&
-	    lws_hdr_custom_copy(wsi, token, (int)sizeof(token), TOKEN_HDR, (int)strlen(TOKEN_HDR)) < 0)
-		token[0] = '\0';
-	else if (n >= (int)sizeof(token))
+	/* X-Auth-Token is one of lws's known headers (not a custom one) */
+	copy_token(wsi, WSI_TOKEN_X_AUTH_TOKEN, token, sizeof(token));
+	if (!token[0] && lws_hdr_total_length(wsi, WSI_TOKEN_X_AUTH_TOKEN) > 0)
 		strcpy(token, "-"); /* present but not a token of ours: 401, not anonymous */
-	lws_get_peer_simple(wsi, peer, sizeof(peer));
+	fb_ws_peer_name(wsi, name, sizeof(name)); /* as the Redfish routes see it */
+	fb_rf_peer_ip(name, peer, sizeof(peer));
 	int v = fb_rf_auth_core_check(c, authz, token, peer, need, is_read, (uint64_t)fb_time_ms(),
 				      who);
 	memset(authz, 0, sizeof(authz));

@@ -67,11 +67,13 @@
 struct ws_pss {
 	struct fb_ws_sub sub; /* first: the WebSocket callbacks take user as one */
 	struct fb_ws_fabric_req req;
+	void *module_conn; /* o.module's state for this connection */
 };
 
 struct fb_ws {
 	/* set at start, read-only after */
 	struct fb_ws_opts o;
+	struct fb_ws_http_module module; /* o.module copied; zero if none */
 	char *host, *journal_dir, *default_fabric;
 	struct lws_context *ctx;
 	pthread_t thread;
@@ -202,9 +204,13 @@ static int status_json(struct fb_ws *ws, struct fb_buf *b)
 	return rc;
 }
 
-static int on_http(struct fb_ws *ws, struct lws *wsi, struct fb_ws_fabric_req *r, const char *path)
+static int on_http(struct fb_ws *ws, struct lws *wsi, struct ws_pss *pss, const char *path)
 {
-	int rc = fb_ws_fabric_http(&ws->fabric, wsi, r, path);
+	struct fb_ws_fabric_req *r = pss ? &pss->req : NULL;
+	int rc = ws->module.http && pss ? ws->module.http(ws->module.arg, wsi, &pss->module_conn, path) : 1;
+	if (rc != 1)
+		return rc;
+	rc = fb_ws_fabric_http(&ws->fabric, wsi, r, path);
 	if (rc != 1)
 		return rc;
 	if (strcmp(path, "/status") == 0) {
@@ -662,31 +668,53 @@ static void adopt_pending(struct fb_ws *ws)
 	free(q);
 }
 
+static void release_module_conn(struct fb_ws *ws, struct ws_pss *pss)
+{
+	if (pss && pss->module_conn) {
+		ws->module.closed(ws->module.arg, pss->module_conn);
+		pss->module_conn = NULL;
+	}
+}
+
 static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct fb_ws *ws = lws_context_user(lws_get_context(wsi));
 	struct fb_ws_sub *s = user;
-	struct fb_ws_fabric_req *r = user ? &((struct ws_pss *)user)->req : NULL;
+	struct ws_pss *pss = user;
+	struct fb_ws_fabric_req *r = pss ? &pss->req : NULL;
 	switch (reason) {
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		adopt_pending(ws);
 		drain_queue(ws);
 		fb_ws_fabric_take_results(&ws->fabric);
+		if (ws->module.wake)
+			ws->module.wake(ws->module.arg);
 		return 0;
 	case LWS_CALLBACK_HTTP:
-		return on_http(ws, wsi, r, in ? (const char *)in : "/");
+		return on_http(ws, wsi, pss, in ? (const char *)in : "/");
 	case LWS_CALLBACK_HTTP_BODY:
+		if (pss && pss->module_conn &&
+		    ws->module.body(ws->module.arg, wsi, pss->module_conn, in, len) != 1)
+			return 0;
 		return r ? fb_ws_fabric_body(r, in, len) : 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		if (pss && pss->module_conn) {
+			int rc = ws->module.body_done(ws->module.arg, wsi, pss->module_conn);
+			if (rc != 1)
+				return rc;
+		}
 		return r ? fb_ws_fabric_body_done(&ws->fabric, wsi, r) : 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE: {
-		int rc = r ? fb_ws_fabric_writeable(wsi, r) : 1;
+		int rc = pss && pss->module_conn ? ws->module.writeable(ws->module.arg, wsi, pss->module_conn) : 1;
+		if (rc == 1)
+			rc = r ? fb_ws_fabric_writeable(wsi, r) : 1;
 		return rc != 1 ? rc : lws_callback_http_dummy(wsi, reason, user, in, len);
 	}
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL: /* user is about to be freed */
 	case LWS_CALLBACK_CLOSED_HTTP:
 		if (r)
 			fb_ws_fabric_release(&ws->fabric, r);
+		release_module_conn(ws, pss);
 		return lws_callback_http_dummy(wsi, reason, user, in, len);
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
 		return on_confirm_upgrade(ws, wsi);
@@ -698,6 +726,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 		on_closed(ws, s);
 		if (r)
 			fb_ws_fabric_release(&ws->fabric, r);
+		release_module_conn(ws, pss);
 		return 0;
 	case LWS_CALLBACK_RECEIVE:
 		return 0; /* subscribers have nothing to say; ignore it */
@@ -820,9 +849,15 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 	ws->fabric.auth = o->auth;
 	if (ws->fabric.map)
 		fb_fabric_map_set_waker(ws->fabric.map, wake_for_jobs, ws);
+	if (o->module) {
+		ws->module = *o->module;
+		ws->module.attach(ws->module.arg, ws->ctx);
+	}
 	int rc = pthread_create(&ws->thread, NULL, service_main, ws);
 	if (rc) {
 		fb_log_err("ws: cannot start the WebSocket thread: %s", strerror(rc));
+		if (ws->module.attach)
+			ws->module.attach(ws->module.arg, NULL);
 		if (ws->fabric.map)
 			fb_fabric_map_set_waker(ws->fabric.map, NULL, NULL);
 		lws_context_destroy(ws->ctx);
@@ -936,6 +971,8 @@ void fb_ws_stop(struct fb_ws *ws)
 		return;
 	if (ws->fabric.map)
 		fb_fabric_map_set_waker(ws->fabric.map, NULL, NULL);
+	if (ws->module.attach)
+		ws->module.attach(ws->module.arg, NULL);
 	atomic_store(&ws->stop, 1);
 	lws_cancel_service(ws->ctx);
 	pthread_join(ws->thread, NULL);

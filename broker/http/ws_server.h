@@ -37,6 +37,34 @@
 
 struct fb_fabric_map;
 struct fb_rf_auth_core;
+struct lws;
+struct lws_context;
+
+/* A module that serves more HTTP paths on this thread (the Redfish service,
+ * broker/redfish/rf_service.h). ws_server.c offers it every HTTP request
+ * first and keeps one slot per connection for its state. All callbacks run
+ * on the lws thread; the ints are what the lws callback returns. */
+struct fb_ws_http_module {
+	/* LWS_CALLBACK_HTTP: 1 if path is not its own (the server goes on with
+	 * /status, /fabric/...), else it answered or will. *conn is the
+	 * connection's slot (NULL at first; the module owns what it puts there). */
+	int (*http)(void *arg, struct lws *wsi, void **conn, const char *path);
+	/* LWS_CALLBACK_HTTP_BODY(_COMPLETION): 1 if the body is not its own
+	 * (an earlier request on the connection was); body's other results
+	 * are ignored (a refusal is sent at completion). */
+	int (*body)(void *arg, struct lws *wsi, void *conn, const void *in, size_t len);
+	int (*body_done)(void *arg, struct lws *wsi, void *conn);
+	/* LWS_CALLBACK_HTTP_WRITEABLE: 1 if it has nothing to write. */
+	int (*writeable)(void *arg, struct lws *wsi, void *conn);
+	/* The connection closes: free conn. */
+	void (*closed)(void *arg, void *conn);
+	/* At every wakeup of the thread (lws_cancel_service). */
+	void (*wake)(void *arg);
+	/* The context exists (before the thread starts), or NULL: it is about
+	 * to go (the module stops waking it). */
+	void (*attach)(void *arg, struct lws_context *ctx);
+	void *arg;
+};
 
 struct fb_ws_opts {
 	const char *host;           /* bind address, e.g. "127.0.0.1" or "0.0.0.0" */
@@ -51,6 +79,7 @@ struct fb_ws_opts {
 	/* Redfish accounts and sessions (rf_auth_core.h), used by the lws thread
 	 * alone once started; NULL: no logins (writes unauthenticated). */
 	struct fb_rf_auth_core *auth;
+	const struct fb_ws_http_module *module; /* NULL: none (copied) */
 	/* Called (lws thread) when the queue from the loop, after
 	 * fb_ws_committed returned FB_OUTPUT_BUSY, is back under half its bound. */
 	void (*ready)(void *arg);

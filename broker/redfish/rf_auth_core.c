@@ -160,7 +160,14 @@ static int identify(struct fb_rf_auth_core *c, const char *authorization, const 
 		    const char *peer, uint64_t now_ms, struct fb_rf_caller *who)
 {
 	if (token && *token) {
-		const struct fb_rf_session *s = fb_rf_session_auth(&c->sessions, token, now_ms);
+		/* lws keeps a custom header's value as sent, blanks included */
+		char t[FB_RF_TOKEN_LEN + 1];
+		token += strspn(token, " \t");
+		size_t n = strcspn(token, " \t\r\n");
+		snprintf(t, sizeof(t), "%.*s", (int)(n < sizeof(t) - 1 ? n : sizeof(t) - 1), token);
+		const struct fb_rf_session *s = n == FB_RF_TOKEN_LEN && !token[n + strspn(token + n, " \t")]
+							? fb_rf_session_auth(&c->sessions, t, now_ms)
+							: NULL;
 		if (!s)
 			return FB_RF_AUTH_NO_SESSION;
 		set_caller(who, s->user, s->role, s->id);
@@ -213,4 +220,15 @@ int fb_rf_auth_core_login(struct fb_rf_auth_core *c, const char *user, const cha
 		fb_log_info("redfish: session %s opened for '%s' from %s", (*s)->id, a->user,
 			    peer ? peer : "?");
 	return rc;
+}
+
+void fb_rf_peer_ip(const char *peer, char *out, size_t outsz)
+{
+	const char *start = peer, *end = strrchr(peer, ':');
+	if (peer[0] == '[') { /* [v6]:port */
+		start = peer + 1;
+		end = strchr(start, ']');
+	}
+	size_t n = end ? (size_t)(end - start) : strlen(start);
+	snprintf(out, outsz, "%.*s", (int)n, start);
 }

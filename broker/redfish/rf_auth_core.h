@@ -75,4 +75,8 @@ int fb_rf_auth_core_login(struct fb_rf_auth_core *c, const char *user, const cha
 int fb_rf_basic_decode(const char *authorization, char *user, size_t usz, char *password,
 		       size_t psz);
 
+/* The address of "ip:port" / "[v6]:port" without the port, into out: the
+ * failed-login limit counts per address, whatever the client's port. */
+void fb_rf_peer_ip(const char *peer, char *out, size_t outsz);
+
 #endif

@@ -1,0 +1,102 @@
+/* rf_ctr.c - see rf_ctr.h. A jansson object maps "guid:port" to the
+ * port's slot (its hashtable is what we need; events with counters are
+ * rare next to the rest). */
+#include "rf_ctr.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct fb_rf_ctrs {
+	json_t *index; /* key -> integer slot */
+	struct fb_rf_port_ctrs *p;
+	size_t n, cap;
+	int dirty;
+};
+
+struct fb_rf_ctrs *fb_rf_ctrs_new(void)
+{
+	struct fb_rf_ctrs *c = calloc(1, sizeof(*c));
+	if (c && !(c->index = json_object())) {
+		free(c);
+		c = NULL;
+	}
+	return c;
+}
+
+void fb_rf_ctrs_free(struct fb_rf_ctrs *c)
+{
+	if (!c)
+		return;
+	json_decref(c->index);
+	free(c->p);
+	free(c);
+}
+
+static void key(char out[40], uint64_t guid, uint16_t port)
+{
+	snprintf(out, 40, "%016llx:%u", (unsigned long long)guid, (unsigned)port);
+}
+
+static struct fb_rf_port_ctrs *slot(struct fb_rf_ctrs *c, uint64_t guid, uint16_t port)
+{
+	char k[40];
+	key(k, guid, port);
+	json_t *i = json_object_get(c->index, k);
+	if (i)
+		return &c->p[json_integer_value(i)];
+	if (c->n == FB_RF_CTRS_MAX)
+		return NULL;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+		struct fb_rf_port_ctrs *p = realloc(c->p, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		c->p = p;
+		c->cap = cap;
+	}
+	if (json_object_set_new(c->index, k, json_integer((json_int_t)c->n)))
+		return NULL;
+	struct fb_rf_port_ctrs *s = &c->p[c->n++];
+	*s = (struct fb_rf_port_ctrs){ 0 };
+	return s;
+}
+
+void fb_rf_ctrs_learn(struct fb_rf_ctrs *c, const struct fb_event *ev)
+{
+	if (!ev->n_counters || !ev->subj.switch_guid || ev->link_class == FB_LINK_NODE)
+		return;
+	uint16_t port = ev->tech == FB_TECH_ETH && ev->subj.ifindex ? (uint16_t)ev->subj.ifindex
+								    : ev->subj.port;
+	struct fb_rf_port_ctrs *s = slot(c, ev->subj.switch_guid, port);
+	if (!s)
+		return;
+	for (unsigned i = 0; i < ev->n_counters; i++) {
+		unsigned id = ev->counters[i].id;
+		if (id >= FB_CTR__END || id >= 64)
+			continue;
+		s->v[id] = ev->counters[i].value;
+		s->have |= 1ull << id;
+	}
+	s->ts_ns = ev->ts_ns;
+	c->dirty = 1;
+}
+
+const struct fb_rf_port_ctrs *fb_rf_ctrs_get(const struct fb_rf_ctrs *c, uint64_t switch_guid,
+					     uint16_t port)
+{
+	char k[40];
+	key(k, switch_guid, port);
+	json_t *i = json_object_get(c->index, k);
+	return i ? &c->p[json_integer_value(i)] : NULL;
+}
+
+int fb_rf_ctrs_dirty(const struct fb_rf_ctrs *c)
+{
+	return c->dirty;
+}
+
+void fb_rf_ctrs_clean(struct fb_rf_ctrs *c)
+{
+	c->dirty = 0;
+}
