@@ -57,14 +57,16 @@ int fb_rf_auth_core_init(struct fb_rf_auth_core *c, const struct fb_config *cfg,
 void fb_rf_auth_core_free(struct fb_rf_auth_core *c);
 
 /* The verdict (enum fb_rf_auth_result) for a request that needs `need`. authorization and token are the header values (NULL
- * when absent); peer is the client's address (for the limit and the log);
+ * when absent); peer is the client's address without its port (the
+ * failed-login limit's key, and the log's);
  * is_read is GET/HEAD. *who (may be NULL) says who it was. */
 int fb_rf_auth_core_check(struct fb_rf_auth_core *c, const char *authorization,
 			  const char *token, const char *peer, enum fb_rf_priv need, int is_read,
 			  uint64_t now_ms, struct fb_rf_caller *who);
 
 /* POST .../Sessions: check user/password as a Basic login would, then make
- * a session. 0 with the token in token_out and *s set; FB_RF_AUTH_NO_SESSION;
+ * a session. peer is the client's address without its port (fb_rf_peer_ip),
+ * as for fb_rf_auth_core_check. 0 with the token in token_out and *s set; FB_RF_AUTH_NO_SESSION;
  * -ENOSPC when RedfishMaxSessions are live; -errno. */
 int fb_rf_auth_core_login(struct fb_rf_auth_core *c, const char *user, const char *password,
 			  const char *peer, uint64_t now_ms, char token_out[FB_RF_TOKEN_LEN + 1],

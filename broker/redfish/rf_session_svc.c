@@ -115,12 +115,11 @@ static int may_touch(const struct fb_rf_ctx *c, const struct fb_rf_session *s)
 
 static json_t *session_json(const struct fb_rf_session *s)
 {
-	char path[sizeof(SESSIONS) + FB_RF_SESSION_ID_LEN + 2], ip[64];
+	char path[sizeof(SESSIONS) + FB_RF_SESSION_ID_LEN + 2];
 	snprintf(path, sizeof(path), SESSIONS "/%s", s->id);
-	fb_rf_peer_ip(s->peer, ip, sizeof(ip));
 	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:n,s:s,s:s}", "@odata.id", path, "@odata.type",
 			 "#Session.v1_8_0.Session", "Id", s->id, "Name", "User Session", "UserName",
-			 s->user, "Password", "SessionType", "Redfish", "ClientOriginIPAddress", ip);
+			 s->user, "Password", "SessionType", "Redfish", "ClientOriginIPAddress", s->peer);
 }
 
 int fb_rf_sessions_get(struct fb_rf_ctx *c)
@@ -174,11 +173,12 @@ int fb_rf_sessions_post(struct fb_rf_ctx *c)
 		json_decref(o);
 		return 0;
 	}
-	char token[FB_RF_TOKEN_LEN + 1];
+	char token[FB_RF_TOKEN_LEN + 1], ip[64];
 	const struct fb_rf_session *s = NULL;
+	fb_rf_peer_ip(c->req->peer, ip, sizeof(ip)); /* the failed-login limit's key */
 	int rc = a ? fb_rf_auth_core_login(a, json_string_value(json_object_get(o, "UserName")),
-					   json_string_value(json_object_get(o, "Password")),
-					   c->req->peer, now_ms(), token, &s)
+					   json_string_value(json_object_get(o, "Password")), ip,
+					   now_ms(), token, &s)
 		   : FB_RF_AUTH_NO_SESSION;
 	json_decref(o);
 	if (rc == FB_RF_AUTH_NO_SESSION) {
