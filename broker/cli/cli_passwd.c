@@ -122,7 +122,7 @@ static int update_file(const char *path, const char *user, const char *role, con
 		fprintf(stderr, "fabricbus passwd: %s\n", err);
 		return 1;
 	}
-	rc = fb_rf_accounts_upsert(old, len, user, role, hash, &text, &n);
+	rc = fb_rf_accounts_upsert(old, len, user, role, hash, 1, &text, &n);
 	free(old);
 	if (rc) {
 		fprintf(stderr, "fabricbus passwd: cannot update %s: %s\n", path, fb_strerror(rc));

@@ -230,13 +230,13 @@ static size_t line_user(const char *s, size_t n)
 	return c ? (size_t)(c - s) : 0;
 }
 
-int fb_rf_accounts_upsert(const char *text, size_t len, const char *user, const char *role,
-			  const char *hash, char **out, size_t *outlen)
+/* text with user's first line replaced by line (NULL: dropped) and later
+ * ones dropped; line appended when user has none. */
+static int rewrite(const char *text, size_t len, const char *user, const char *line, char **out,
+		   size_t *outlen)
 {
-	if (!fb_rf_user_valid(user) || fb_rf_role_parse(role) < 0 || !hash_valid(hash))
-		return -EINVAL;
-	size_t ul = strlen(user), cap = len + ul + strlen(role) + strlen(hash) + 8, o = 0;
-	char *buf = malloc(cap);
+	size_t ul = strlen(user), ll = line ? strlen(line) : 0, o = 0;
+	char *buf = malloc(len + ll + 3);
 	int done = 0;
 	if (!buf)
 		return -ENOMEM;
@@ -246,8 +246,11 @@ int fb_rf_accounts_upsert(const char *text, size_t len, const char *user, const 
 		const char *s = text + pos;
 		pos += n + 1;
 		if (line_user(s, n) == ul && memcmp(s, user, ul) == 0) {
-			if (!done)
-				o += (size_t)sprintf(buf + o, "%s:%s:%s\n", user, role, hash);
+			if (!done && line) {
+				memcpy(buf + o, line, ll);
+				o += ll;
+				buf[o++] = '\n';
+			}
 			done = 1; /* a second line for user (refused on load) goes */
 			continue;
 		}
@@ -255,10 +258,29 @@ int fb_rf_accounts_upsert(const char *text, size_t len, const char *user, const 
 		o += n;
 		buf[o++] = '\n';
 	}
-	if (!done)
-		o += (size_t)sprintf(buf + o, "%s:%s:%s\n", user, role, hash);
+	if (!done && line) {
+		memcpy(buf + o, line, ll);
+		o += ll;
+		buf[o++] = '\n';
+	}
 	buf[o] = '\0';
 	*out = buf;
 	*outlen = o;
 	return 0;
+}
+
+int fb_rf_accounts_upsert(const char *text, size_t len, const char *user, const char *role,
+			  const char *hash, int enabled, char **out, size_t *outlen)
+{
+	char line[FB_RF_USER_MAX + FB_RF_HASH_MAX + 32];
+	if (!fb_rf_user_valid(user) || fb_rf_role_parse(role) < 0 || !hash_valid(hash))
+		return -EINVAL;
+	snprintf(line, sizeof(line), "%s:%s:%s%s", user, role, enabled ? "" : "!", hash);
+	return rewrite(text, len, user, line, out, outlen);
+}
+
+int fb_rf_accounts_remove(const char *text, size_t len, const char *user, char **out,
+			  size_t *outlen)
+{
+	return rewrite(text, len, user, NULL, out, outlen);
 }

@@ -89,10 +89,14 @@ int fb_rf_password_hash(const char *password, const char *prefix, char *out, siz
 int fb_rf_password_check(const char *hash, const char *password);
 
 /* A new accounts file text: text (len bytes; may be NULL/0 for a new file)
- * with user's line replaced by "user:role:hash", or the line appended when
- * user has none; comments and other lines kept as they are. *out is
- * malloc'd (NUL-terminated), the caller frees it. 0 or -ENOMEM/-EINVAL. */
+ * with user's line replaced by "user:role:hash" ("user:role:!hash" when not
+ * enabled), or the line appended when user has none; comments and other
+ * lines kept as they are. *out is malloc'd (NUL-terminated), the caller
+ * frees it. 0 or -ENOMEM/-EINVAL. */
 int fb_rf_accounts_upsert(const char *text, size_t len, const char *user, const char *role,
-			  const char *hash, char **out, size_t *outlen);
+			  const char *hash, int enabled, char **out, size_t *outlen);
+/* The same text without user's line(s). 0 or -ENOMEM. */
+int fb_rf_accounts_remove(const char *text, size_t len, const char *user, char **out,
+			  size_t *outlen);
 
 #endif

@@ -30,6 +30,7 @@ int fb_rf_auth_core_init(struct fb_rf_auth_core *c, const struct fb_config *cfg,
 		fb_rf_sessions_free(&c->sessions);
 		return rc;
 	}
+	snprintf(c->accounts_path, sizeof(c->accounts_path), "%s", cfg->rf_accounts);
 	c->enabled = 1;
 	return 0;
 }

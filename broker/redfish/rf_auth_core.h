@@ -30,6 +30,7 @@ struct fb_config;
 struct fb_rf_auth_core {
 	int enabled;         /* an accounts file was configured */
 	int anonymous_reads; /* RedfishAnonymousReads */
+	char accounts_path[4096]; /* RedfishAccounts, for changes (rf_account_store.h) */
 	struct fb_rf_accounts accounts;
 	struct fb_rf_sessions sessions;
 	struct fb_rf_auth_limit limit;

@@ -24,7 +24,7 @@ static void check_accepted(const struct fb_rf_accounts *a)
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(a->v[j].user, x->user) == 0)
 				__builtin_trap();
-		if (fb_rf_accounts_upsert(text, len, x->user, fb_rf_role_name(x->role), x->hash, &next,
+		if (fb_rf_accounts_upsert(text, len, x->user, fb_rf_role_name(x->role), x->hash, x->enabled, &next,
 					  &nlen))
 			__builtin_trap();
 		free(text);
@@ -37,8 +37,19 @@ static void check_accepted(const struct fb_rf_accounts *a)
 		__builtin_trap();
 	for (size_t i = 0; i < b.n; i++)
 		if (strcmp(b.v[i].user, a->v[i].user) || b.v[i].role != a->v[i].role ||
-		    strcmp(b.v[i].hash, a->v[i].hash))
+		    strcmp(b.v[i].hash, a->v[i].hash) || b.v[i].enabled != a->v[i].enabled)
 			__builtin_trap();
+	/* and removing them all again leaves no account */
+	for (size_t i = 0; i < a->n; i++) {
+		if (fb_rf_accounts_remove(text, len, a->v[i].user, &next, &nlen))
+			__builtin_trap();
+		free(text);
+		text = next;
+		len = nlen;
+	}
+	fb_rf_accounts_free(&b);
+	if (fb_rf_accounts_parse(text, len, "empty", &b, err, sizeof(err)) || b.n != 0)
+		__builtin_trap();
 	fb_rf_accounts_free(&b);
 	free(text);
 }

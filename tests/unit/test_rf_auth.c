@@ -170,20 +170,29 @@ static void upsert_replaces_or_appends(void)
 	char *out;
 	size_t n;
 	const char *old = "# head\nadmin:ReadOnly:$6$a$b\nops:Operator:$6$c$d";
-	CHECK_EQ(fb_rf_accounts_upsert(old, strlen(old), "admin", "Administrator", "$y$x$y", &out,
+	CHECK_EQ(fb_rf_accounts_upsert(old, strlen(old), "admin", "Administrator", "$y$x$y", 1, &out,
 				       &n), 0);
 	CHECK_STR(out, "# head\nadmin:Administrator:$y$x$y\nops:Operator:$6$c$d\n");
 	CHECK_EQ(n, strlen(out));
 	free(out);
-	CHECK_EQ(fb_rf_accounts_upsert(old, strlen(old), "new", "ReadOnly", "$y$x$y", &out, &n), 0);
+	CHECK_EQ(fb_rf_accounts_upsert(old, strlen(old), "new", "ReadOnly", "$y$x$y", 1, &out, &n), 0);
 	CHECK_STR(out, "# head\nadmin:ReadOnly:$6$a$b\nops:Operator:$6$c$d\nnew:ReadOnly:$y$x$y\n");
 	free(out);
-	CHECK_EQ(fb_rf_accounts_upsert(NULL, 0, "new", "ReadOnly", "$y$x$y", &out, &n), 0);
+	CHECK_EQ(fb_rf_accounts_upsert(NULL, 0, "new", "ReadOnly", "$y$x$y", 1, &out, &n), 0);
 	CHECK_STR(out, "new:ReadOnly:$y$x$y\n");
 	free(out);
-	CHECK_EQ(fb_rf_accounts_upsert(NULL, 0, "new", "Root", "$y$x$y", &out, &n), -EINVAL);
-	CHECK_EQ(fb_rf_accounts_upsert(NULL, 0, "a:b", "ReadOnly", "$y$x$y", &out, &n), -EINVAL);
-	CHECK_EQ(fb_rf_accounts_upsert(NULL, 0, "new", "ReadOnly", "plain", &out, &n), -EINVAL);
+	CHECK_EQ(fb_rf_accounts_upsert(old, strlen(old), "ops", "ReadOnly", "$6$c$d", 0, &out, &n), 0);
+	CHECK_STR(out, "# head\nadmin:ReadOnly:$6$a$b\nops:ReadOnly:!$6$c$d\n");
+	free(out);
+	CHECK_EQ(fb_rf_accounts_remove(old, strlen(old), "admin", &out, &n), 0);
+	CHECK_STR(out, "# head\nops:Operator:$6$c$d\n");
+	free(out);
+	CHECK_EQ(fb_rf_accounts_remove(old, strlen(old), "adm", &out, &n), 0); /* not a prefix match */
+	CHECK_STR(out, "# head\nadmin:ReadOnly:$6$a$b\nops:Operator:$6$c$d\n");
+	free(out);
+	CHECK_EQ(fb_rf_accounts_upsert(NULL, 0, "new", "Root", "$y$x$y", 1, &out, &n), -EINVAL);
+	CHECK_EQ(fb_rf_accounts_upsert(NULL, 0, "a:b", "ReadOnly", "$y$x$y", 1, &out, &n), -EINVAL);
+	CHECK_EQ(fb_rf_accounts_upsert(NULL, 0, "new", "ReadOnly", "plain", 1, &out, &n), -EINVAL);
 }
 
 static void roles_hold_the_standard_privileges(void)
