@@ -284,6 +284,63 @@ def jobs_need_a_login_when_accounts_exist():
     assert br.stop() == 0
 
 
+def accounts_changed_over_http_persist_and_end_sessions():
+    br = broker()
+    adm, accounts = basic("admin"), br.overrides["RedfishAccounts"]
+    new = json.dumps({"UserName": "newbie", "Password": "newbie-password1", "RoleId": "ReadOnly"})
+    assert req(br, "POST", "/redfish/v1/AccountService/Accounts", new, basic("ops"))[0] == 403
+    status, hdrs, acct = req(br, "POST", "/redfish/v1/AccountService/Accounts", new, adm)
+    assert status == 201 and hdrs["location"] == "/redfish/v1/AccountService/Accounts/newbie", \
+        (status, acct)
+    assert acct["RoleId"] == "ReadOnly" and acct["Password"] is None, acct
+    assert req(br, "POST", "/redfish/v1/AccountService/Accounts", new, adm)[0] == 409
+    got = req(br, "POST", "/redfish/v1/AccountService/Accounts",
+              '{"UserName":"shorty","Password":"pw-1","RoleId":"ReadOnly"}', adm)
+    assert got[0] == 400 and "pw-1" not in json.dumps(got[2]), got
+    got = req(br, "POST", "/redfish/v1/AccountService/Accounts",
+              '{"UserName":"x","Password":"xxxxxxxxxx","RoleId":"Root"}', adm)
+    assert got[0] == 400 and msg_id(got[2]) == "Base.1.22.PropertyValueNotInList", got
+    me = {"Authorization": "Basic " + base64.b64encode(b"newbie:newbie-password1").decode()}
+    acct_path = "/redfish/v1/AccountService/Accounts/newbie"
+    assert req(br, "GET", acct_path, headers=me)[0] == 200
+    # one's own password with ConfigureSelf; not one's own role
+    assert req(br, "PATCH", acct_path, '{"RoleId":"Administrator"}', me)[0] == 403
+    assert req(br, "PATCH", "/redfish/v1/AccountService/Accounts/ops",
+               '{"Password":"hijacked-password"}', me)[0] == 403
+    status, _, _ = req(br, "PATCH", acct_path, '{"Password":"newbie-password2"}', me)
+    assert status == 200
+    assert_401(req(br, "GET", acct_path, headers=me), "old password after a change")
+    me = {"Authorization": "Basic " + base64.b64encode(b"newbie:newbie-password2").decode()}
+    _, h, _ = req(br, "POST", "/redfish/v1/SessionService/Sessions",
+                  '{"UserName":"newbie","Password":"newbie-password2"}')
+    tok = {"X-Auth-Token": h["x-auth-token"]}
+    assert req(br, "GET", acct_path, headers=tok)[0] == 200
+    # the administrator changes the role, with If-Match: a stale tag is 412
+    got = req(br, "PATCH", acct_path, '{"RoleId":"Operator"}',
+              dict(adm, **{"If-Match": 'W/"0123456789abcdef"'}))
+    assert got[0] == 412, got
+    etag = req(br, "GET", acct_path, headers=adm)[1]["etag"]
+    status, _, acct = req(br, "PATCH", acct_path, '{"RoleId":"Operator"}',
+                          dict(adm, **{"If-Match": etag}))
+    assert status == 200 and acct["RoleId"] == "Operator", acct
+    assert_401(req(br, "GET", acct_path, headers=tok), "session of an account whose role changed")
+    assert req(br, "POST", "/fabric/jobs", JOB, me)[0] == 201  # now an Operator
+    text = open(accounts).read()
+    assert "newbie:Operator:$y$" in text and os.stat(accounts).st_mode & 0o777 == 0o600, text
+    # it survives a restart, and `fabricbus passwd` sees the same file
+    assert br.stop() == 0
+    br.start()
+    assert req(br, "GET", acct_path, headers=me)[0] == 200
+    assert req(br, "DELETE", acct_path, headers=me)[0] == 403
+    assert req(br, "DELETE", acct_path, headers=adm)[0] == 204
+    assert_401(req(br, "GET", "/redfish/v1/SessionService", headers=me), "deleted account")
+    assert "newbie" not in open(accounts).read()
+    assert req(br, "GET", acct_path, headers=adm)[0] == 404
+    assert "account 'newbie' deleted by 'admin'" in br.log()
+    assert "newbie-password" not in br.log()
+    assert br.stop() == 0
+
+
 TESTS = [accounts_file_readable_by_others_stops_the_start,
          without_accounts_jobs_stay_open_and_the_log_warns,
          service_root_is_public_and_the_rest_needs_a_login,
@@ -292,6 +349,7 @@ TESTS = [accounts_file_readable_by_others_stops_the_start,
          wrong_passwords_are_refused_logged_and_locked_out,
          sessions_log_in_use_and_log_out,
          jobs_need_a_login_when_accounts_exist,
+         accounts_changed_over_http_persist_and_end_sessions,
          idle_sessions_time_out]
 
 if __name__ == "__main__":

@@ -4,8 +4,10 @@
 #include "fb_test.h"
 
 #include "fb_err.h"
+#include "fb_secret_file.h"
 #include "config.h"
 #include "rf_account.h"
+#include "rf_account_store.h"
 #include "rf_auth_core.h"
 #include "rf_auth_limit.h"
 #include "rf_auth_priv.h"
@@ -489,6 +491,39 @@ static void session_login_use_and_delete(void)
 	fb_rf_auth_core_free(&c);
 }
 
+/* Changes go to the file first, keep its comments, and change nothing
+ * when the file cannot be read (here: someone made it group-readable). */
+static void account_store_writes_the_file_then_memory(void)
+{
+	struct fb_rf_auth_core c;
+	char err[512], h[FB_RF_HASH_MAX + 1], *text;
+	size_t len;
+	CHECK_EQ(core_with_accounts(&c, 0), 0);
+	int fd = open(c.accounts_path, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0 && write(fd, "# kept\n", 7) == 7);
+	close(fd);
+	CHECK_EQ(fb_rf_password_hash("newbie-password", "$6$", h, sizeof(h)), 0);
+	CHECK_EQ(fb_rf_account_store_set(&c, "newbie", FB_RF_ROLE_OPERATOR, h, 1, err, sizeof(err)), 0);
+	CHECK_EQ(c.accounts.n, 4);
+	CHECK_EQ(fb_rf_account_verify(&c.accounts, "newbie", "newbie-password", 0, NULL), 0);
+	CHECK_EQ(fb_rf_account_store_set(&c, "ro", FB_RF_ROLE_READONLY, fb_rf_account_find(&c.accounts,
+				  "ro")->hash, 0, err, sizeof(err)), 0);
+	CHECK(!fb_rf_account_find(&c.accounts, "ro")->enabled);
+	CHECK_EQ(fb_rf_account_store_remove(&c, "ops", err, sizeof(err)), 0);
+	CHECK(fb_rf_account_find(&c.accounts, "ops") == NULL);
+	CHECK_EQ(fb_secret_file_read(c.accounts_path, "x", 1 << 20, &text, &len, err, sizeof(err)), 0);
+	CHECK(strstr(text, "# kept\n") && strstr(text, "newbie:Operator:$6$") &&
+	      strstr(text, "ro:ReadOnly:!$6$") && !strstr(text, "ops:"));
+	free(text);
+	struct stat st;
+	CHECK(stat(c.accounts_path, &st) == 0 && (st.st_mode & 0777) == 0600);
+	CHECK_EQ(chmod(c.accounts_path, 0640), 0);
+	CHECK_EQ(fb_rf_account_store_remove(&c, "admin", err, sizeof(err)), FB_ECONFIG);
+	CHECK(strstr(err, "chmod 600") != NULL);
+	CHECK(fb_rf_account_find(&c.accounts, "admin") != NULL);
+	fb_rf_auth_core_free(&c);
+}
+
 int main(void)
 {
 	RUN(accounts_file_parsed);
@@ -509,5 +544,6 @@ int main(void)
 	RUN(no_accounts_file_lets_everything_through);
 	RUN(failed_logins_lock_out_then_expire);
 	RUN(session_login_use_and_delete);
+	RUN(account_store_writes_the_file_then_memory);
 	return TEST_DONE();
 }
