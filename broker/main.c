@@ -257,7 +257,8 @@ static int open_journal(struct fb_broker *b)
 	return 0;
 }
 
-/* After the journal: its directory keeps the service UUID. */
+/* Before the journal's recovery, which feeds the tree what it keeps of
+ * events (port counters, each switch's fabric). */
 static int start_redfish(struct fb_broker *b, struct fb_rf_auth_core *auth)
 {
 	const struct fb_config *c = b->cfg;
@@ -413,9 +414,9 @@ int main(int argc, char **argv)
 		fb_rf_auth_core_free(&auth);
 		return 1;
 	}
-	rc = open_journal(&b);
+	rc = start_redfish(&b, &auth);
 	if (!rc)
-		rc = start_redfish(&b, &auth);
+		rc = open_journal(&b);
 	if (!rc)
 		rc = fb_commit_init(&b);
 	if (!rc)

@@ -6,9 +6,11 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct fb_rf_ctrs {
 	json_t *index; /* key -> integer slot */
+	json_t *fabric; /* switch GUID hex -> fabric name */
 	struct fb_rf_port_ctrs *p;
 	size_t n, cap;
 	int dirty;
@@ -17,7 +19,8 @@ struct fb_rf_ctrs {
 struct fb_rf_ctrs *fb_rf_ctrs_new(void)
 {
 	struct fb_rf_ctrs *c = calloc(1, sizeof(*c));
-	if (c && !(c->index = json_object())) {
+	if (c && (!(c->index = json_object()) || !(c->fabric = json_object()))) {
+		json_decref(c->index);
 		free(c);
 		c = NULL;
 	}
@@ -29,6 +32,7 @@ void fb_rf_ctrs_free(struct fb_rf_ctrs *c)
 	if (!c)
 		return;
 	json_decref(c->index);
+	json_decref(c->fabric);
 	free(c->p);
 	free(c);
 }
@@ -62,8 +66,29 @@ static struct fb_rf_port_ctrs *slot(struct fb_rf_ctrs *c, uint64_t guid, uint16_
 	return s;
 }
 
+static void learn_fabric(struct fb_rf_ctrs *c, const struct fb_event *ev)
+{
+	char k[24];
+	snprintf(k, sizeof(k), "%016llx", (unsigned long long)ev->subj.switch_guid);
+	const char *was = json_string_value(json_object_get(c->fabric, k));
+	if (was && strcmp(was, ev->subj.fabric) == 0)
+		return;
+	json_object_set_new(c->fabric, k, json_string(ev->subj.fabric));
+	c->dirty = 1;
+}
+
+const char *fb_rf_ctrs_fabric(const struct fb_rf_ctrs *c, uint64_t switch_guid)
+{
+	char k[24];
+	snprintf(k, sizeof(k), "%016llx", (unsigned long long)switch_guid);
+	return json_string_value(json_object_get(c->fabric, k));
+}
+
 void fb_rf_ctrs_learn(struct fb_rf_ctrs *c, const struct fb_event *ev)
 {
+	if (ev->subj.switch_guid && ev->subj.fabric[0] && ev->link_class != FB_LINK_NODE &&
+	    ev->kind != FB_KIND_INVENTORY)
+		learn_fabric(c, ev);
 	if (!ev->n_counters || !ev->subj.switch_guid || ev->link_class == FB_LINK_NODE)
 		return;
 	uint16_t port = ev->tech == FB_TECH_ETH && ev->subj.ifindex ? (uint16_t)ev->subj.ifindex

@@ -1,6 +1,6 @@
 /* rf_ctr.h - the newest counter values each switch port reported (error
  * and congestion counters, speed, width), for Ports/{id}/Metrics and the
- * Port's speed and width. Learned on the loop from the IB and SNMP agents'
+ * Port's speed and width; and the fabric each switch's events name. Learned on the loop from the IB and SNMP agents'
  * events (any event that carries counters); keyed by (switch GUID, port).
  * At most FB_RF_CTRS_MAX ports (more are not kept). Loop thread only. */
 #ifndef FB_RF_CTR_H
@@ -26,6 +26,9 @@ void fb_rf_ctrs_learn(struct fb_rf_ctrs *c, const struct fb_event *ev);
 /* The port's counters, or NULL. */
 const struct fb_rf_port_ctrs *fb_rf_ctrs_get(const struct fb_rf_ctrs *c, uint64_t switch_guid,
 					     uint16_t port);
+/* The fabric the events about a switch named last (subj.fabric), or NULL:
+ * its Fabrics/{id} in OriginOfCondition. */
+const char *fb_rf_ctrs_fabric(const struct fb_rf_ctrs *c, uint64_t switch_guid);
 /* Something was learned since fb_rf_ctrs_clean. */
 int fb_rf_ctrs_dirty(const struct fb_rf_ctrs *c);
 void fb_rf_ctrs_clean(struct fb_rf_ctrs *c);

@@ -17,6 +17,9 @@ int fb_rf_res_root(struct fb_rf_build *b);
 /* Fabrics, Switches, Ports, Metrics, Endpoints. */
 int fb_rf_res_fabric(struct fb_rf_build *b, const json_t *map, const struct fb_topology *topo,
 		     const struct fb_rf_ctrs *ctrs);
+/* The Endpoint of a node port of the map (its "Ports" member) into out. */
+int fb_rf_endpoint_path(char *out, size_t sz, const char *ib_fabric, const char *node,
+			const json_t *port);
 /* Systems/{node} and their NetworkInterfaces. */
 int fb_rf_res_systems(struct fb_rf_build *b, const json_t *map);
 /* AggregationService and its ConnectionMethods. */

@@ -6,12 +6,14 @@
 #include "fb_log.h"
 #include "fb_time.h"
 #include "rf_ctr.h"
+#include "rf_files.h"
 #include "rf_res.h"
 #include "rf_service.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +107,54 @@ const struct fb_rf_service *fb_rf_build_service(const struct fb_rf_build *b)
 	return b->svc;
 }
 
+int fb_rf_path_append(char *path, size_t sz, const char *seg)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(path), start = n;
+	if (n + 2 >= sz)
+		return FB_ETOOBIG;
+	path[n++] = '/';
+	for (const unsigned char *c = (const unsigned char *)seg; *c && n + 4 < sz; c++) {
+		if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+		    *c == '-' || *c == '.' || *c == '_' || *c == '~') {
+			path[n++] = (char)*c;
+		} else {
+			path[n++] = '%';
+			path[n++] = hex[*c >> 4];
+			path[n++] = hex[*c & 15];
+		}
+	}
+	if (n + 4 >= sz && seg[0]) {
+		path[start] = '\0';
+		return FB_ETOOBIG;
+	}
+	path[n] = '\0';
+	return 0;
+}
+
+static int unhex(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				       : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The key of a resource: its path as lws hands it to us (percent-decoded). */
+static char *decoded(const char *path)
+{
+	char *k = strdup(path), *o = k;
+	for (const char *p = path; k && *p; p++) {
+		if (p[0] == '%' && unhex(p[1]) >= 0 && unhex(p[2]) >= 0) {
+			*o++ = (char)(unhex(p[1]) * 16 + unhex(p[2]));
+			p += 2;
+		} else {
+			*o++ = *p;
+		}
+	}
+	if (k)
+		*o = '\0';
+	return k;
+}
+
 static struct entry *new_entry(struct fb_rf_build *b, const char *path)
 {
 	struct snap *s = b->s;
@@ -118,7 +168,7 @@ static struct entry *new_entry(struct fb_rf_build *b, const char *path)
 	}
 	struct entry *e = &s->e[s->n];
 	memset(e, 0, sizeof(*e));
-	if (!(e->path = strdup(path)))
+	if (!(e->path = decoded(path)))
 		return NULL;
 	s->n++;
 	return e;
@@ -151,6 +201,19 @@ static char *render(json_t *obj, char etag[FB_RF_ETAG_MAX])
 	return json_dumps(obj, JSON_COMPACT);
 }
 
+/* The Link header may name only a schema /redfish/v1/JsonSchemas serves. */
+static int has_schema(const char *type)
+{
+	char name[128];
+	if (!type)
+		return 0;
+	snprintf(name, sizeof(name), "json-schema/%s.json", type);
+	for (const struct fb_rf_file *f = fb_rf_files; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return 1;
+	return 0;
+}
+
 int fb_rf_build_add(struct fb_rf_build *b, const char *path, const char *type, json_t *obj)
 {
 	if (!obj)
@@ -161,7 +224,7 @@ int fb_rf_build_add(struct fb_rf_build *b, const char *path, const char *type, j
 	struct entry *e = new_entry(b, path);
 	if (e && (e->body = render(obj, e->etag))) {
 		e->len = strlen(e->body);
-		e->type = type;
+		e->type = has_schema(type) ? type : NULL;
 		rc = 0;
 	}
 	json_decref(obj);

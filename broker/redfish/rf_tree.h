@@ -56,6 +56,10 @@ const struct fb_rf_service *fb_rf_build_service(const struct fb_rf_build *b);
 /* A collection resource of members (paths, stolen array of strings). */
 int fb_rf_build_collection(struct fb_rf_build *b, const char *path, const char *type,
 			   const char *name, json_t *member_paths);
+/* Append "/" + seg to path (size sz), percent-encoding what is not an
+ * unreserved URI character, as OriginOfCondition does (proto/fb_redfish.c).
+ * 0, or FB_ETOOBIG (path unchanged). */
+int fb_rf_path_append(char *path, size_t sz, const char *seg);
 /* {"@odata.id": path} (new reference). */
 json_t *fb_rf_ref(const char *path);
 

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int valid_uuid(const char *s)
@@ -54,6 +55,8 @@ int fb_rf_uuid_load(const char *dir, char out[37])
 			return 0;
 		}
 	}
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) /* the journal would make it later */
+		return -errno;
 	int rc = make_uuid(out);
 	if (rc)
 		return rc;
