@@ -50,6 +50,16 @@ int fb_rf_account_service_get(struct fb_rf_ctx *c)
 	return reply(c, o, "AccountService");
 }
 
+/* Anonymous reads (RedfishAnonymousReads) do not extend to who has an
+ * account: 401, as without the opt-in. */
+static int anonymous(struct fb_rf_ctx *c)
+{
+	if (c->who.user[0] || !accounts_of(c))
+		return 0;
+	fb_rf_reply_error(c->rep, FB_RF_NO_VALID_SESSION, NULL, 0);
+	return 1;
+}
+
 static json_t *collection(const char *path, const char *type, const char *name, json_t *members)
 {
 	return json_pack("{s:s,s:s,s:s,s:I,s:o}", "@odata.id", path, "@odata.type", type, "Name",
@@ -60,6 +70,8 @@ static json_t *collection(const char *path, const char *type, const char *name, 
 int fb_rf_accounts_get(struct fb_rf_ctx *c)
 {
 	const struct fb_rf_accounts *acc = accounts_of(c);
+	if (anonymous(c))
+		return 0;
 	json_t *members = json_array();
 	char path[sizeof(ACCOUNTS) + FB_RF_USER_MAX + 2];
 	for (size_t i = 0; acc && i < acc->n; i++) {
@@ -92,6 +104,8 @@ static int may_manage(const struct fb_rf_ctx *c)
 static const struct fb_rf_account *visible(struct fb_rf_ctx *c)
 {
 	const struct fb_rf_accounts *acc = accounts_of(c);
+	if (anonymous(c))
+		return NULL;
 	const struct fb_rf_account *a = acc ? fb_rf_account_find(acc, c->arg[0]) : NULL;
 	if (!a) {
 		not_found(c, "ManagerAccount");

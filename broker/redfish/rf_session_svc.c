@@ -125,6 +125,10 @@ static json_t *session_json(const struct fb_rf_session *s)
 int fb_rf_sessions_get(struct fb_rf_ctx *c)
 {
 	struct fb_rf_auth_core *a = core_of(c);
+	if (a && !c->who.user[0]) { /* anonymous reads do not extend to sessions */
+		fb_rf_reply_error(c->rep, FB_RF_NO_VALID_SESSION, NULL, 0);
+		return 0;
+	}
 	json_t *members = json_array();
 	if (a) {
 		fb_rf_sessions_expire(&a->sessions, now_ms());

@@ -112,6 +112,20 @@ def accounts_file_readable_by_others_stops_the_start():
     print(f"  {out.stderr.strip()}", flush=True)
 
 
+def anonymous_reads_when_the_site_opts_in():
+    br = broker(RedfishAnonymousReads="yes")
+    assert req(br, "GET", "/redfish/v1/Fabrics")[0] == 200
+    assert req(br, "GET", "/redfish/v1/SessionService")[0] == 200
+    # not who has an account or a session, and never a write
+    for path in ("/redfish/v1/AccountService/Accounts", "/redfish/v1/AccountService/Accounts/ops",
+                 "/redfish/v1/SessionService/Sessions"):
+        assert_401(req(br, "GET", path), f"anonymous GET {path}")
+    assert_401(req(br, "PATCH", "/redfish/v1/SessionService", '{"SessionTimeout":60}'), "PATCH")
+    assert_401(req(br, "POST", "/fabric/jobs", JOB), "anonymous POST /fabric/jobs")
+    assert req(br, "GET", "/redfish/v1/Fabrics", headers=basic("ops", "wrong-wrong"))[0] == 401
+    assert br.stop() == 0
+
+
 def without_accounts_jobs_stay_open_and_the_log_warns():
     br = fbtest.Broker().start()
     br_log = fbtest.wait_for(br.log, lambda t: "ready" in t, 10, "broker never ready")
@@ -343,6 +357,7 @@ def accounts_changed_over_http_persist_and_end_sessions():
 
 TESTS = [accounts_file_readable_by_others_stops_the_start,
          without_accounts_jobs_stay_open_and_the_log_warns,
+         anonymous_reads_when_the_site_opts_in,
          service_root_is_public_and_the_rest_needs_a_login,
          readonly_reads_but_may_not_write,
          operator_writes_and_administrator_manages,
