@@ -4,7 +4,6 @@
 #include "fb_time.h"
 #include "ws_http.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* A header's value into buf, or "" when absent or longer than buf (a
@@ -38,29 +37,11 @@ int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv
 	return v;
 }
 
-int fb_ws_auth_challenge(struct lws *wsi, unsigned char **p, unsigned char *end)
-{
-	static const char v[] = "Basic realm=\"" FB_WS_AUTH_REALM "\", charset=\"UTF-8\"";
-	return lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_WWW_AUTHENTICATE,
-					    (const unsigned char *)v, (int)sizeof(v) - 1, p, end);
-}
+#define CHALLENGE "Basic realm=\"" FB_WS_AUTH_REALM "\", charset=\"UTF-8\""
 
 int fb_ws_auth_refuse(struct lws *wsi, int verdict, const char *body, size_t len)
 {
-	uint8_t hdr[LWS_PRE + 512];
-	uint8_t *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof(hdr) - 1;
-	unsigned code = verdict == FB_RF_AUTH_FORBIDDEN ? 403 : 401;
-	if (lws_add_http_common_headers(wsi, code, "application/json", len, &p, end) ||
-	    (code == 401 && fb_ws_auth_challenge(wsi, &p, end)) ||
-	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
-					 (const uint8_t *)"no-store", 8, &p, end) ||
-	    lws_finalize_write_http_header(wsi, start, &p, end))
-		return -1;
-	uint8_t *buf = malloc(LWS_PRE + len + 1);
-	if (!buf)
-		return -1;
-	memcpy(buf + LWS_PRE, body, len);
-	int rc = lws_write(wsi, buf + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
-	free(buf);
-	return rc < 0 ? -1 : 0;
+	int forbidden = verdict == FB_RF_AUTH_FORBIDDEN;
+	return fb_ws_http_reply_hdr(wsi, forbidden ? 403 : 401, "application/json", body, len,
+				    WSI_TOKEN_HTTP_WWW_AUTHENTICATE, forbidden ? NULL : CHALLENGE);
 }

@@ -22,7 +22,5 @@ int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv
 /* Write a whole 401 (FB_RF_AUTH_NO_SESSION, with WWW-Authenticate) or 403
  * (FB_RF_AUTH_FORBIDDEN) reply with this JSON body. 0, or -1 (close). */
 int fb_ws_auth_refuse(struct lws *wsi, int verdict, const char *body, size_t len);
-/* Add the WWW-Authenticate header to a reply being built (for a 401). */
-int fb_ws_auth_challenge(struct lws *wsi, unsigned char **p, unsigned char *end);
 
 #endif

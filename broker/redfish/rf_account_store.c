@@ -36,15 +36,19 @@ static int read_file(struct fb_rf_auth_core *c, char **text, size_t *len, char *
 				   len, err, errsz);
 }
 
-int fb_rf_account_store_set(struct fb_rf_auth_core *c, const char *user, int role,
-			    const char *hash, int enabled, char *err, size_t errsz)
+/* Read the file, change user's line (remove, or set role/hash/enabled),
+ * then commit. */
+static int change(struct fb_rf_auth_core *c, const char *user, int remove, int role,
+		  const char *hash, int enabled, char *err, size_t errsz)
 {
 	char *old, *text = NULL;
 	size_t len, n;
 	int rc = read_file(c, &old, &len, err, errsz);
 	if (rc)
 		return rc;
-	rc = fb_rf_accounts_upsert(old, len, user, fb_rf_role_name(role), hash, enabled, &text, &n);
+	rc = remove ? fb_rf_accounts_remove(old, len, user, &text, &n)
+		    : fb_rf_accounts_upsert(old, len, user, fb_rf_role_name(role), hash, enabled, &text,
+					    &n);
 	free(old);
 	if (rc)
 		return fb_err_set(err, errsz, rc, "%s: %s", c->accounts_path, fb_strerror(rc));
@@ -53,19 +57,14 @@ int fb_rf_account_store_set(struct fb_rf_auth_core *c, const char *user, int rol
 	return rc;
 }
 
+int fb_rf_account_store_set(struct fb_rf_auth_core *c, const char *user, int role,
+			    const char *hash, int enabled, char *err, size_t errsz)
+{
+	return change(c, user, 0, role, hash, enabled, err, errsz);
+}
+
 int fb_rf_account_store_remove(struct fb_rf_auth_core *c, const char *user, char *err,
 			       size_t errsz)
 {
-	char *old, *text = NULL;
-	size_t len, n;
-	int rc = read_file(c, &old, &len, err, errsz);
-	if (rc)
-		return rc;
-	rc = fb_rf_accounts_remove(old, len, user, &text, &n);
-	free(old);
-	if (rc)
-		return fb_err_set(err, errsz, rc, "%s: %s", c->accounts_path, fb_strerror(rc));
-	rc = commit(c, text, n, err, errsz);
-	free(text);
-	return rc;
+	return change(c, user, 1, 0, NULL, 0, err, errsz);
 }
