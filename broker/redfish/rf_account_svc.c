@@ -130,6 +130,7 @@ static struct fb_rf_auth_core *core_of(struct fb_rf_ctx *c)
 	return a && a->enabled ? a : NULL;
 }
 
+/* POST requires the first three; a PATCH may give any writable one. */
 static const struct fb_rf_prop account_props[] = {
 	{ "UserName", FB_RF_T_STRING, FB_RF_P_REQUIRED },
 	{ "Password", FB_RF_T_STRING, FB_RF_P_REQUIRED },
@@ -227,20 +228,6 @@ int fb_rf_accounts_post(struct fb_rf_ctx *c)
 	return rc ? -1 : 0;
 }
 
-static const struct fb_rf_prop patch_props[] = {
-	{ "Password", FB_RF_T_STRING, 0 },
-	{ "RoleId", FB_RF_T_STRING, 0 },
-	{ "Enabled", FB_RF_T_BOOL, 0 },
-	{ "UserName", FB_RF_T_STRING, FB_RF_P_READONLY },
-	{ "Id", FB_RF_T_STRING, FB_RF_P_READONLY },
-	{ "Name", FB_RF_T_STRING, FB_RF_P_READONLY },
-	{ "Description", FB_RF_T_STRING, FB_RF_P_READONLY },
-	{ "Locked", FB_RF_T_BOOL, FB_RF_P_READONLY },
-	{ "AccountTypes", FB_RF_T_ARRAY, FB_RF_P_READONLY },
-	{ "Links", FB_RF_T_OBJECT, FB_RF_P_READONLY },
-	{ NULL, 0, 0 },
-};
-
 /* 1 when the PATCH may go on: the body is valid and the caller may change
  * what it names (RoleId and Enabled need ConfigureUsers, even on one's own
  * account: ConfigureSelf is the password only). */
@@ -254,8 +241,15 @@ static int patch_allowed(struct fb_rf_ctx *c, const struct fb_rf_account *a, jso
 		fb_rf_reply_error(c->rep, FB_RF_INTERNAL_ERROR, NULL, 0);
 		return 0;
 	}
-	if (!fb_rf_reply_if_match(c->rep, c->req, etag) || !fb_rf_body_check(o, patch_props, 0, c->rep))
+	if (!fb_rf_reply_if_match(c->rep, c->req, etag) || !fb_rf_body_check(o, account_props, 0, c->rep))
 		return 0;
+	/* accounts are not renamed: the name is the file's key and the URI's */
+	json_t *name = json_object_get(o, "UserName");
+	if (name && strcmp(json_string_value(name), a->user) != 0) {
+		const char *args[] = { "UserName" };
+		fb_rf_reply_error(c->rep, FB_RF_PROPERTY_NOT_WRITABLE, args, 1);
+		return 0;
+	}
 	if (!may_manage(c) && (json_object_get(o, "RoleId") || json_object_get(o, "Enabled"))) {
 		fb_rf_reply_error(c->rep, FB_RF_INSUFFICIENT_PRIVILEGE, NULL, 0);
 		return 0;
