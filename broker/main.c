@@ -265,7 +265,8 @@ static int start_redfish(struct fb_broker *b, struct fb_rf_auth_core *auth)
 	struct fb_rf_service_opts o = { .base = b->base, .map = b->fabric_map,
 					.state_dir = c->journal_dir, .fabric_name = c->fabric_name,
 					.auth = { .core = auth } };
-	return fb_rf_service_new(&o, &b->redfish);
+	int rc = fb_rf_service_new(&o, &b->redfish);
+	return rc ? rc : fb_rf_tree_start_builder(b->redfish->tree);
 }
 
 static int start_ws(struct fb_broker *b, struct fb_rf_auth_core *auth)

@@ -15,6 +15,7 @@
 #include <libwebsockets.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +151,16 @@ static int check_route(struct fb_rf_service *svc, struct fb_rf_conn *c, int *ref
 	struct fb_rf_op op = fb_rf_route_op(r, c->req.method);
 	if (!op.fn)
 		return refuse(svc, c, FB_RF_OPERATION_NOT_ALLOWED, NULL, 0);
+	const char *ov = fb_rf_req_header(&c->req, FB_RF_H_ODATA_VERSION);
+	if (ov && strcmp(ov, "4.0") != 0)
+		return refuse(svc, c, FB_RF_PRECONDITION_FAILED, NULL, 0);
+	const char *dollar = fb_rf_route_bad_dollar(r, &c->req);
+	if (dollar) {
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(dollar, "="), dollar);
+		const char *args[] = { name };
+		return refuse(svc, c, FB_RF_QUERY_NOT_IMPLEMENTED, args, 1);
+	}
 	int a = fb_rf_auth_check(svc->auth, &c->req, op.priv, &x->who);
 	if (a == FB_RF_AUTH_NO_SESSION)
 		return refuse(svc, c, FB_RF_NO_VALID_SESSION, NULL, 0);
@@ -186,6 +197,15 @@ static int bad_request_line(struct fb_rf_service *svc, struct fb_rf_conn *c, int
 	return refuse(svc, c, FB_RF_RESOURCE_NOT_FOUND, args, 2);
 }
 
+/* POST to a collection's Members is a POST to the collection (DSP0266). */
+static void members_is_collection(struct fb_rf_req *r)
+{
+	static const char m[] = "/Members";
+	size_t n = strlen(r->path);
+	if (r->method == FB_RF_POST && n > sizeof(m) - 1 && strcmp(r->path + n - (sizeof(m) - 1), m) == 0)
+		r->path[n - (sizeof(m) - 1)] = '\0';
+}
+
 int fb_rf_conn_http(struct fb_rf_service *svc, struct lws *wsi, struct fb_rf_conn **slot, const char *path)
 {
 	if (!*slot && !(*slot = calloc(1, sizeof(**slot))))
@@ -199,6 +219,7 @@ int fb_rf_conn_http(struct fb_rf_service *svc, struct lws *wsi, struct fb_rf_con
 		return bad_request_line(svc, c, rc);
 	if (c->req.method == FB_RF_METHODS)
 		return refuse(svc, c, FB_RF_OPERATION_NOT_ALLOWED, NULL, 0);
+	members_is_collection(&c->req);
 	int refused;
 	rc = check_route(svc, c, &refused);
 	if (refused)

@@ -3,6 +3,9 @@
  * rare next to the rest). */
 #include "rf_ctr.h"
 
+#include "fb_buf.h"
+#include "topology.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +14,9 @@
 struct fb_rf_ctrs {
 	json_t *index; /* key -> integer slot */
 	json_t *fabric; /* switch GUID hex -> fabric name */
-	struct fb_rf_port_ctrs *p;
-	size_t n, cap;
+	struct fb_rf_port_ctrs *p; /* slots.data */
+	size_t n;
+	struct fb_buf slots;
 	int dirty;
 };
 
@@ -33,7 +37,7 @@ void fb_rf_ctrs_free(struct fb_rf_ctrs *c)
 		return;
 	json_decref(c->index);
 	json_decref(c->fabric);
-	free(c->p);
+	fb_buf_free(&c->slots);
 	free(c);
 }
 
@@ -51,25 +55,19 @@ static struct fb_rf_port_ctrs *slot(struct fb_rf_ctrs *c, uint64_t guid, uint16_
 		return &c->p[json_integer_value(i)];
 	if (c->n == FB_RF_CTRS_MAX)
 		return NULL;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 256;
-		struct fb_rf_port_ctrs *p = realloc(c->p, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		c->p = p;
-		c->cap = cap;
-	}
+	const struct fb_rf_port_ctrs zero = { 0 };
+	if (fb_buf_put(&c->slots, &zero, sizeof(zero)))
+		return NULL;
+	c->p = (struct fb_rf_port_ctrs *)c->slots.data; /* may have moved */
 	if (json_object_set_new(c->index, k, json_integer((json_int_t)c->n)))
 		return NULL;
-	struct fb_rf_port_ctrs *s = &c->p[c->n++];
-	*s = (struct fb_rf_port_ctrs){ 0 };
-	return s;
+	return &c->p[c->n++];
 }
 
-static void learn_fabric(struct fb_rf_ctrs *c, const struct fb_event *ev)
+static void learn_fabric(struct fb_rf_ctrs *c, const struct fb_event *ev, uint64_t guid)
 {
 	char k[24];
-	snprintf(k, sizeof(k), "%016llx", (unsigned long long)ev->subj.switch_guid);
+	snprintf(k, sizeof(k), "%016llx", (unsigned long long)guid);
 	const char *was = json_string_value(json_object_get(c->fabric, k));
 	if (was && strcmp(was, ev->subj.fabric) == 0)
 		return;
@@ -86,14 +84,16 @@ const char *fb_rf_ctrs_fabric(const struct fb_rf_ctrs *c, uint64_t switch_guid)
 
 void fb_rf_ctrs_learn(struct fb_rf_ctrs *c, const struct fb_event *ev)
 {
-	if (ev->subj.switch_guid && ev->subj.fabric[0] && ev->link_class != FB_LINK_NODE &&
-	    ev->kind != FB_KIND_INVENTORY)
-		learn_fabric(c, ev);
-	if (!ev->n_counters || !ev->subj.switch_guid || ev->link_class == FB_LINK_NODE)
+	uint64_t guid;
+	uint16_t port;
+	if (ev->link_class == FB_LINK_NODE || ev->kind == FB_KIND_INVENTORY ||
+	    !fb_topology_key(ev, &guid, &port))
 		return;
-	uint16_t port = ev->tech == FB_TECH_ETH && ev->subj.ifindex ? (uint16_t)ev->subj.ifindex
-								    : ev->subj.port;
-	struct fb_rf_port_ctrs *s = slot(c, ev->subj.switch_guid, port);
+	if (ev->subj.fabric[0])
+		learn_fabric(c, ev, guid);
+	if (!ev->n_counters || !port)
+		return;
+	struct fb_rf_port_ctrs *s = slot(c, guid, port);
 	if (!s)
 		return;
 	for (unsigned i = 0; i < ev->n_counters; i++) {
@@ -124,4 +124,20 @@ int fb_rf_ctrs_dirty(const struct fb_rf_ctrs *c)
 void fb_rf_ctrs_clean(struct fb_rf_ctrs *c)
 {
 	c->dirty = 0;
+}
+
+struct fb_rf_ctrs *fb_rf_ctrs_clone(const struct fb_rf_ctrs *c)
+{
+	struct fb_rf_ctrs *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->index = json_deep_copy(c->index);
+	d->fabric = json_deep_copy(c->fabric);
+	d->n = c->n;
+	if (!d->index || !d->fabric || fb_buf_put(&d->slots, c->slots.data, c->slots.len)) {
+		fb_rf_ctrs_free(d);
+		return NULL;
+	}
+	d->p = (struct fb_rf_port_ctrs *)d->slots.data;
+	return d;
 }

@@ -2,7 +2,8 @@
  * and congestion counters, speed, width), for Ports/{id}/Metrics and the
  * Port's speed and width; and the fabric each switch's events name. Learned on the loop from the IB and SNMP agents'
  * events (any event that carries counters); keyed by (switch GUID, port).
- * At most FB_RF_CTRS_MAX ports (more are not kept). Loop thread only. */
+ * At most FB_RF_CTRS_MAX ports (more are not kept). Loop thread only
+ * (a clone belongs to whoever made it). */
 #ifndef FB_RF_CTR_H
 #define FB_RF_CTR_H
 
@@ -22,6 +23,8 @@ struct fb_rf_ctrs;
 
 struct fb_rf_ctrs *fb_rf_ctrs_new(void);
 void fb_rf_ctrs_free(struct fb_rf_ctrs *c);
+/* A copy another thread may read (the tree's builder). NULL on ENOMEM. */
+struct fb_rf_ctrs *fb_rf_ctrs_clone(const struct fb_rf_ctrs *c);
 void fb_rf_ctrs_learn(struct fb_rf_ctrs *c, const struct fb_event *ev);
 /* The port's counters, or NULL. */
 const struct fb_rf_port_ctrs *fb_rf_ctrs_get(const struct fb_rf_ctrs *c, uint64_t switch_guid,

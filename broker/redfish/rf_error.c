@@ -60,6 +60,15 @@ static const struct msg msgs[FB_RF_MSG_COUNT] = {
 	[FB_RF_QUERY_PARAMETER_UNSUPPORTED] = { "QueryParameterUnsupported", 400, "Warning",
 		"Query parameter '%1' is not supported.",
 		"Correct or remove the query parameter and resubmit the request." },
+	[FB_RF_QUERY_PARAMETER_VALUE_FORMAT_ERROR] = { "QueryParameterValueFormatError", 400, "Warning",
+		"The value '%1' for the parameter %2 is not a format that the parameter can accept.",
+		"Correct the value for the query parameter in the request and resubmit the request if the operation failed." },
+	[FB_RF_QUERY_PARAMETER_VALUE_TYPE_ERROR] = { "QueryParameterValueTypeError", 400, "Warning",
+		"The value '%1' for the query parameter %2 is not a type that the parameter can accept.",
+		"Correct the value for the query parameter in the request and resubmit the request if the operation failed." },
+	[FB_RF_QUERY_NOT_IMPLEMENTED] = { "QueryParameterUnsupported", 501, "Warning",
+		"Query parameter '%1' is not supported.",
+		"Correct or remove the query parameter and resubmit the request." },
 	[FB_RF_INSUFFICIENT_PRIVILEGE] = { "InsufficientPrivilege", 403, "Critical",
 		"There are insufficient privileges for the account or credentials associated with the current session to perform the requested operation.",
 		"Either abandon the operation or change the associated access rights and resubmit the request if the operation failed." },
@@ -158,6 +167,22 @@ static char *expand(const char *text, const char *const *args, int nargs)
 	return (char *)b.data;
 }
 
+/* A JSON string of s; bytes that are not UTF-8 (a path from the network)
+ * become '?' so that the message can always be rendered. */
+static json_t *safe_string(const char *s)
+{
+	json_t *j = json_string(s ? s : "");
+	if (j || !s)
+		return j;
+	char *c = strdup(s);
+	for (char *p = c; p && *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	j = c ? json_string(c) : NULL;
+	free(c);
+	return j;
+}
+
 json_t *fb_rf_message(enum fb_rf_msg m, const char *const *args, int nargs)
 {
 	if (m >= FB_RF_MSG_COUNT)
@@ -165,16 +190,16 @@ json_t *fb_rf_message(enum fb_rf_msg m, const char *const *args, int nargs)
 	char id[96];
 	full_id(m, id, sizeof(id));
 	char *text = expand(msgs[m].text, args, nargs);
-	json_t *a = json_array();
+	json_t *t = safe_string(text), *a = json_array();
 	for (int i = 0; a && i < nargs; i++)
-		json_array_append_new(a, json_string(args[i] ? args[i] : ""));
-	json_t *o = text && a ? json_pack("{s:s,s:s,s:s,s:o,s:s,s:s}", "@odata.type",
-					  "#Message.v1_3_0.Message", "MessageId", id, "Message", text,
-					  "MessageArgs", a, "MessageSeverity", msgs[m].sev, "Resolution",
-					  msgs[m].resolution)
-			      : NULL;
-	if (!o)
-		json_decref(a);
+		json_array_append_new(a, safe_string(args[i]));
+	json_t *o = t && a ? json_pack("{s:s,s:s,s:O,s:O,s:s,s:s}", "@odata.type",
+				       "#Message.v1_3_0.Message", "MessageId", id, "Message", t,
+				       "MessageArgs", a, "MessageSeverity", msgs[m].sev, "Resolution",
+				       msgs[m].resolution)
+			   : NULL;
+	json_decref(t);
+	json_decref(a);
 	free(text);
 	return o;
 }

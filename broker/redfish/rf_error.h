@@ -31,6 +31,9 @@ enum fb_rf_msg {
 	FB_RF_CREATE_FAILED_MISSING_REQ, /* 400 (property) */
 	FB_RF_QUERY_PARAMETER_VALUE_ERROR,/* 400 (parameter) */
 	FB_RF_QUERY_PARAMETER_UNSUPPORTED,/* 400 (parameter) */
+	FB_RF_QUERY_PARAMETER_VALUE_FORMAT_ERROR, /* 400 (value, parameter) */
+	FB_RF_QUERY_PARAMETER_VALUE_TYPE_ERROR,   /* 400 (value, parameter) */
+	FB_RF_QUERY_NOT_IMPLEMENTED,     /* 501 QueryParameterUnsupported (parameter): a "$" one */
 	FB_RF_INSUFFICIENT_PRIVILEGE,    /* 403 */
 	FB_RF_NO_VALID_SESSION,          /* 401 */
 	FB_RF_PRECONDITION_FAILED,       /* 412 */

@@ -7,8 +7,11 @@
  * switch is known by its name when it has one (the node description),
  * else by its GUID ("0x0008f10400411a08"); a port by its number (the
  * ifIndex on Ethernet). A name two switches share falls back to the GUID
- * for the second. IB switches are in the broker's fabric (FabricName),
- * Ethernet ones (keys tagged FB_TOPO_ETH_KEY_TAG) in "Ethernet".
+ * for the second. A switch is in the fabric its events name (subj.fabric:
+ * the IB agent's --fabric, the SNMP agent's switch fabric), else in the
+ * broker's FabricName, as in OriginOfCondition; host Endpoints are in the
+ * broker's fabric. A fabric with Ethernet switches (keys tagged
+ * FB_TOPO_ETH_KEY_TAG) is FabricType Ethernet.
  */
 #include "rf_res.h"
 
@@ -21,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ETH_FABRIC "Ethernet"
 #define P_MAX 1024
 
 struct fab {
@@ -70,11 +72,12 @@ static void fabric_path(char *p, size_t sz, const char *fabric)
 
 /* ---- switches ---- */
 
-/* The fabric its events name, else Ethernet or the broker's own. */
+/* The fabric its events name, else the broker's own (FabricName): where
+ * OriginOfCondition puts it. */
 static const char *switch_fabric(const struct fab *f, uint64_t guid)
 {
 	const char *named = fb_rf_ctrs_fabric(f->ctrs, guid);
-	return named && named[0] ? named : is_eth(guid) ? ETH_FABRIC : f->ib_fabric;
+	return named && named[0] ? named : f->ib_fabric;
 }
 
 static void name_switch(struct fab *f, const struct fb_topo_switch *sw, char *path, size_t sz)
@@ -104,7 +107,7 @@ static int add_switch(struct fab *f, const struct fb_topo_switch *sw, const char
 {
 	char g[19], ports[P_MAX];
 	guid_hex(g, sw->guid);
-	snprintf(ports, sizeof(ports), "%s/Ports", path);
+	fb_rf_path_cat(ports, sizeof(ports), path, "/Ports");
 	const char *id = strrchr(path, '/') + 1;
 	char desc[160];
 	snprintf(desc, sizeof(desc), "GUID %s, reported by %s", g, sw->agent[0] ? sw->agent : "?");
@@ -114,8 +117,10 @@ static int add_switch(struct fab *f, const struct fb_topo_switch *sw, const char
 			      is_eth(sw->guid) ? "Ethernet" : "InfiniBand", "Status", "State",
 			      sw->reachable ? "Enabled" : "UnavailableOffline", "Health",
 			      sw->reachable ? "OK" : "Critical", "Ports", fb_rf_ref(ports));
-	json_array_append_new(json_object_get(fabric_lists(f, switch_fabric(f, sw->guid)), "sw"),
-			      json_string(path));
+	json_t *lists = fabric_lists(f, switch_fabric(f, sw->guid));
+	json_array_append_new(json_object_get(lists, "sw"), json_string(path));
+	if (is_eth(sw->guid))
+		json_object_set_new(lists, "eth", json_true());
 	return fb_rf_build_add(f->b, path, "Switch", o);
 }
 
@@ -160,7 +165,7 @@ static json_t *port_links(struct fab *f, const struct fb_topo_port *p)
 	const char *peer_sw = p->peer_guid ? switch_path(f, p->peer_guid) : NULL;
 	if (peer_sw && p->peer_port) {
 		char pp[P_MAX];
-		snprintf(pp, sizeof(pp), "%s/Ports/%u", peer_sw, (unsigned)p->peer_port);
+		fb_rf_path_port(pp, sizeof(pp), peer_sw, p->peer_port);
 		json_object_set_new(links, "ConnectedSwitches", json_pack("[o]", fb_rf_ref(peer_sw)));
 		json_object_set_new(links, "ConnectedSwitchPorts", json_pack("[o]", fb_rf_ref(pp)));
 	}
@@ -191,8 +196,8 @@ static int add_port(struct fab *f, const struct fb_topo_port *p, const char *sw_
 {
 	char path[P_MAX], id[16], metrics[P_MAX], g[20];
 	snprintf(id, sizeof(id), "%u", (unsigned)p->port);
-	snprintf(path, sizeof(path), "%s/Ports/%s", sw_path, id);
-	snprintf(metrics, sizeof(metrics), "%s/Metrics", path);
+	fb_rf_path_port(path, sizeof(path), sw_path, p->port);
+	fb_rf_path_cat(metrics, sizeof(metrics), path, "/Metrics");
 	guid_colons(g, p->switch_guid);
 	int eth = p->tech == FB_TECH_ETH || is_eth(p->switch_guid);
 	const char *tech = eth ? "Ethernet" : "InfiniBand";
@@ -220,16 +225,37 @@ static void put_ctr(json_t *o, const struct fb_rf_port_ctrs *c, const char *name
 		json_object_set_new(o, name, json_integer((json_int_t)(c->v[id] * mul)));
 }
 
+/* Receive- and transmit-side error counters, summed into RXErrors and
+ * TXErrors (IB PortCounters; IF-MIB on Ethernet). */
+static const unsigned rx_errors[] = { FB_CTR_SYMBOL_ERROR, FB_CTR_RCV_ERRORS,
+				      FB_CTR_RCV_REMOTE_PHYS_ERRORS, FB_CTR_RCV_SWITCH_RELAY_ERRORS,
+				      FB_CTR_RCV_CONSTRAINT_ERRORS, FB_CTR_LOCAL_LINK_INTEGRITY_ERRORS,
+				      FB_CTR_EXCESSIVE_BUFFER_OVERRUN, FB_CTR_IF_IN_ERRORS };
+static const unsigned tx_errors[] = { FB_CTR_XMIT_CONSTRAINT_ERRORS, FB_CTR_IF_OUT_ERRORS };
+
+static void put_sum(json_t *o, const struct fb_rf_port_ctrs *c, const char *name,
+		    const unsigned *ids, size_t n)
+{
+	uint64_t sum = 0;
+	int any = 0;
+	for (size_t i = 0; c && i < n; i++)
+		if (c->have & (1ull << ids[i])) {
+			sum += c->v[ids[i]];
+			any = 1;
+		}
+	if (any)
+		json_object_set_new(o, name, json_integer((json_int_t)sum));
+}
+
 static int add_metrics(struct fab *f, const char *port_path, const struct fb_rf_port_ctrs *c)
 {
 	char path[P_MAX];
-	snprintf(path, sizeof(path), "%s/Metrics", port_path);
+	fb_rf_path_cat(path, sizeof(path), port_path, "/Metrics");
 	json_t *net = json_object();
 	json_t *o = json_pack("{s:s,s:s,s:s}", "@odata.type", "#PortMetrics.v1_8_1.PortMetrics", "Id",
 			      "Metrics", "Name", "Port metrics");
-	put_ctr(o, c, "RXErrors", FB_CTR_RCV_ERRORS, 1);
-	put_ctr(o, c, "RXErrors", FB_CTR_IF_IN_ERRORS, 1);
-	put_ctr(o, c, "TXErrors", FB_CTR_IF_OUT_ERRORS, 1);
+	put_sum(o, c, "RXErrors", rx_errors, sizeof(rx_errors) / sizeof(rx_errors[0]));
+	put_sum(o, c, "TXErrors", tx_errors, sizeof(tx_errors) / sizeof(tx_errors[0]));
 	put_ctr(o, c, "RXBytes", FB_CTR_RCV_DATA, 4); /* IB counts 4-byte words */
 	put_ctr(o, c, "TXBytes", FB_CTR_XMIT_DATA, 4);
 	put_ctr(net, c, "RXFrames", FB_CTR_RCV_PKTS, 1);
@@ -260,7 +286,7 @@ int fb_rf_endpoint_path(char *out, size_t sz, const char *ib_fabric, const char 
 		snprintf(id, sizeof(id), "%s-%s", node, dev ? dev : "port");
 	else
 		snprintf(id, sizeof(id), "%s-%s-%lld", node, dev ? dev : "port", (long long)num);
-	fabric_path(out, sz, eth ? ETH_FABRIC : ib_fabric);
+	fabric_path(out, sz, ib_fabric); /* host ports: the broker's own fabric */
 	fb_rf_path_append(out, sz, "Endpoints");
 	return fb_rf_path_append(out, sz, id);
 }
@@ -310,8 +336,7 @@ static int add_endpoint(struct fab *f, const char *node, const json_t *port)
 		json_object_set_new(f->endpoint, key, json_string(path));
 	}
 	json_object_set_new(o, "Description", endpoint_text(node, port));
-	json_array_append_new(json_object_get(fabric_lists(f, eth ? ETH_FABRIC : f->ib_fabric), "ep"),
-			      json_string(path));
+	json_array_append_new(json_object_get(fabric_lists(f, f->ib_fabric), "ep"), json_string(path));
 	return fb_rf_build_add(f->b, path, "Endpoint", o);
 }
 
@@ -337,9 +362,9 @@ static int add_fabric(struct fab *f, const char *id, json_t *lists)
 {
 	char path[P_MAX], sw[P_MAX], ep[P_MAX];
 	fabric_path(path, sizeof(path), id);
-	snprintf(sw, sizeof(sw), "%s/Switches", path);
-	snprintf(ep, sizeof(ep), "%s/Endpoints", path);
-	int eth = strcmp(id, ETH_FABRIC) == 0 && strcmp(id, f->ib_fabric) != 0;
+	fb_rf_path_cat(sw, sizeof(sw), path, "/Switches");
+	fb_rf_path_cat(ep, sizeof(ep), path, "/Endpoints");
+	int eth = json_is_true(json_object_get(lists, "eth")); /* has Ethernet switches */
 	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:{s:s,s:s},s:o,s:o}", "@odata.type",
 			      "#Fabric.v1_4_0.Fabric", "Id", id, "Name", id, "FabricType",
 			      eth ? "Ethernet" : "InfiniBand", "Status", "State", "Enabled", "Health",
@@ -383,7 +408,7 @@ static int add_switches(struct fab *f)
 		const struct fb_topo_port *p = fb_topology_port_at(f->topo, i);
 		const char *sw = switch_path(f, p->switch_guid);
 		char pp[P_MAX];
-		snprintf(pp, sizeof(pp), "%s/Ports/%u", sw, (unsigned)p->port);
+		fb_rf_path_port(pp, sizeof(pp), sw, p->port);
 		json_array_append_new(json_array_get(ports, p->sw), json_string(pp));
 		rc = add_port(f, p, sw);
 	}
@@ -391,7 +416,7 @@ static int add_switches(struct fab *f)
 		const struct fb_topo_switch *s = fb_topology_switch_at(f->topo, i);
 		const char *sw = switch_path(f, s->guid);
 		char pc[P_MAX];
-		snprintf(pc, sizeof(pc), "%s/Ports", sw);
+		fb_rf_path_cat(pc, sizeof(pc), sw, "/Ports");
 		rc = add_switch(f, s, sw);
 		if (!rc)
 			rc = fb_rf_build_collection(f->b, pc, "PortCollection", "Ports",

@@ -26,7 +26,8 @@ static int add_registry(struct fb_rf_build *b, const struct fb_rf_file *f, json_
 	char id[128], reg[128], path[256], uri[384];
 	names(file, id, sizeof(id), reg, sizeof(reg));
 	snprintf(path, sizeof(path), REG "/%s", id);
-	snprintf(uri, sizeof(uri), "%s/%s", path, file);
+	fb_rf_path_cat(uri, sizeof(uri), path, "/");
+	fb_rf_path_cat(uri, sizeof(uri), uri, file);
 	json_array_append_new(members, json_string(path));
 	json_t *o = json_pack("{s:s,s:s,s:s,s:[s],s:s,s:[{s:s,s:s}]}", "@odata.type",
 			      "#MessageRegistryFile.v1_1_5.MessageRegistryFile", "Id", id, "Name",

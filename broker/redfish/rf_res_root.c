@@ -13,7 +13,7 @@
 
 /* The schemas the tree uses, with the namespace version referenced in
  * $metadata (the DMTF CSDL files; the validators read them from their
- * schema directory or from /redfish/v1/Schemas). */
+ * schema directory, by the file name of these published URIs). */
 static const char *const schemas[][2] = {
 	{ "ServiceRoot", "ServiceRoot.v1_20_0" },
 	{ "Fabric", "Fabric.v1_4_0" },
@@ -117,7 +117,7 @@ static int metadata(struct fb_rf_build *b)
 				 "<edmx:Edmx xmlns:edmx=\"http://docs.oasis-open.org/odata/ns/edmx\" "
 				 "Version=\"4.0\">\n");
 	for (size_t i = 0; !rc && i < sizeof(schemas) / sizeof(schemas[0]); i++) {
-		rc = fb_buf_printf(&x, "  <edmx:Reference Uri=\"/redfish/v1/Schemas/%s_v1.xml\">\n"
+		rc = fb_buf_printf(&x, "  <edmx:Reference Uri=\"http://redfish.dmtf.org/schemas/v1/%s_v1.xml\">\n"
 				       "    <edmx:Include Namespace=\"%s\"/>\n",
 				   schemas[i][0], schemas[i][0]);
 		if (!rc && schemas[i][1])

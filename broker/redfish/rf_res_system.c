@@ -14,7 +14,7 @@
 static int add_interface(struct fb_rf_build *b, const char *sys, const char *dev, json_t *ports)
 {
 	char path[P_MAX];
-	snprintf(path, sizeof(path), "%s/NetworkInterfaces", sys);
+	fb_rf_path_cat(path, sizeof(path), sys, "/NetworkInterfaces");
 	fb_rf_path_append(path, sizeof(path), dev);
 	(void)ports;
 	json_t *o = json_pack("{s:s,s:s,s:s,s:{s:s}}", "@odata.type",
@@ -62,7 +62,7 @@ static int add_system(struct fb_rf_build *b, const char *name, const json_t *nod
 	char sys[P_MAX], nics[P_MAX], ep[P_MAX];
 	snprintf(sys, sizeof(sys), "/redfish/v1/Systems");
 	fb_rf_path_append(sys, sizeof(sys), name);
-	snprintf(nics, sizeof(nics), "%s/NetworkInterfaces", sys);
+	fb_rf_path_cat(nics, sizeof(nics), sys, "/NetworkInterfaces");
 	json_array_append_new(members, json_string(sys));
 	json_t *eps = json_array(), *nic_paths = json_array(), *devs = by_device(node);
 	size_t i;

@@ -69,6 +69,40 @@ struct fb_rf_op fb_rf_route_op(const struct fb_rf_route *r, enum fb_rf_method m)
 	return r->op[m];
 }
 
+/* The "$" query parameters a route takes (by pattern), space-separated;
+ * any other "$..." is 501 QueryParameterUnsupported (DSP0266). */
+static const char *const dollar_ok[][2] = {
+	{ "/redfish/v1/EventService/SSE", "$filter" }, /* rf-sse */
+};
+
+static const char *dollars_of(const struct fb_rf_route *r)
+{
+	for (size_t i = 0; i < sizeof(dollar_ok) / sizeof(dollar_ok[0]); i++)
+		if (strcmp(dollar_ok[i][0], r->pattern) == 0)
+			return dollar_ok[i][1];
+	return "";
+}
+
+const char *fb_rf_route_bad_dollar(const struct fb_rf_route *r, const struct fb_rf_req *req)
+{
+	for (size_t i = 0; i < req->n_query; i++) {
+		const char *a = req->query[i];
+		size_t n = strcspn(a, "=");
+		if (a[0] != '$')
+			continue; /* other parameters are the handler's (or ignored) */
+		const char *d = dollars_of(r);
+		int ok = 0;
+		while (*d && !ok) {
+			size_t m = strcspn(d, " ");
+			ok = m == n && strncmp(d, a, n) == 0;
+			d += m + (d[m] == ' ');
+		}
+		if (!ok)
+			return a;
+	}
+	return NULL;
+}
+
 unsigned fb_rf_route_allow(const struct fb_rf_route *r)
 {
 	unsigned a = 0;

@@ -8,6 +8,8 @@
  *   - 404 ResourceNotFound if no route matches, or route->exists says no;
  *   - 405 OperationNotAllowed + Allow if the method has no handler (HEAD
  *     uses GET's);
+ *   - 412 if OData-Version is given and is not 4.0; 501 for a "$" query
+ *     parameter the route does not take (rf_route.c, dollar_ok[]);
  *   - 401/403 from fb_rf_auth_check(route privilege for the method);
  *   - for POST/PATCH/PUT with a body: 413 past FB_RF_BODY_MAX, 415 if not
  *     application/json, then reads it whole;
@@ -93,6 +95,8 @@ int fb_rf_route_match(const char *pattern, const char *path, struct fb_rf_ctx *c
 /* The first route of table matching path (c filled), or NULL. */
 const struct fb_rf_route *fb_rf_route_find(const struct fb_rf_route *table, const char *path,
 					   struct fb_rf_ctx *c);
+/* The first "$" query argument of req the route does not take, or NULL. */
+const char *fb_rf_route_bad_dollar(const struct fb_rf_route *r, const struct fb_rf_req *req);
 /* The Allow mask of a route (HEAD whenever GET). */
 unsigned fb_rf_route_allow(const struct fb_rf_route *r);
 /* The op for method (HEAD falls back to GET); NULL fn if none. */

@@ -2,6 +2,7 @@
 #include "rf_tree.h"
 
 #include "fabric_map.h"
+#include "fb_buf.h"
 #include "fb_err.h"
 #include "fb_log.h"
 #include "fb_time.h"
@@ -9,6 +10,7 @@
 #include "rf_files.h"
 #include "rf_res.h"
 #include "rf_service.h"
+#include "topology.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -28,8 +30,9 @@ struct entry {
 
 struct snap {
 	atomic_uint refs;
-	struct entry *e;
-	size_t n, cap;
+	struct entry *e; /* ents.data */
+	size_t n;
+	struct fb_buf ents;
 };
 
 struct fb_rf_build {
@@ -37,15 +40,27 @@ struct fb_rf_build {
 	struct snap *s;
 };
 
+/* What one rebuild reads: copies the builder owns, taken on the loop. */
+struct input {
+	struct fb_fabric_snap *fs;  /* a reference */
+	struct fb_topology *topo;   /* a clone */
+	struct fb_rf_ctrs *ctrs;    /* a clone */
+};
+
 struct fb_rf_tree {
 	struct fb_rf_service *svc;
 	/* loop */
 	struct fb_rf_ctrs *ctrs;
-	struct fb_fabric_snap *seen;   /* the map snapshot the tree was built from */
-	uint64_t built_ms;
-	/* shared */
+	struct fb_fabric_snap *seen;   /* the map snapshot the last capture read */
+	/* shared, under mu */
 	pthread_mutex_t mu;
+	pthread_cond_t cv;
 	struct snap *cur;
+	struct input *pending;         /* for the builder thread */
+	int building, stop, threaded;
+	uint64_t next_ms;              /* no rebuild before (spacing by cost) */
+	struct fb_rf_tree_stats st;
+	pthread_t thread;
 };
 
 static void snap_unref(struct snap *s)
@@ -56,7 +71,7 @@ static void snap_unref(struct snap *s)
 		free(s->e[i].path);
 		free(s->e[i].body);
 	}
-	free(s->e);
+	fb_buf_free(&s->ents);
 	free(s);
 }
 
@@ -79,18 +94,30 @@ int fb_rf_tree_new(struct fb_rf_service *svc, struct fb_rf_tree **out)
 	}
 	t->svc = svc;
 	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
 	*out = t;
 	return 0;
 }
+
+static void input_free(struct input *in);
 
 void fb_rf_tree_free(struct fb_rf_tree *t)
 {
 	if (!t)
 		return;
+	if (t->threaded) {
+		pthread_mutex_lock(&t->mu);
+		t->stop = 1;
+		pthread_cond_signal(&t->cv);
+		pthread_mutex_unlock(&t->mu);
+		pthread_join(t->thread, NULL);
+	}
+	input_free(t->pending);
 	snap_unref(t->cur);
 	if (t->seen)
 		fb_fabric_snap_unref(t->seen);
 	fb_rf_ctrs_free(t->ctrs);
+	pthread_cond_destroy(&t->cv);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 }
@@ -132,6 +159,27 @@ int fb_rf_path_append(char *path, size_t sz, const char *seg)
 	return 0;
 }
 
+int fb_rf_path_cat(char *out, size_t sz, const char *base, const char *suffix)
+{
+	size_t n = base == out ? strlen(out) : strlen(base), m = strlen(suffix);
+	if (n + m >= sz) {
+		if (sz)
+			out[0] = '\0';
+		return FB_ETOOBIG;
+	}
+	if (base != out)
+		memmove(out, base, n);
+	memcpy(out + n, suffix, m + 1);
+	return 0;
+}
+
+int fb_rf_path_port(char *out, size_t sz, const char *sw, unsigned port)
+{
+	char num[24];
+	snprintf(num, sizeof(num), "/Ports/%u", port);
+	return fb_rf_path_cat(out, sz, sw, num);
+}
+
 static int unhex(char c)
 {
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10
@@ -158,16 +206,11 @@ static char *decoded(const char *path)
 static struct entry *new_entry(struct fb_rf_build *b, const char *path)
 {
 	struct snap *s = b->s;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct entry *e = realloc(s->e, cap * sizeof(*e));
-		if (!e)
-			return NULL;
-		s->e = e;
-		s->cap = cap;
-	}
+	const struct entry zero = { 0 };
+	if (fb_buf_put(&s->ents, &zero, sizeof(zero)))
+		return NULL;
+	s->e = (struct entry *)s->ents.data; /* may have moved */
 	struct entry *e = &s->e[s->n];
-	memset(e, 0, sizeof(*e));
 	if (!(e->path = decoded(path)))
 		return NULL;
 	s->n++;
@@ -188,17 +231,25 @@ int fb_rf_build_add_raw(struct fb_rf_build *b, const char *path, const char *cty
 	return 0;
 }
 
-/* obj's bytes with its @odata.etag (the tag of the bytes without it). */
+/* obj's bytes with its @odata.etag (the tag of the bytes without it),
+ * serialized once: the annotation is spliced in before the final '}'. */
 static char *render(json_t *obj, char etag[FB_RF_ETAG_MAX])
 {
+	json_object_del(obj, "@odata.etag");
 	char *plain = json_dumps(obj, JSON_COMPACT);
 	if (!plain)
 		return NULL;
-	fb_rf_etag(plain, strlen(plain), etag);
-	free(plain);
-	if (json_object_set_new(obj, "@odata.etag", json_string(etag)))
+	size_t n = strlen(plain);
+	fb_rf_etag(plain, n, etag);
+	char *out = realloc(plain, n + FB_RF_ETAG_MAX + 32);
+	if (!out) {
+		free(plain);
 		return NULL;
-	return json_dumps(obj, JSON_COMPACT);
+	}
+	/* etag is W/"<hex>": its quotes are escaped in JSON */
+	snprintf(out + n - 1, FB_RF_ETAG_MAX + 33, "%s\"@odata.etag\":\"W/\\\"%.16s\\\"\"}",
+		 n > 2 ? "," : "", etag + 3);
+	return out;
 }
 
 /* The Link header may name only a schema /redfish/v1/JsonSchemas serves. */
@@ -255,68 +306,174 @@ static int entry_cmp(const void *a, const void *b)
 }
 
 /* The parsed fabric map (new reference) or NULL; *snap keeps the one read. */
-static json_t *read_map(struct fb_rf_tree *t, struct fb_fabric_snap **snap)
+static void input_free(struct input *in)
 {
-	*snap = t->svc->map ? fb_fabric_map_snapshot(t->svc->map) : NULL;
-	return *snap ? json_loadb((*snap)->json, (*snap)->len, 0, NULL) : NULL;
+	if (!in)
+		return;
+	if (in->fs)
+		fb_fabric_snap_unref(in->fs);
+	fb_topology_free(in->topo);
+	fb_rf_ctrs_free(in->ctrs);
+	free(in);
 }
 
-static int build_all(struct fb_rf_tree *t, struct fb_rf_build *b, const json_t *map)
+/* Loop: copy what a rebuild reads (memcpy-fast: the loop goes on at once). */
+static struct input *capture(struct fb_rf_tree *t)
 {
-	const struct fb_topology *topo = t->svc->map ? fb_fabric_map_topology(t->svc->map) : NULL;
+	struct input *in = calloc(1, sizeof(*in));
+	struct fb_fabric_map *m = t->svc->map;
+	if (!in)
+		return NULL;
+	in->fs = m ? fb_fabric_map_snapshot(m) : NULL;
+	in->topo = m ? fb_topology_clone(fb_fabric_map_topology(m)) : NULL;
+	in->ctrs = fb_rf_ctrs_clone(t->ctrs);
+	if ((m && !in->topo) || !in->ctrs) {
+		input_free(in);
+		return NULL;
+	}
+	if (t->seen)
+		fb_fabric_snap_unref(t->seen);
+	t->seen = in->fs ? fb_fabric_snap_ref(in->fs) : NULL; /* held: its address stays unique */
+	fb_rf_ctrs_clean(t->ctrs);
+	return in;
+}
+
+static int build_all(struct fb_rf_build *b, const struct input *in)
+{
+	json_t *map = in->fs ? json_loadb(in->fs->json, in->fs->len, 0, NULL) : NULL;
 	int rc = fb_rf_res_root(b);
 	if (!rc)
-		rc = fb_rf_res_fabric(b, map, topo, t->ctrs);
+		rc = fb_rf_res_fabric(b, map, in->topo, in->ctrs);
 	if (!rc)
 		rc = fb_rf_res_systems(b, map);
 	if (!rc)
 		rc = fb_rf_res_aggregation(b);
 	if (!rc)
 		rc = fb_rf_res_registries(b);
+	json_decref(map);
 	return rc;
+}
+
+/* Publish s; after a rebuild that took T, none for max(FB_RF_TREE_MIN_MS,
+ * 9 T), so that a big tree that keeps changing keeps a core busy a tenth
+ * of the time at most. */
+static void publish(struct fb_rf_tree *t, struct snap *s, uint64_t took)
+{
+	uint64_t gap = 9 * took > FB_RF_TREE_MIN_MS ? 9 * took : FB_RF_TREE_MIN_MS;
+	pthread_mutex_lock(&t->mu);
+	struct snap *old = t->cur;
+	t->cur = s;
+	t->next_ms = (uint64_t)fb_time_ms() + gap;
+	t->st.rebuilds++;
+	t->st.last_ms = took;
+	t->st.resources = s->n;
+	pthread_mutex_unlock(&t->mu);
+	snap_unref(old);
+	if (took >= 100)
+		fb_log_info("redfish: the tree (%zu resources) took %llu ms to build; next rebuild "
+			    "in %llu ms at the earliest", s->n, (unsigned long long)took,
+			    (unsigned long long)gap);
+}
+
+/* Any thread: build from in and publish. 1, or -ENOMEM. */
+static int build_from(struct fb_rf_tree *t, const struct input *in)
+{
+	uint64_t t0 = (uint64_t)fb_time_ms();
+	struct fb_rf_build b = { .svc = t->svc, .s = calloc(1, sizeof(struct snap)) };
+	if (!b.s)
+		return -ENOMEM;
+	atomic_init(&b.s->refs, 1);
+	int rc = build_all(&b, in);
+	if (rc) {
+		snap_unref(b.s);
+		return rc;
+	}
+	qsort(b.s->e, b.s->n, sizeof(b.s->e[0]), entry_cmp);
+	publish(t, b.s, (uint64_t)fb_time_ms() - t0);
+	return 1;
+}
+
+void fb_rf_tree_get_stats(struct fb_rf_tree *t, struct fb_rf_tree_stats *st)
+{
+	pthread_mutex_lock(&t->mu);
+	*st = t->st;
+	pthread_mutex_unlock(&t->mu);
 }
 
 int fb_rf_tree_rebuild(struct fb_rf_tree *t, uint64_t last_event_id)
 {
 	(void)last_event_id;
-	struct fb_rf_build b = { .svc = t->svc, .s = calloc(1, sizeof(struct snap)) };
-	if (!b.s)
-		return -ENOMEM;
-	atomic_init(&b.s->refs, 1);
-	struct fb_fabric_snap *fs;
-	json_t *map = read_map(t, &fs);
-	int rc = build_all(t, &b, map);
-	json_decref(map);
-	if (rc) {
-		if (fs)
-			fb_fabric_snap_unref(fs);
-		snap_unref(b.s);
-		return rc;
-	}
-	qsort(b.s->e, b.s->n, sizeof(b.s->e[0]), entry_cmp);
+	struct input *in = capture(t);
+	int rc = in ? build_from(t, in) : -ENOMEM;
+	input_free(in);
+	return rc;
+}
+
+static void *builder_main(void *arg)
+{
+	struct fb_rf_tree *t = arg;
 	pthread_mutex_lock(&t->mu);
-	struct snap *old = t->cur;
-	t->cur = b.s;
+	while (!t->stop) {
+		if (!t->pending) {
+			pthread_cond_wait(&t->cv, &t->mu);
+			continue;
+		}
+		struct input *in = t->pending;
+		t->pending = NULL;
+		t->building = 1;
+		pthread_mutex_unlock(&t->mu);
+		if (build_from(t, in) < 0)
+			fb_log_warn("redfish: out of memory rebuilding the tree; the old one stays");
+		input_free(in);
+		pthread_mutex_lock(&t->mu);
+		t->building = 0;
+	}
 	pthread_mutex_unlock(&t->mu);
-	snap_unref(old);
-	if (t->seen)
-		fb_fabric_snap_unref(t->seen);
-	t->seen = fs; /* held: its address cannot come back for another map */
-	fb_rf_ctrs_clean(t->ctrs);
-	t->built_ms = (uint64_t)fb_time_ms();
-	return 1;
+	return NULL;
+}
+
+int fb_rf_tree_start_builder(struct fb_rf_tree *t)
+{
+	int rc = pthread_create(&t->thread, NULL, builder_main, t);
+	if (rc) {
+		fb_log_err("redfish: cannot start the tree's builder thread: %s", strerror(rc));
+		return -rc;
+	}
+	t->threaded = 1;
+	return 0;
+}
+
+/* Loop: due, and not already being built; *none: no tree published yet. */
+static int due(struct fb_rf_tree *t, int *none)
+{
+	pthread_mutex_lock(&t->mu);
+	*none = !t->cur && !t->pending && !t->building;
+	int ok = *none || ((uint64_t)fb_time_ms() >= t->next_ms && !t->pending && !t->building);
+	pthread_mutex_unlock(&t->mu);
+	return ok;
 }
 
 int fb_rf_tree_refresh(struct fb_rf_tree *t, uint64_t last_event_id)
 {
-	uint64_t now = (uint64_t)fb_time_ms();
-	if (t->cur && now - t->built_ms < FB_RF_TREE_MIN_MS)
+	int none;
+	if (!due(t, &none))
 		return 0;
 	struct fb_fabric_snap *fs = t->svc->map ? fb_fabric_map_snapshot(t->svc->map) : NULL;
-	int changed = !t->cur || fs != t->seen || fb_rf_ctrs_dirty(t->ctrs);
+	int changed = none || fs != t->seen || fb_rf_ctrs_dirty(t->ctrs);
 	if (fs)
 		fb_fabric_snap_unref(fs);
-	return changed ? fb_rf_tree_rebuild(t, last_event_id) : 0;
+	if (!changed)
+		return 0;
+	if (!t->threaded)
+		return fb_rf_tree_rebuild(t, last_event_id);
+	struct input *in = capture(t);
+	if (!in)
+		return -ENOMEM;
+	pthread_mutex_lock(&t->mu);
+	t->pending = in;
+	pthread_cond_signal(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	return 1;
 }
 
 void fb_rf_tree_learn(struct fb_rf_tree *t, const struct fb_event *ev)
@@ -359,8 +516,10 @@ int fb_rf_tree_get(struct fb_rf_ctx *c)
 
 char *fb_rf_tree_body(struct fb_rf_tree *t, const char *path)
 {
-	struct snap *s = current(t);
-	const struct entry *e = find(s, path);
+	char *key = decoded(path);
+	struct snap *s = key ? current(t) : NULL;
+	const struct entry *e = find(s, key);
+	free(key);
 	char *copy = e ? strdup(e->body) : NULL;
 	snap_unref(s);
 	return copy;

@@ -358,6 +358,17 @@ static char *body_at(struct fb_rf_service *svc, const char *path)
 	return fb_rf_tree_body(svc->tree, path);
 }
 
+/* An Ethernet switch port as the SNMP agent reports it: no GUID, an ifIndex. */
+static struct fb_event eth_event(uint8_t kind, const char *fabric, const char *sw, uint32_t ifindex)
+{
+	struct fb_event ev = sw_event(kind, 0, sw, 0);
+	ev.tech = FB_TECH_ETH;
+	ev.link_class = FB_LINK_HOST;
+	ev.subj.ifindex = ifindex;
+	snprintf(ev.subj.fabric, sizeof(ev.subj.fabric), "%s", fabric);
+	return ev;
+}
+
 static void tree_serves_the_origins_events_name(void)
 {
 	struct fb_inventory *inv = fb_inventory_new();
@@ -367,7 +378,11 @@ static void tree_serves_the_origins_events_name(void)
 		host_event(FB_KIND_TOPOLOGY, LEAF1, "leaf1", 3, 3, 4, 5),
 		inventory_event(3),
 		host_event(FB_KIND_LINK_DOWN, LEAF1, "leaf1", 3, 3, 1, 2),
+		eth_event(FB_KIND_LINK_DOWN, "dc1", "tor 7", 12), /* SNMP: no GUID */
+		eth_event(FB_KIND_TOPOLOGY, "", "tor8", 3), /* no fabric: FabricName */
+		eth_event(FB_KIND_COUNTER_THRESHOLD, "", "tor8", 3),
 	};
+	fb_event_add_counter(&evs[5], FB_CTR_IF_IN_ERRORS, 9);
 	fb_event_add_counter(&evs[2], FB_CTR_SYMBOL_ERROR, 7);
 	fb_event_add_counter(&evs[2], FB_CTR_RCV_ERRORS, 3);
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
@@ -394,7 +409,7 @@ static void tree_serves_the_origins_events_name(void)
 	CHECK(port && strstr(port, "\"AssociatedEndpoints\""));
 	free(port);
 	char *metrics = body_at(svc, "/redfish/v1/Fabrics/ibsim/Switches/leaf1/Ports/3/Metrics");
-	CHECK(metrics && strstr(metrics, "\"RXErrors\":3"));
+	CHECK(metrics && strstr(metrics, "\"RXErrors\":10")); /* symbol 7 + receive 3 */
 	free(metrics);
 	char *root = body_at(svc, "/redfish/v1");
 	CHECK(root && strstr(root, svc->uuid));
@@ -406,10 +421,75 @@ static void tree_serves_the_origins_events_name(void)
 	free(c);
 	CHECK(!body_at(svc, "/redfish/v1/Fabrics/ibsim/Switches/leaf9"));
 	char *ib = body_at(svc, "/redfish/v1/Fabrics/IB"); /* the broker's own, always there */
-	CHECK(ib);
+	CHECK(ib && strstr(ib, "\"FabricType\":\"Ethernet\"")); /* tor8 is in it */
 	free(ib);
+	char *dc1 = body_at(svc, "/redfish/v1/Fabrics/dc1/Switches/tor%207/Ports/12");
+	CHECK(dc1 && strstr(dc1, "\"@odata.id\":\"/redfish/v1/Fabrics/dc1/Switches/tor%207/Ports/12\""));
+	CHECK(dc1 && strstr(dc1, "\"LinkNetworkTechnology\":\"Ethernet\""));
+	free(dc1);
+	char *tm = body_at(svc, "/redfish/v1/Fabrics/IB/Switches/tor8/Ports/3/Metrics");
+	CHECK(tm && strstr(tm, "\"RXErrors\":9"));
+	free(tm);
 	/* just rebuilt: the next refresh waits FB_RF_TREE_MIN_MS */
 	CHECK_EQ(fb_rf_tree_refresh(svc->tree, 3), 0);
+	fb_rf_service_free(svc);
+	fb_fabric_map_free(m);
+	fb_inventory_free(inv);
+}
+
+/* A 10000-node fabric on 250 leaves (40 hosts each): what one rebuild of
+ * the tree costs the loop, and that the next one waits 9 times that.
+ * Prints the time; asserts only the spacing and the resources' count. */
+static void tree_10000_nodes_rebuild_is_spaced_by_its_cost(void)
+{
+	struct fb_inventory *inv = fb_inventory_new();
+	struct fb_fabric_map *m = fb_fabric_map_new(NULL, inv, "IB");
+	for (int k = 1; k <= 10000; k++) {
+		struct fb_event ev = inventory_event(k);
+		char leaf[16];
+		fb_inventory_learn(inv, &ev);
+		fb_fabric_map_learn(m, &ev);
+		snprintf(leaf, sizeof(leaf), "leaf%d", k / 40);
+		ev = host_event(FB_KIND_TOPOLOGY, LEAF1 + 0x10000ULL * (uint64_t)(k / 40), leaf,
+				(unsigned)(k % 40 + 1), k, 4, 5);
+		fb_fabric_map_learn(m, &ev);
+	}
+	CHECK_EQ(fb_fabric_map_refresh(m, 1), 1);
+	struct fb_rf_service_opts o = { .map = m, .state_dir = fbt_dir(), .fabric_name = "IB" };
+	struct fb_rf_service *svc = NULL;
+	CHECK_EQ(fb_rf_service_new(&o, &svc), 0);
+	CHECK_EQ(fb_rf_tree_refresh(svc->tree, 1), 1);
+	struct fb_rf_tree_stats st;
+	fb_rf_tree_get_stats(svc->tree, &st);
+	fprintf(stderr, "  10000 nodes, 251 switches: %zu resources built in %llu ms\n", st.resources,
+		(unsigned long long)st.last_ms);
+	/* per node: system, its NIC collection and NIC, endpoint; per host port: port, metrics */
+	CHECK(st.resources > 10000 * 6);
+	/* a counter changes: no rebuild before max(500 ms, 9 x the last) */
+	struct fb_event ctr = host_event(FB_KIND_COUNTER_THRESHOLD, LEAF1, "leaf0", 2, 1, 4, 5);
+	fb_event_add_counter(&ctr, FB_CTR_SYMBOL_ERROR, 1);
+	fb_rf_tree_learn(svc->tree, &ctr);
+	CHECK_EQ(fb_rf_tree_refresh(svc->tree, 2), 0);
+	CHECK_EQ(st.rebuilds, 1);
+	fb_rf_service_free(svc);
+	/* with the builder thread, the loop only copies: time that */
+	CHECK_EQ(fb_rf_service_new(&o, &svc), 0);
+	CHECK_EQ(fb_rf_tree_start_builder(svc->tree), 0);
+	uint64_t t0 = fb_now_ns();
+	CHECK_EQ(fb_rf_tree_refresh(svc->tree, 1), 1);
+	uint64_t copy_us = (fb_now_ns() - t0) / 1000;
+	for (int i = 0; i < 600; i++) {
+		fb_rf_tree_get_stats(svc->tree, &st);
+		if (st.rebuilds)
+			break;
+		usleep(100 * 1000);
+	}
+	CHECK_EQ(st.rebuilds, 1);
+	fprintf(stderr, "  with the builder thread: the loop's part took %llu us\n",
+		(unsigned long long)copy_us);
+	char *sys = body_at(svc, "/redfish/v1/Systems/node9999");
+	CHECK(sys);
+	free(sys);
 	fb_rf_service_free(svc);
 	fb_fabric_map_free(m);
 	fb_inventory_free(inv);
@@ -426,5 +506,6 @@ int main(void)
 	RUN(uuid_is_kept);
 	RUN(loop_hand_off_runs_on_the_loop);
 	RUN(tree_serves_the_origins_events_name);
+	RUN(tree_10000_nodes_rebuild_is_spaced_by_its_cost);
 	return TEST_DONE();
 }
