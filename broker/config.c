@@ -154,6 +154,20 @@ static const struct fb_conf_key keys[] = {
 	  .help = "how often the push cursors are persisted while they move" },
 	{ "RedfishHeartbeatUnit", FB_CONF_DURATION_MS, F(push_heartbeat_unit_ms), .min = 100,
 	  .max = 3600000, .help = "length of one HeartbeatIntervalMinutes minute (1m; tests shorten it)" },
+	{ "RedfishAccounts", FB_CONF_STRING, F(rf_accounts), 0, S(rf_accounts),
+	  .flags = FB_CONF_EMPTY_OK, .expect = PATH_EXPECT,
+	  .help = "Redfish accounts file (USER:ROLE:HASH, mode 0600; fabricbus passwd); "
+		  "empty = no logins, writes unauthenticated" },
+	{ "RedfishAnonymousReads", FB_CONF_BOOL, F(rf_anonymous_reads),
+	  .help = "let Redfish GETs through without a login (writes still need one)" },
+	{ "RedfishSessionTimeout", FB_CONF_DURATION_S, F(rf_session_timeout_s), .min = 30,
+	  .max = 86400, .help = "idle time after which a Redfish session ends (PATCHable)" },
+	{ "RedfishMaxSessions", FB_CONF_COUNT, F(rf_max_sessions), .min = 1, .max = 65536,
+	  .help = "Redfish sessions at once" },
+	{ "RedfishLoginFailures", FB_CONF_COUNT, F(rf_login_failures), .min = 1, .max = 1000,
+	  .help = "failed logins from one address for one user before it is locked out" },
+	{ "RedfishLoginLockout", FB_CONF_DURATION_S, F(rf_login_lockout_s), .min = 1, .max = 86400,
+	  .help = "how long such a lockout lasts" },
 };
 
 /* kafka.<librdkafka property>=<value>: kept in order for rd_kafka_conf_set. */
@@ -201,6 +215,10 @@ void fb_config_defaults(struct fb_config *c)
 	c->push_timeout_ms = 10000;
 	c->push_cursor_sync_ms = 200;
 	c->push_heartbeat_unit_ms = 60000;
+	c->rf_session_timeout_s = 1800;
+	c->rf_max_sessions = 256;
+	c->rf_login_failures = 5;
+	c->rf_login_lockout_s = 60;
 }
 
 const char *fb_sync_policy_name(int p)
@@ -289,6 +307,11 @@ void fb_config_print(const struct fb_config *c, void *file)
 		c->push_ca_file, c->push_retry_attempts, c->push_retry_interval_ms,
 		c->push_max_backoff_ms, c->push_timeout_ms, c->push_cursor_sync_ms,
 		c->push_heartbeat_unit_ms);
+	fprintf(f, "RedfishAccounts=%s\nRedfishAnonymousReads=%s\nRedfishSessionTimeout=%" PRIu64
+		   "s\nRedfishMaxSessions=%" PRIu64 "\nRedfishLoginFailures=%" PRIu64
+		   "\nRedfishLoginLockout=%" PRIu64 "s\n",
+		c->rf_accounts, c->rf_anonymous_reads ? "yes" : "no", c->rf_session_timeout_s,
+		c->rf_max_sessions, c->rf_login_failures, c->rf_login_lockout_s);
 	fb_conf_print_props(&table, c, f);
 }
 

@@ -76,6 +76,15 @@ struct fb_config {
 	uint64_t push_timeout_ms;     /* one delivery */
 	uint64_t push_cursor_sync_ms; /* how often push.cursors is written */
 	uint64_t push_heartbeat_unit_ms; /* one HeartbeatIntervalMinutes "minute" */
+	/* Redfish accounts and sessions (broker/redfish/rf_auth*, docs/redfish.md).
+	 * No accounts file: Redfish reads are open and /fabric/jobs writes are
+	 * unauthenticated (a warning at start), as before accounts existed. */
+	char rf_accounts[4096];
+	int rf_anonymous_reads;
+	uint64_t rf_session_timeout_s;
+	uint64_t rf_max_sessions;
+	uint64_t rf_login_failures;
+	uint64_t rf_login_lockout_s;
 };
 
 /* Fill c with the embedded defaults (a demo in the current directory). */

@@ -18,6 +18,7 @@
 #include "rf_service.h"
 #include "rf_tree.h"
 #include "ws_server.h"
+#include "rf_auth_core.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -120,6 +121,32 @@ static int load_config(const struct options *o, struct fb_config *cfg)
 		return 2;
 	}
 	return 0;
+}
+
+/* The Redfish accounts file is read before anything starts: a bad one, or
+ * one that others may read, stops the start as a bad configuration does. */
+static int load_auth(const struct fb_config *cfg, struct fb_rf_auth_core *auth)
+{
+	char err[600];
+	if (fb_rf_auth_core_init(auth, cfg, err, sizeof(err))) {
+		fprintf(stderr, "fabricbusd: RedfishAccounts: %s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
+static void log_auth(const struct fb_config *c, const struct fb_rf_auth_core *auth)
+{
+	if (!auth->enabled) {
+		fb_log_warn("RedfishAccounts is not set: /redfish/v1 needs no login and POST/DELETE "
+			    "/fabric/jobs are unauthenticated: anyone who reaches %s:%d can register "
+			    "and delete jobs. Make accounts with `fabricbus passwd -f FILE USER ROLE` "
+			    "and set RedfishAccounts=FILE (docs/redfish.md)", c->http_host, c->http_port);
+		return;
+	}
+	fb_log_info("redfish: %zu accounts from %s; anonymous reads %s; session timeout %llu s",
+		    auth->accounts.n, c->rf_accounts, auth->anonymous_reads ? "allowed" : "refused",
+		    (unsigned long long)auth->sessions.timeout_s);
 }
 
 /* The journal's epoch: random, made once per journal directory, so an agent
@@ -236,19 +263,20 @@ static int open_journal(struct fb_broker *b)
 
 /* Before the journal's recovery, which feeds the tree what it keeps of
  * events (port counters, each switch's fabric). */
-static int start_redfish(struct fb_broker *b)
+static int start_redfish(struct fb_broker *b, struct fb_rf_auth_core *auth)
 {
 	const struct fb_config *c = b->cfg;
 	struct fb_rf_service_opts o = { .base = b->base, .map = b->fabric_map,
 					.state_dir = c->journal_dir, .fabric_name = c->fabric_name,
 					/* one per broker, stable across restarts: the OFMF
 					 * core refuses a second agent with the same id */
-					.connection_method_id = c->ofmf_cm_id };
+					.connection_method_id = c->ofmf_cm_id,
+					.auth = { .core = auth } };
 	int rc = fb_rf_service_new(&o, &b->redfish);
 	return rc ? rc : fb_rf_tree_start_builder(b->redfish->tree);
 }
 
-static int start_ws(struct fb_broker *b)
+static int start_ws(struct fb_broker *b, struct fb_rf_auth_core *auth)
 {
 	const struct fb_config *c = b->cfg;
 	/* The map the journal rebuilt is there for the very first request. */
@@ -261,7 +289,7 @@ static int start_ws(struct fb_broker *b)
 		.sse_heartbeat_s = (int)c->sse_heartbeat_s,
 		.max_subscribers = c->ws_max_subscribers, .fabric_map = b->fabric_map,
 		.module = fb_rf_service_module(b->redfish),
-		.ready = fb_commit_outputs_ready, .ready_arg = b,
+		.ready = fb_commit_outputs_ready, .ready_arg = b, .auth = auth,
 	};
 	if (fb_rf_tree_rebuild(b->redfish->tree, b->last_event_id) < 0)
 		fb_log_warn("out of memory building the Redfish tree; retrying every 100 ms");
@@ -445,7 +473,12 @@ int main(int argc, char **argv)
 	free(opt.overrides);
 	if (rc)
 		return rc;
+	/* The lws thread uses it alone once started; freed after it stops. */
+	struct fb_rf_auth_core auth;
+	if ((rc = load_auth(&cfg, &auth)) != 0)
+		return rc;
 	if (opt.check_only) {
+		fb_rf_auth_core_free(&auth);
 		fb_config_print(&cfg, stdout);
 		return 0;
 	}
@@ -453,6 +486,7 @@ int main(int argc, char **argv)
 	if (!opt.config_file)
 		fb_log_info("no configuration file given (-f): using embedded defaults");
 	signal(SIGPIPE, SIG_IGN);
+	log_auth(&cfg, &auth);
 
 	struct fb_broker b = { .cfg = &cfg, .start_ns = fb_now_ns(), .durable = fb_ingest_durable,
 			       .hold_agents = fb_ingest_hold };
@@ -460,6 +494,7 @@ int main(int argc, char **argv)
 	 * event_active (job registrations, fabric_map.h). */
 	if (evthread_use_pthreads() != 0) {
 		fb_log_err("cannot enable libevent's thread support");
+		fb_rf_auth_core_free(&auth);
 		return 1;
 	}
 	struct event_config *ec = event_config_new();
@@ -472,9 +507,10 @@ int main(int argc, char **argv)
 		b.fabric_map = fb_fabric_map_new(b.base, b.inventory, cfg.fabric_name);
 	if (!b.base || !b.agents || !b.inventory || !b.fabric_map) {
 		fb_log_err("cannot create the event loop");
+		fb_rf_auth_core_free(&auth);
 		return 1;
 	}
-	rc = start_redfish(&b);
+	rc = start_redfish(&b, &auth);
 	if (!rc)
 		rc = open_journal(&b);
 	if (!rc)
@@ -484,7 +520,7 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = start_push(&b);
 	if (!rc)
-		rc = start_ws(&b);
+		rc = start_ws(&b, &auth);
 	if (!rc)
 		rc = fb_accept_http_listen(&b);
 	if (!rc)
@@ -493,6 +529,7 @@ int main(int argc, char **argv)
 		rc = start_ofmf(&b);
 	rc = rc ? 1 : run(&b);
 	shutdown_broker(&b);
+	fb_rf_auth_core_free(&auth); /* after the lws thread */
 	event_base_free(b.base);
 	fb_log_info("fabricbusd stopped%s", rc ? " on an error" : "");
 	return rc;

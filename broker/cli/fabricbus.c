@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "tail", fb_cli_tail, "follow the event stream from fabricbusd's websocket" },
 	{ "status", fb_cli_status, "show broker, journal, agent and subscriber status" },
 	{ "consume", fb_cli_consume, "read events from Kafka as a consumer-group member" },
+	{ "passwd", fb_cli_passwd, "add or change a Redfish account (hashed) in an accounts file" },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -1012,6 +1012,7 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 		return -ENOMEM;
 	}
 	ws->fabric.map = o->fabric_map;
+	ws->fabric.auth = o->auth;
 	if (ws->fabric.map)
 		fb_fabric_map_set_waker(ws->fabric.map, wake_for_jobs, ws);
 	if (o->module) {

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 struct fb_fabric_map;
+struct fb_rf_auth_core;
 struct lws;
 struct lws_context;
 
@@ -77,6 +78,9 @@ struct fb_ws_opts {
 	struct fb_fabric_map *fabric_map; /* /fabric/...; NULL: those paths are 404 */
 	/* Redfish SSE streams (sse_stream.h): heartbeat comment period (0: 30 s) */
 	int sse_heartbeat_s;
+	/* Redfish accounts and sessions (rf_auth_core.h), used by the lws thread
+	 * alone once started; NULL: no logins (writes unauthenticated). */
+	struct fb_rf_auth_core *auth;
 	const struct fb_ws_http_module *module; /* NULL: none (copied) */
 	/* Called (lws thread) when the queue from the loop, after
 	 * fb_ws_committed returned FB_OUTPUT_BUSY, is back under half its bound. */

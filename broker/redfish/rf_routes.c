@@ -12,6 +12,9 @@
 #include "rf_route.h"
 
 #include "rf_sse.h"
+#include "rf_account_svc.h"
+#include "rf_session_svc.h"
+
 #include "rf_tree.h"
 #include "rf_version.h"
 
@@ -31,16 +34,29 @@ const struct fb_rf_route fb_rf_routes[] = {
 	{ "/redfish/v1/odata", { [FB_RF_GET] = { fb_rf_tree_get, NOAUTH } }, fb_rf_tree_exists, "rf-tree" },
 	{ "/redfish/v1/$metadata", { [FB_RF_GET] = { fb_rf_tree_get, NOAUTH } }, fb_rf_tree_exists, "rf-tree" },
 
-	/* rf-auth: SessionService, Sessions (POST is how one logs in), AccountService */
-	{ "/redfish/v1/SessionService/Sessions", { [FB_RF_GET] = { TODO, LOGIN },
-		[FB_RF_POST] = { TODO, NOAUTH } }, NULL, "rf-auth" },
-	{ "/redfish/v1/SessionService/Sessions/{}", { [FB_RF_GET] = { TODO, LOGIN },
-		[FB_RF_DELETE] = { TODO, LOGIN } }, NULL, "rf-auth" },
-	{ "/redfish/v1/SessionService/**", { [FB_RF_GET] = { TODO, LOGIN },
-		[FB_RF_PATCH] = { TODO, MANAGER } }, NULL, "rf-auth" },
-	{ "/redfish/v1/AccountService/**", { [FB_RF_GET] = { TODO, LOGIN },
-		[FB_RF_POST] = { TODO, USERS }, [FB_RF_PATCH] = { TODO, SELF },
-		[FB_RF_DELETE] = { TODO, USERS } }, NULL, "rf-auth" },
+	/* rf-auth: SessionService, Sessions (POST is how one logs in), AccountService.
+	 * Finer checks in the handlers: a session or account that is not one's
+	 * own needs ConfigureManager / ConfigureUsers. */
+	{ "/redfish/v1/SessionService", { [FB_RF_GET] = { fb_rf_session_service_get, LOGIN },
+		[FB_RF_PATCH] = { fb_rf_session_service_patch, MANAGER } }, NULL, "rf-auth" },
+	{ "/redfish/v1/SessionService/Sessions", { [FB_RF_GET] = { fb_rf_sessions_get, LOGIN },
+		[FB_RF_POST] = { fb_rf_sessions_post, NOAUTH } }, NULL, "rf-auth" },
+	/* a POST to a collection's Members is a POST to the collection (DSP0266) */
+	{ "/redfish/v1/SessionService/Sessions/Members", {
+		[FB_RF_POST] = { fb_rf_sessions_post, NOAUTH } }, NULL, "rf-auth" },
+	{ "/redfish/v1/SessionService/Sessions/{}", { [FB_RF_GET] = { fb_rf_session_get_one, LOGIN },
+		[FB_RF_DELETE] = { fb_rf_session_delete_one, LOGIN } }, NULL, "rf-auth" },
+	{ "/redfish/v1/AccountService", { [FB_RF_GET] = { fb_rf_account_service_get, LOGIN } },
+		NULL, "rf-auth" },
+	{ "/redfish/v1/AccountService/Accounts", { [FB_RF_GET] = { fb_rf_accounts_get, LOGIN },
+		[FB_RF_POST] = { fb_rf_accounts_post, USERS } }, NULL, "rf-auth" },
+	{ "/redfish/v1/AccountService/Accounts/{}", { [FB_RF_GET] = { fb_rf_account_get_one, LOGIN },
+		[FB_RF_PATCH] = { fb_rf_account_patch, SELF },
+		[FB_RF_DELETE] = { fb_rf_account_delete, USERS } }, NULL, "rf-auth" },
+	{ "/redfish/v1/AccountService/Roles", { [FB_RF_GET] = { fb_rf_roles_get, LOGIN } }, NULL,
+		"rf-auth" },
+	{ "/redfish/v1/AccountService/Roles/{}", { [FB_RF_GET] = { fb_rf_role_get_one, LOGIN } },
+		NULL, "rf-auth" },
 
 	/* rf-sse: the ServerSentEventUri */
 	{ "/redfish/v1/EventService/SSE", { [FB_RF_GET] = { fb_rf_sse_get, LOGIN } }, NULL, "rf-sse" },
