@@ -461,8 +461,8 @@ static void tree_10000_nodes_rebuild_is_spaced_by_its_cost(void)
 	CHECK_EQ(fb_rf_tree_refresh(svc->tree, 1), 1);
 	struct fb_rf_tree_stats st;
 	fb_rf_tree_get_stats(svc->tree, &st);
-	fprintf(stderr, "  10000 nodes, 251 switches: %zu resources built in %llu ms\n", st.resources,
-		(unsigned long long)st.last_ms);
+	fprintf(stderr, "  10000 nodes, 251 switches: %zu resources (%zu KiB) built in %llu ms\n",
+		st.resources, st.bytes / 1024, (unsigned long long)st.last_ms);
 	/* per node: system, its NIC collection and NIC, endpoint; per host port: port, metrics */
 	CHECK(st.resources > 10000 * 6);
 	/* a counter changes: no rebuild before max(500 ms, 9 x the last) */
