@@ -200,6 +200,14 @@ static int entry_cmp(const void *a, const void *b)
 }
 
 /* The parsed fabric map (new reference) or NULL; *snap keeps the one read. */
+size_t fb_rf_snap_bytes(const struct snap *s)
+{
+	size_t n = s->ents.len;
+	for (size_t i = 0; i < s->n; i++)
+		n += s->e[i].len + strlen(s->e[i].path) + 2;
+	return n;
+}
+
 void fb_rf_snap_sort(struct snap *s)
 {
 	qsort(s->e, s->n, sizeof(s->e[0]), entry_cmp);

@@ -37,6 +37,8 @@ struct fb_rf_build {
 /* A new empty snapshot (one reference), or NULL. */
 struct snap *fb_rf_snap_new(void);
 void fb_rf_snap_unref(struct snap *s);
+/* Bytes of bodies and paths (what a snapshot costs, roughly). */
+size_t fb_rf_snap_bytes(const struct snap *s);
 /* Sort the entries by key (before publishing). */
 void fb_rf_snap_sort(struct snap *s);
 /* The entry at key (a decoded path), or NULL. */

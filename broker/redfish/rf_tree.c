@@ -148,6 +148,7 @@ static void publish(struct fb_rf_tree *t, struct snap *s, uint64_t took)
 	t->st.rebuilds++;
 	t->st.last_ms = took;
 	t->st.resources = s->n;
+	t->st.bytes = fb_rf_snap_bytes(s);
 	pthread_mutex_unlock(&t->mu);
 	fb_rf_snap_unref(old);
 	if (took >= 100)

@@ -40,6 +40,7 @@ struct fb_rf_tree_stats {
 	uint64_t rebuilds;
 	uint64_t last_ms;   /* the last rebuild took */
 	size_t resources;   /* in the published snapshot */
+	size_t bytes;       /* their bodies and paths */
 };
 /* Any thread. */
 void fb_rf_tree_get_stats(struct fb_rf_tree *t, struct fb_rf_tree_stats *st);

@@ -18,8 +18,9 @@ What it proves, one test each:
   are Redfish errors with @Message.ExtendedInfo and 405 says Allow, 415 and
   413 for bad bodies, 412 for OData-Version 4.1, 501 for an unknown "$"
   query parameter, //redfish/v1/ is the service root, $metadata and the
-  registry files are served; /status, /fabric/map and /ws/events still work
-  next to it.
+  registry files are served, 200 GETs on one kept-alive connection take
+  well under 2 s (no delayed-ACK stall); /status, /fabric/map and
+  /ws/events still work next to it.
 
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \
      /usr/bin/python3 tests/integration/test_redfish_tree.py [test_name ...]
@@ -254,6 +255,18 @@ def http_rules():
         assert st == 200 and json.loads(data)["RegistryPrefix"] == "Base"
         uuid = get_json(addr, "/redfish/v1")["UUID"]
         assert re.fullmatch(r"[0-9a-f-]{36}", uuid), uuid
+        # kept-alive small replies must not wait for delayed ACKs (~40 ms each)
+        host, port = addr.split(":")
+        c = http.client.HTTPConnection(host, int(port), timeout=10)
+        t0 = time.monotonic()
+        for _ in range(200):
+            c.request("GET", "/redfish/v1", headers=AUTH)
+            rr = c.getresponse()
+            rr.read()
+            assert rr.status == 200, rr.status
+        took = time.monotonic() - t0
+        c.close()
+        assert took < 2.0, f"200 kept-alive GETs of the service root took {took:.2f} s"
         st, _, data = get(addr, "/fabric/map")
         assert st == 200 and json.loads(data)["Nodes"], data[:200]
         st, _, data = get(addr, "/status")
