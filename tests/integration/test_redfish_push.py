@@ -203,6 +203,14 @@ def bad_bodies_get_redfish_errors():
     st, _, doc = rf(b, "GET", "/redfish/v1/EventService")
     assert doc["ServerSentEventUri"] == "/redfish/v1/EventService/SSE", doc
     assert doc["Subscriptions"]["@odata.id"] == SUBS
+    st, _, doc = rf(b, "PATCH", "/redfish/v1/EventService",
+                    {"DeliveryRetryAttempts": 5, "DeliveryRetryIntervalSeconds": 7})
+    assert st == 200 and doc["DeliveryRetryAttempts"] == 5 and \
+        doc["DeliveryRetryIntervalSeconds"] == 7, doc
+    st, _, doc = rf(b, "PATCH", "/redfish/v1/EventService", {"DeliveryRetryAttempts": "5"})
+    assert st == 400 and error_key(doc) == "PropertyValueTypeError", doc
+    st, _, doc = rf(b, "PATCH", "/redfish/v1/EventService", {"Bogus": 1})
+    assert st == 400 and error_key(doc) == "PropertyUnknown", doc
     assert b.stop() == 0
 
 
