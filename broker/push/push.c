@@ -20,6 +20,7 @@
 
 #define READ_BURST 512 /* journal records one destination reads per turn */
 #define TICK_MS 100
+#define EXTRAS_MAX 1024 /* test events waiting per destination */
 
 struct extra {
 	struct extra *next;
@@ -39,8 +40,9 @@ struct dest {
 	struct fb_push_retry retry;
 	uint64_t next_hb_ms;
 	struct extra *extras, **extras_tail;
+	size_t n_extras;
 	uint64_t delivered, failures;
-	int told_failing;
+	int told_failing, told_read_error;
 	struct dest *next;
 };
 
@@ -153,6 +155,7 @@ static void drop_extras(struct dest *d)
 		free(x);
 	}
 	d->extras_tail = &d->extras;
+	d->n_extras = 0;
 }
 
 static struct dest *dest_new(struct fb_push *p, struct fb_rf_sub *s, uint64_t cursor)
@@ -379,6 +382,7 @@ static int pump(struct fb_push *p, struct dest *d, uint64_t now)
 	if (d->extras) {
 		struct extra *x = d->extras;
 		d->extras = x->next;
+		d->n_extras--;
 		if (!d->extras)
 			d->extras_tail = &d->extras;
 		fb_buf_reset(&d->body);
@@ -400,8 +404,9 @@ static int pump(struct fb_push *p, struct dest *d, uint64_t now)
 	if (!d->rd) {
 		int rc = fb_journal_reader_open(p->journal_dir, d->cursor, &d->rd);
 		if (rc) {
-			fb_log_err("push: subscription %s: cannot read the journal in %s: %s", s->id,
-				   p->journal_dir, fb_strerror(rc));
+			if (!d->told_read_error++) /* retried every tick: say it once */
+				fb_log_err("push: subscription %s: cannot read the journal in %s: %s", s->id,
+					   p->journal_dir, fb_strerror(rc));
 			return 0;
 		}
 	}
@@ -418,12 +423,15 @@ static int pump(struct fb_push *p, struct dest *d, uint64_t now)
 			continue;
 		}
 		if (rc < 0) {
-			fb_log_err("push: subscription %s: reading the journal: %s", s->id, fb_strerror(rc));
+			if (!d->told_read_error++)
+				fb_log_err("push: subscription %s: reading the journal: %s (retrying)", s->id,
+					   fb_strerror(rc));
 			close_reader(d);
 			return 0;
 		}
 		if (rc == 0)
 			return 0;
+		d->told_read_error = 0;
 		if (!event_matches(p, s, &ev)) {
 			d->cursor = id;
 			p->cursors_dirty = 1;
@@ -700,6 +708,11 @@ int fb_push_submit(struct fb_push *p, json_t *record)
 	for (struct dest *d = p->dests; d; d = d->next) {
 		if (!d->sub->enabled || !fb_rf_match(&d->sub->match, &f))
 			continue;
+		if (d->n_extras >= EXTRAS_MAX) {
+			fb_log_warn("push: subscription %s already has %d test events waiting; this one "
+				    "is dropped", d->sub->id, EXTRAS_MAX);
+			continue;
+		}
 		/* The envelope carries each destination's own Context. */
 		struct fb_buf save = d->body;
 		d->body = (struct fb_buf)FB_BUF_INIT;
@@ -711,6 +724,7 @@ int fb_push_submit(struct fb_push *p, json_t *record)
 			memcpy(x->data, d->body.data, d->body.len);
 			*d->extras_tail = x;
 			d->extras_tail = &x->next;
+			d->n_extras++;
 			n++;
 		}
 		fb_buf_free(&d->body);

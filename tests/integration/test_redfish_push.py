@@ -33,8 +33,9 @@ FAST = {"RedfishDeliveryRetryAttempts": "2", "RedfishDeliveryRetryInterval": "30
 class Receiver:
     """An HTTP event listener: records every POSTed Event with its headers."""
 
-    def __init__(self, port=None, fail_first=0, certfile=None, keyfile=None):
+    def __init__(self, port=None, fail_first=0, certfile=None, keyfile=None, delay=0.0):
         self.port = port or free_port()
+        self.delay = delay
         self.fail_first = fail_first
         self.failed = 0
         self.fail_times = []
@@ -57,6 +58,8 @@ class Receiver:
             def do_POST(self):
                 n = int(self.headers.get("Content-Length", "0"))
                 body = self.rfile.read(n)
+                if rcv.delay:
+                    time.sleep(rcv.delay)
                 with rcv.lock:
                     fail = rcv.failed < rcv.fail_first
                     if fail:
@@ -200,6 +203,14 @@ def bad_bodies_get_redfish_errors():
     st, _, doc = rf(b, "GET", "/redfish/v1/EventService")
     assert doc["ServerSentEventUri"] == "/redfish/v1/EventService/SSE", doc
     assert doc["Subscriptions"]["@odata.id"] == SUBS
+    st, _, doc = rf(b, "PATCH", "/redfish/v1/EventService",
+                    {"DeliveryRetryAttempts": 5, "DeliveryRetryIntervalSeconds": 7})
+    assert st == 200 and doc["DeliveryRetryAttempts"] == 5 and \
+        doc["DeliveryRetryIntervalSeconds"] == 7, doc
+    st, _, doc = rf(b, "PATCH", "/redfish/v1/EventService", {"DeliveryRetryAttempts": "5"})
+    assert st == 400 and error_key(doc) == "PropertyValueTypeError", doc
+    st, _, doc = rf(b, "PATCH", "/redfish/v1/EventService", {"Bogus": 1})
+    assert st == 400 and error_key(doc) == "PropertyUnknown", doc
     assert b.stop() == 0
 
 
@@ -234,6 +245,25 @@ def receiver_down_then_back_gets_everything():
     r.wait_ids(range(1, 301))
     assert sorted(set(r.ids())) == list(range(1, 301))
     r.stop()
+    assert b.stop() == 0
+
+
+def slow_receiver_does_not_hold_others():
+    """A receiver that takes 100 ms per event does not slow a fast one on
+    the same broker: the fast one has all 150 events while the slow one has
+    fewer than half, and the slow one still gets all of them, in order."""
+    b = Broker(**FAST).start()
+    slow, fast = Receiver(delay=0.1).start(), Receiver().start()
+    subscribe(b, slow.url)
+    subscribe(b, fast.url)
+    pub(b, "slow", events(150))
+    fast.wait_ids(range(1, 151), timeout=10)
+    n_slow = len(slow.ids())
+    assert n_slow < 75, f"the slow receiver had {n_slow} of 150 when the fast one was done"
+    slow.wait_ids(range(1, 151), timeout=60)
+    assert slow.ids() == list(range(1, 151))
+    slow.stop()
+    fast.stop()
     assert b.stop() == 0
 
 
@@ -582,7 +612,8 @@ def service_validator_on_event_service():
 
 
 TESTS = [bad_bodies_get_redfish_errors, flaky_receiver_gets_everything,
-         receiver_down_then_back_gets_everything, retry_policies_behave,
+         receiver_down_then_back_gets_everything, slow_receiver_does_not_hold_others,
+         retry_policies_behave,
          filters_deliver_the_oracles_set, submit_test_event_arrives,
          subscriptions_survive_a_restart, https_with_ca_verification, kafka_protocol_subscriptions,
          heartbeats_arrive, service_validator_on_event_service,
