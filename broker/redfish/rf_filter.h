@@ -72,7 +72,9 @@ struct fb_rf_filter_err {
 
 struct fb_rf_filter;
 
-/* Compile text (already URL-decoded, len bytes, no NUL needed). Returns 0
+/* Compile text (len bytes, no NUL needed), already URL-decoded: lws
+ * decodes %XX and + in query arguments, so decoding again would turn a
+ * literal "%2520" into "%20". Returns 0
  * and *out (free with fb_rf_filter_free), or FB_EMALFORMED / FB_ETOOBIG /
  * -ENOMEM with *err filled. An empty or all-blank text is an error. */
 int fb_rf_filter_compile(const char *text, size_t len, struct fb_rf_filter **out,
@@ -84,10 +86,5 @@ int fb_rf_filter_match(const struct fb_rf_filter *f, const struct fb_rf_attrs *a
 
 /* The filter as given (NUL-terminated), for listings. */
 const char *fb_rf_filter_text(const struct fb_rf_filter *f);
-
-/* Decode %XX escapes and '+' (as a space) from in[0..n) into out (outsz
- * bytes, NUL-terminated). Returns the decoded length, FB_EMALFORMED for a
- * bad or NUL escape, FB_ETOOBIG when it does not fit. */
-int fb_rf_url_decode(const char *in, size_t n, char *out, size_t outsz);
 
 #endif

@@ -453,6 +453,15 @@ async def bad_requests(b):
         await s.open(b.http_port, "?$filter=" + raw)
         assert s.status == 200, (raw, s.body)
         s.close()
+    # decoded once: a literal %20 in an origin (a percent-encoded node name)
+    # travels as %2520 and is compared as %20
+    lit = "OriginResource eq '/redfish/v1/Systems/n%20x'"
+    s = await Stream().open(b.http_port, q(lit))
+    assert s.status == 200, s.body
+    loop = asyncio.get_running_loop()
+    subs = await loop.run_in_executor(None, sse_subs, b)
+    assert lit in [x["filter"] for x in subs], subs  # not "n x": decoded once
+    s.close()
     for bad in ("abc", "-1", "18446744073709551616"):
         s = await Stream().open(b.http_port, "", headers=[("Last-Event-ID", bad)])
         assert s.status == 400, bad
