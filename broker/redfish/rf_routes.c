@@ -41,9 +41,6 @@ const struct fb_rf_route fb_rf_routes[] = {
 		[FB_RF_PATCH] = { fb_rf_session_service_patch, MANAGER } }, NULL, "rf-auth" },
 	{ "/redfish/v1/SessionService/Sessions", { [FB_RF_GET] = { fb_rf_sessions_get, LOGIN },
 		[FB_RF_POST] = { fb_rf_sessions_post, NOAUTH } }, NULL, "rf-auth" },
-	/* a POST to a collection's Members is a POST to the collection (DSP0266) */
-	{ "/redfish/v1/SessionService/Sessions/Members", {
-		[FB_RF_POST] = { fb_rf_sessions_post, NOAUTH } }, NULL, "rf-auth" },
 	{ "/redfish/v1/SessionService/Sessions/{}", { [FB_RF_GET] = { fb_rf_session_get_one, LOGIN },
 		[FB_RF_DELETE] = { fb_rf_session_delete_one, LOGIN } }, NULL, "rf-auth" },
 	{ "/redfish/v1/AccountService", { [FB_RF_GET] = { fb_rf_account_service_get, LOGIN } },
