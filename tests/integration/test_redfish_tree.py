@@ -39,7 +39,8 @@ import fbtest
 from fbtest import SRC, origin, rec, wait_for
 from chain import FabricChain, FABRIC
 
-VALIDATE = os.path.join(SRC, "..", "shared", "tools", "redfish-validate")
+VALIDATE = os.environ.get("RF_VALIDATE",
+                          os.path.join(SRC, "..", "shared", "tools", "redfish-validate"))
 SETTLE_S = 1.5  # the tree is rebuilt at most every 500 ms, on the 100 ms tick
 
 
