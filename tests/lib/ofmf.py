@@ -121,6 +121,7 @@ class Core:
 
     def __init__(self, workdir=None, port=None):
         self.workdir = workdir or tempfile.mkdtemp(prefix="fb-ofmf-")
+        fbtest._workdirs.append(self.workdir)  # removed by fbtest.run() after a clean run
         self.port = port or fbtest.free_port()
         self.proc = None
 
