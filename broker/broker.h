@@ -24,6 +24,9 @@
 struct fb_journal;
 struct fb_ws;
 struct fb_kafka;
+struct fb_push;
+struct fb_ofmf;
+struct fb_ofmf_push;
 struct fb_conn;
 struct fb_inventory;
 struct fb_fabric_map;
@@ -59,12 +62,18 @@ struct fb_broker_stats {
 	uint64_t expired;       /* agent ids expired from memory (AgentIdleExpiry) */
 };
 
+struct fb_rf_service;
+
 struct fb_broker {
 	struct event_base *base;
 	const struct fb_config *cfg;
 	struct fb_journal *journal;
 	struct fb_ws *ws;         /* registered in outputs; kept for shutdown */
+	struct fb_rf_service *redfish; /* the Redfish service (served by ws's thread) */
 	struct fb_kafka *kafka;   /* NULL unless KafkaBrokers is set; also in outputs */
+	struct fb_push *push;     /* Redfish subscriptions and push delivery; also in outputs */
+	struct fb_ofmf *ofmf;     /* OFMF registration, NULL unless OfmfCore; also in outputs */
+	struct fb_ofmf_push *ofmf_io; /* its HTTP client and subscription, over push */
 	struct fb_outputs outputs; /* called with every durable batch (output.h) */
 	/* Called by commit for each agent whose events just became durable
 	 * (set by main to ingest's ack sender). */

@@ -58,6 +58,26 @@ static int check_kafka_prop(const char *name, const char *val, char *why, size_t
 	return 0;
 }
 
+/* A URL the OFMF core or we are reached at: http(s)://host[:port], no path. */
+static int base_url_ok(const char *v)
+{
+	const char *h = strncmp(v, "http://", 7) == 0 ? v + 7 : strncmp(v, "https://", 8) == 0 ? v + 8 : NULL;
+	if (!h || !*h || strpbrk(h, "/ ?#\"\\"))
+		return 0;
+	for (; *v; v++)
+		if ((unsigned char)*v <= ' ' || (unsigned char)*v >= 0x7f)
+			return 0;
+	return 1;
+}
+
+static int cm_id_ok(const char *v)
+{
+	for (; *v; v++)
+		if (!isalnum((unsigned char)*v) && !strchr("-_.", *v))
+			return 0;
+	return 1;
+}
+
 #define F(f) offsetof(struct fb_config, f)
 #define S(f) sizeof(((struct fb_config *)0)->f)
 #define PATH_EXPECT "expected a non-empty path of at most %zu bytes"
@@ -115,6 +135,8 @@ static const struct fb_conf_key keys[] = {
 	  .help = "how far a subscriber may lag before it is dropped" },
 	{ "WsMaxSubscribers", FB_CONF_COUNT, F(ws_max_subscribers), .min = 1, .max = 1000000,
 	  .help = "WebSocket subscribers at once" },
+	{ "SseHeartbeatInterval", FB_CONF_DURATION_S, F(sse_heartbeat_s), .min = 1, .max = 3600,
+	  .help = "comment line sent on an idle Redfish SSE stream this often" },
 	{ "WsPingInterval", FB_CONF_DURATION_S, F(ws_ping_s), .min = 1, .max = 3600,
 	  .help = "WebSocket ping period" },
 	{ "FabricName", FB_CONF_STRING, F(fabric_name), 0, S(fabric_name), .ok = name_ok,
@@ -133,6 +155,48 @@ static const struct fb_conf_key keys[] = {
 	  .help = "<topic>?<filter>: also produce matching events to topic (repeatable)" },
 	{ "KafkaCursorSync", FB_CONF_DURATION_MS, F(kafka_cursor_sync_ms), .min = 10, .max = 60000,
 	  .help = "how often the Kafka cursor is persisted" },
+	{ "OfmfCore", FB_CONF_STRING, F(ofmf_core), 0, S(ofmf_core), .flags = FB_CONF_EMPTY_OK,
+	  .ok = base_url_ok, .expect = "expected http://host:port of an OFMF core (at most %zu bytes)",
+	  .help = "register with this OFMF (Sunfish) core (empty = off; docs/ofmf.md)" },
+	{ "OfmfBaseUrl", FB_CONF_STRING, F(ofmf_base_url), 0, S(ofmf_base_url),
+	  .flags = FB_CONF_EMPTY_OK, .ok = base_url_ok,
+	  .expect = "expected http://host:port the core reaches us at (at most %zu bytes)",
+	  .help = "our URL as the OFMF core reaches it (empty = http://HttpListen)" },
+	{ "OfmfConnectionMethodId", FB_CONF_STRING, F(ofmf_cm_id), 0, S(ofmf_cm_id),
+	  .flags = FB_CONF_EMPTY_OK, .ok = cm_id_ok,
+	  .expect = "expected letters, digits, '-', '_', '.' (at most %zu bytes)",
+	  .help = "our ConnectionMethod id, one per broker (empty = fabricbus-<service UUID>)" },
+	{ "OfmfCheckInterval", FB_CONF_DURATION_MS, F(ofmf_check_ms), .min = 100, .max = 86400000,
+	  .help = "how often the OFMF registration is checked with the core" },
+	{ "RedfishPushCAFile", FB_CONF_STRING, F(push_ca_file), 0, S(push_ca_file),
+	  .flags = FB_CONF_EMPTY_OK, .expect = PATH_EXPECT,
+	  .help = "PEM CA bundle that HTTPS push destinations are verified against (empty = system CAs)" },
+	{ "RedfishDeliveryRetryAttempts", FB_CONF_COUNT, F(push_retry_attempts), .min = 0, .max = 1000,
+	  .help = "EventService DeliveryRetryAttempts: retries before TerminateAfterRetries/SuspendRetries act" },
+	{ "RedfishDeliveryRetryInterval", FB_CONF_DURATION_MS, F(push_retry_interval_ms), .min = 100,
+	  .max = 86400000, .help = "EventService DeliveryRetryIntervalSeconds: wait between delivery tries" },
+	{ "RedfishPushMaxBackoff", FB_CONF_DURATION_MS, F(push_max_backoff_ms), .min = 100,
+	  .max = 86400000, .help = "longest wait of RetryForeverWithBackoff" },
+	{ "RedfishPushTimeout", FB_CONF_DURATION_MS, F(push_timeout_ms), .min = 100, .max = 600000,
+	  .help = "time one push delivery may take before it counts as failed" },
+	{ "RedfishPushCursorSync", FB_CONF_DURATION_MS, F(push_cursor_sync_ms), .min = 10, .max = 60000,
+	  .help = "how often the push cursors are persisted while they move" },
+	{ "RedfishHeartbeatUnit", FB_CONF_DURATION_MS, F(push_heartbeat_unit_ms), .min = 100,
+	  .max = 3600000, .help = "length of one HeartbeatIntervalMinutes minute (1m; tests shorten it)" },
+	{ "RedfishAccounts", FB_CONF_STRING, F(rf_accounts), 0, S(rf_accounts),
+	  .flags = FB_CONF_EMPTY_OK, .expect = PATH_EXPECT,
+	  .help = "Redfish accounts file (USER:ROLE:HASH, mode 0600; fabricbus passwd); "
+		  "empty = no logins, writes unauthenticated" },
+	{ "RedfishAnonymousReads", FB_CONF_BOOL, F(rf_anonymous_reads),
+	  .help = "let Redfish GETs through without a login (writes still need one)" },
+	{ "RedfishSessionTimeout", FB_CONF_DURATION_S, F(rf_session_timeout_s), .min = 30,
+	  .max = 86400, .help = "idle time after which a Redfish session ends (PATCHable)" },
+	{ "RedfishMaxSessions", FB_CONF_COUNT, F(rf_max_sessions), .min = 1, .max = 65536,
+	  .help = "Redfish sessions at once" },
+	{ "RedfishLoginFailures", FB_CONF_COUNT, F(rf_login_failures), .min = 1, .max = 1000,
+	  .help = "failed logins from one address for one user before it is locked out" },
+	{ "RedfishLoginLockout", FB_CONF_DURATION_S, F(rf_login_lockout_s), .min = 1, .max = 86400,
+	  .help = "how long such a lockout lasts" },
 };
 
 /* kafka.<librdkafka property>=<value>: kept in order for rd_kafka_conf_set. */
@@ -171,6 +235,7 @@ void fb_config_defaults(struct fb_config *c)
 	c->ws_queue_events = 16384;
 	c->ws_max_subscribers = 4096;
 	c->ws_ping_s = 30;
+	c->sse_heartbeat_s = 30;
 	strcpy(c->fabric_name, "IB");
 	c->log_syslog = 0;
 	c->log_level = FB_LOG_INFO;
@@ -178,6 +243,17 @@ void fb_config_defaults(struct fb_config *c)
 	if (fb_kafka_topic_map_parse(FB_KAFKA_DEFAULT_MAP, &c->kafka_map, why, sizeof(why)))
 		abort(); /* the default is a constant proven by test_kafka_topics */
 	c->kafka_cursor_sync_ms = 100;
+	c->ofmf_check_ms = 10000;
+	c->push_retry_attempts = 3;
+	c->push_retry_interval_ms = 60000;
+	c->push_max_backoff_ms = 3600000;
+	c->push_timeout_ms = 10000;
+	c->push_cursor_sync_ms = 200;
+	c->push_heartbeat_unit_ms = 60000;
+	c->rf_session_timeout_s = 1800;
+	c->rf_max_sessions = 256;
+	c->rf_login_failures = 5;
+	c->rf_login_lockout_s = 60;
 }
 
 const char *fb_sync_policy_name(int p)
@@ -223,6 +299,12 @@ int fb_config_check(const struct fb_config *c, char *err, size_t errsz)
 			 c->ws_queue_events, c->ws_ring_events);
 		return FB_ECONFIG;
 	}
+	if (c->ofmf_core[0] && !c->ofmf_base_url[0] &&
+	    (strcmp(c->http_host, "0.0.0.0") == 0 || strcmp(c->http_host, "::") == 0)) {
+		snprintf(err, errsz, "OfmfBaseUrl is needed when HttpListen is a wildcard (%s): the "
+			 "OFMF core must be told where to reach us", c->http_host);
+		return FB_ECONFIG;
+	}
 	if (c->retain_bytes && c->retain_bytes < 2 * c->segment_bytes) {
 		snprintf(err, errsz, "JournalRetainSize must be 0 or at least twice JournalSegmentSize");
 		return FB_ECONFIG;
@@ -256,6 +338,7 @@ void fb_config_print(const struct fb_config *c, void *file)
 	fprintf(f, "WsRingEvents=%" PRIu64 "\nWsQueueEvents=%" PRIu64 "\nWsMaxSubscribers=%" PRIu64
 		   "\nWsPingInterval=%" PRIu64 "s\n",
 		c->ws_ring_events, c->ws_queue_events, c->ws_max_subscribers, c->ws_ping_s);
+	fprintf(f, "SseHeartbeatInterval=%" PRIu64 "s\n", c->sse_heartbeat_s);
 	static const char *const lv[] = { "error", "warn", "info", "debug" };
 	fprintf(f, "FabricName=%s\nLogTarget=%s\nLogLevel=%s\n", c->fabric_name,
 		c->log_syslog ? "syslog" : "stderr", lv[c->log_level & 3]);
@@ -266,6 +349,21 @@ void fb_config_print(const struct fb_config *c, void *file)
 	for (unsigned i = 0; i < c->n_kafka_subs; i++)
 		fprintf(f, "KafkaSubscription=%s%s%s\n", c->kafka_subs[i].topic,
 			c->kafka_subs[i].text[0] ? "?" : "", c->kafka_subs[i].text);
+	fprintf(f, "OfmfCore=%s\nOfmfBaseUrl=%s\nOfmfConnectionMethodId=%s\nOfmfCheckInterval=%" PRIu64
+		   "ms\n",
+		c->ofmf_core, c->ofmf_base_url, c->ofmf_cm_id, c->ofmf_check_ms);
+	fprintf(f, "RedfishPushCAFile=%s\nRedfishDeliveryRetryAttempts=%" PRIu64
+		   "\nRedfishDeliveryRetryInterval=%" PRIu64 "ms\nRedfishPushMaxBackoff=%" PRIu64
+		   "ms\nRedfishPushTimeout=%" PRIu64 "ms\nRedfishPushCursorSync=%" PRIu64
+		   "ms\nRedfishHeartbeatUnit=%" PRIu64 "ms\n",
+		c->push_ca_file, c->push_retry_attempts, c->push_retry_interval_ms,
+		c->push_max_backoff_ms, c->push_timeout_ms, c->push_cursor_sync_ms,
+		c->push_heartbeat_unit_ms);
+	fprintf(f, "RedfishAccounts=%s\nRedfishAnonymousReads=%s\nRedfishSessionTimeout=%" PRIu64
+		   "s\nRedfishMaxSessions=%" PRIu64 "\nRedfishLoginFailures=%" PRIu64
+		   "\nRedfishLoginLockout=%" PRIu64 "s\n",
+		c->rf_accounts, c->rf_anonymous_reads ? "yes" : "no", c->rf_session_timeout_s,
+		c->rf_max_sessions, c->rf_login_failures, c->rf_login_lockout_s);
 	fb_conf_print_props(&table, c, f);
 }
 

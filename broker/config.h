@@ -67,6 +67,7 @@ struct fb_config {
 	uint64_t ws_queue_events;
 	uint64_t ws_max_subscribers;
 	uint64_t ws_ping_s;
+	uint64_t sse_heartbeat_s;
 	char fabric_name[32];
 	int log_syslog;
 	int log_level;              /* enum fb_log_level */
@@ -79,6 +80,29 @@ struct fb_config {
 	uint64_t kafka_cursor_sync_ms;
 	unsigned n_kafka_props;
 	struct fb_kafka_prop kafka_props[FB_KAFKA_PROPS_MAX];
+
+	/* OFMF registration (broker/ofmf, docs/ofmf.md); off while ofmf_core is "". */
+	char ofmf_core[512];       /* the core's base URL, "http://127.0.0.1:5000" */
+	char ofmf_base_url[512];   /* ours as the core reaches it; "" = http://HttpListen */
+	char ofmf_cm_id[64];       /* our ConnectionMethod id; "" = from the service UUID */
+	uint64_t ofmf_check_ms;    /* how often the registration is checked */
+	/* Redfish push delivery (broker/push/, docs/redfish-push.md). */
+	char push_ca_file[4096];      /* "" = the system CAs */
+	uint64_t push_retry_attempts; /* EventService DeliveryRetryAttempts */
+	uint64_t push_retry_interval_ms; /* DeliveryRetryIntervalSeconds */
+	uint64_t push_max_backoff_ms; /* RetryForeverWithBackoff's longest wait */
+	uint64_t push_timeout_ms;     /* one delivery */
+	uint64_t push_cursor_sync_ms; /* how often push.cursors is written */
+	uint64_t push_heartbeat_unit_ms; /* one HeartbeatIntervalMinutes "minute" */
+	/* Redfish accounts and sessions (broker/redfish/rf_auth*, docs/redfish.md).
+	 * No accounts file: Redfish reads are open and /fabric/jobs writes are
+	 * unauthenticated (a warning at start), as before accounts existed. */
+	char rf_accounts[4096];
+	int rf_anonymous_reads;
+	uint64_t rf_session_timeout_s;
+	uint64_t rf_max_sessions;
+	uint64_t rf_login_failures;
+	uint64_t rf_login_lockout_s;
 };
 
 /* Fill c with the embedded defaults (a demo in the current directory). */

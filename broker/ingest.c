@@ -25,6 +25,8 @@
 #include "agent_tls.h"
 #include "listener.h"
 #include "peer_count.h"
+#include "rf_service.h"
+#include "rf_tree.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -368,6 +370,8 @@ static int accept_event(struct fb_conn *c, struct fb_record *slot, const uint8_t
 		fb_log_warn("agent %s: out of memory adding port %s of node %s to the inventory",
 			    a->id, slot->ev.subj.device, slot->ev.subj.node);
 	fb_fabric_map_learn(b->fabric_map, &slot->ev);
+	if (b->redfish)
+		fb_rf_tree_learn(b->redfish->tree, &slot->ev);
 	b->last_event_id++;
 	a->stored_seq = slot->ev.seq;
 	a->events++;

@@ -14,7 +14,14 @@
 #include "metrics.h"
 #include "fb_metrics.h"
 #include "storm.h"
+#include "ofmf.h"
+#include "ofmf_push.h"
+#include "push.h"
+#include "rf_event_service.h"
+#include "rf_service.h"
+#include "rf_tree.h"
 #include "ws_server.h"
+#include "rf_auth_core.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -119,6 +126,32 @@ static int load_config(const struct options *o, struct fb_config *cfg)
 	return 0;
 }
 
+/* The Redfish accounts file is read before anything starts: a bad one, or
+ * one that others may read, stops the start as a bad configuration does. */
+static int load_auth(const struct fb_config *cfg, struct fb_rf_auth_core *auth)
+{
+	char err[600];
+	if (fb_rf_auth_core_init(auth, cfg, err, sizeof(err))) {
+		fprintf(stderr, "fabricbusd: RedfishAccounts: %s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
+static void log_auth(const struct fb_config *c, const struct fb_rf_auth_core *auth)
+{
+	if (!auth->enabled) {
+		fb_log_warn("RedfishAccounts is not set: /redfish/v1 needs no login and POST/DELETE "
+			    "/fabric/jobs are unauthenticated: anyone who reaches %s:%d can register "
+			    "and delete jobs. Make accounts with `fabricbus passwd -f FILE USER ROLE` "
+			    "and set RedfishAccounts=FILE (docs/redfish.md)", c->http_host, c->http_port);
+		return;
+	}
+	fb_log_info("redfish: %zu accounts from %s; anonymous reads %s; session timeout %llu s",
+		    auth->accounts.n, c->rf_accounts, auth->anonymous_reads ? "allowed" : "refused",
+		    (unsigned long long)auth->sessions.timeout_s);
+}
+
 /* The journal's epoch: random, made once per journal directory, so an agent
  * can tell a broker that lost its journal from one that restarted. */
 static uint64_t load_epoch(const char *dir)
@@ -159,6 +192,8 @@ static void recover_cb(void *arg, uint64_t event_id, const struct fb_event *ev)
 	if (fb_inventory_learn(b->inventory, ev) != 0)
 		fb_log_warn("journal recovery: out of memory rebuilding the port inventory");
 	fb_fabric_map_learn(b->fabric_map, ev);
+	if (b->redfish)
+		fb_rf_tree_learn(b->redfish->tree, ev);
 }
 
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -194,6 +229,8 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 	fb_broker_metrics_update(b->bmetrics, b);
 	/* -ENOMEM keeps the map dirty: the next tick tries again. */
 	int map_changed = fb_fabric_map_refresh(b->fabric_map, b->last_event_id) == 1;
+	if (b->redfish && fb_rf_tree_refresh(b->redfish->tree, b->last_event_id) < 0)
+		fb_log_warn("out of memory rebuilding the Redfish tree; retrying");
 	if (second || map_changed || t->shown_commits != b->st.commits || t->shown_conns != b->n_conns ||
 	    t->shown_accepted != b->st.connections) {
 		t->shown_commits = b->st.commits;
@@ -228,7 +265,22 @@ static int open_journal(struct fb_broker *b)
 	return 0;
 }
 
-static int start_ws(struct fb_broker *b)
+/* Before the journal's recovery, which feeds the tree what it keeps of
+ * events (port counters, each switch's fabric). */
+static int start_redfish(struct fb_broker *b, struct fb_rf_auth_core *auth)
+{
+	const struct fb_config *c = b->cfg;
+	struct fb_rf_service_opts o = { .base = b->base, .map = b->fabric_map,
+					.state_dir = c->journal_dir, .fabric_name = c->fabric_name,
+					/* one per broker, stable across restarts: the OFMF
+					 * core refuses a second agent with the same id */
+					.connection_method_id = c->ofmf_cm_id,
+					.auth = { .core = auth } };
+	int rc = fb_rf_service_new(&o, &b->redfish);
+	return rc ? rc : fb_rf_tree_start_builder(b->redfish->tree);
+}
+
+static int start_ws(struct fb_broker *b, struct fb_rf_auth_core *auth)
 {
 	const struct fb_config *c = b->cfg;
 	/* The map the journal rebuilt is there for the very first request. */
@@ -238,10 +290,14 @@ static int start_ws(struct fb_broker *b)
 		.host = c->http_host, .port = c->http_port, .journal_dir = c->journal_dir,
 		.default_fabric = c->fabric_name, .ring_events = c->ws_ring_events,
 		.queue_events = c->ws_queue_events, .ping_interval_s = (int)c->ws_ping_s,
+		.sse_heartbeat_s = (int)c->sse_heartbeat_s,
 		.max_subscribers = c->ws_max_subscribers, .fabric_map = b->fabric_map,
 		.metrics = b->metrics,
-		.ready = fb_commit_outputs_ready, .ready_arg = b,
+		.module = fb_rf_service_module(b->redfish),
+		.ready = fb_commit_outputs_ready, .ready_arg = b, .auth = auth,
 	};
+	if (fb_rf_tree_rebuild(b->redfish->tree, b->last_event_id) < 0)
+		fb_log_warn("out of memory building the Redfish tree; retrying every 100 ms");
 	int rc = fb_ws_start(&wo, b->committed_id, &b->ws);
 	return rc ? rc : fb_outputs_add(&b->outputs, "websocket", fb_ws_committed, b->ws);
 }
@@ -273,6 +329,51 @@ static int start_storm(struct fb_broker *b)
 	return fb_outputs_add(&b->outputs, "storm", fb_storm_committed, b->storm);
 }
 
+/* The subscriptions changed: the Kafka sink takes the Protocol=Kafka ones. */
+static void subs_changed(void *arg)
+{
+	struct fb_broker *b = arg;
+	if (!b->kafka && b->push) {
+		const struct fb_rf_store *st = fb_push_store(b->push);
+		for (size_t i = 0; i < st->n; i++)
+			if (st->v[i]->protocol == FB_RF_PROTO_KAFKA)
+				fb_log_warn("redfish: subscription %s is a Kafka one (topic %s) but "
+					    "KafkaBrokers is empty: nothing is produced for it",
+					    st->v[i]->id, st->v[i]->context);
+	}
+	if (b->kafka && b->push && fb_kafka_set_rsubs(b->kafka, fb_push_store(b->push)))
+		fb_log_err("kafka: out of memory handing over the Kafka subscriptions; they change "
+			   "at the next subscription change");
+}
+
+/* Push delivery follows the journal on this loop through libcurl: the
+ * output only moves its limit and wakes it. */
+static int start_push(struct fb_broker *b)
+{
+	const struct fb_config *c = b->cfg;
+	struct fb_push_opts po = {
+		.base = b->base, .journal_dir = c->journal_dir, .epoch = b->epoch,
+		.committed_id = b->committed_id, .fabric = c->fabric_name, .ca_file = c->push_ca_file,
+		.retry_attempts = (unsigned)c->push_retry_attempts,
+		.retry_interval_ms = c->push_retry_interval_ms, .max_backoff_ms = c->push_max_backoff_ms,
+		.timeout_ms = c->push_timeout_ms, .cursor_sync_ms = c->push_cursor_sync_ms,
+		.heartbeat_unit_ms = c->push_heartbeat_unit_ms,
+		.changed = subs_changed, .changed_arg = b,
+	};
+	int rc = fb_push_start(&po, &b->push);
+	if (rc)
+		return rc;
+	subs_changed(b);
+	/* The EventService routes reach the engine through deferred calls. */
+	b->redfish->events = fb_rf_events_new(b->push);
+	if (!b->redfish->events)
+		return -ENOMEM;
+	b->redfish->events->ksubs = c->kafka_subs; /* listed read-only */
+	b->redfish->events->n_ksubs = c->n_kafka_subs;
+	b->redfish->events->kafka_brokers = c->kafka_brokers;
+	return fb_outputs_add(&b->outputs, "push", fb_push_committed, b->push);
+}
+
 static int run(struct fb_broker *b)
 {
 	struct fb_status *status = fb_status_new();
@@ -302,6 +403,36 @@ static int run(struct fb_broker *b)
 	return rc;
 }
 
+/* Last, once we answer HTTP: the core calls back inside our first POST.
+ * Through the push engine's HTTP client and store (ofmf_push.h). */
+static int start_ofmf(struct fb_broker *b)
+{
+	const struct fb_config *c = b->cfg;
+	if (!c->ofmf_core[0])
+		return 0;
+	char base_url[600], state[4200];
+	if (c->ofmf_base_url[0])
+		snprintf(base_url, sizeof(base_url), "%s", c->ofmf_base_url);
+	else if (strchr(c->http_host, ':'))
+		snprintf(base_url, sizeof(base_url), "http://[%s]:%d", c->http_host, c->http_port);
+	else
+		snprintf(base_url, sizeof(base_url), "http://%s:%d", c->http_host, c->http_port);
+	snprintf(state, sizeof(state), "%s/ofmf.state", c->journal_dir);
+	struct fb_ofmf_opts o = {
+		.base = b->base, .core = c->ofmf_core, .base_url = base_url,
+		.cm_id = b->redfish->cm_id, .fabric = c->fabric_name, .state_path = state,
+		.check_ms = c->ofmf_check_ms,
+	};
+	int rc = fb_ofmf_push_new(b->push, &o.io, &b->ofmf_io);
+	if (!rc)
+		rc = fb_ofmf_start(&o, &b->ofmf);
+	if (!rc)
+		fb_ofmf_push_attach(b->ofmf_io, b->ofmf);
+	if (rc)
+		fb_log_err("cannot start the OFMF registration: %s", fb_strerror(rc));
+	return rc ? rc : fb_outputs_add(&b->outputs, "ofmf", fb_ofmf_committed, b->ofmf);
+}
+
 static void shutdown_broker(struct fb_broker *b)
 {
 	if (b->exit_code == 0 && b->journal)
@@ -315,10 +446,24 @@ static void shutdown_broker(struct fb_broker *b)
 	fb_accept_http_close(b);
 	if (b->ws)
 		fb_ws_stop(b->ws);
+	if (b->redfish) {
+		fb_rf_events_free(b->redfish->events); /* after the lws thread */
+		b->redfish->events = NULL;
+	}
+	fb_rf_service_free(b->redfish); /* after the lws thread, before the map */
+	b->redfish = NULL;
 	fb_fabric_map_free(b->fabric_map); /* after the lws thread: it took snapshots */
 	b->fabric_map = NULL;
 	fb_kafka_stop(b->kafka, 5000); /* bounded flush, then the cursor */
 	b->kafka = NULL;
+	if (b->ofmf_io)
+		fb_ofmf_push_attach(b->ofmf_io, NULL); /* the push engine may still call it */
+	fb_ofmf_stop(b->ofmf); /* its request in flight is the push engine's client's */
+	b->ofmf = NULL;
+	fb_push_stop(b->push); /* the cursors; what is in flight is sent again next start */
+	fb_ofmf_push_free(b->ofmf_io); /* after its watcher's engine */
+	b->ofmf_io = NULL;
+	b->push = NULL;
 	fb_commit_fini(b);
 	fb_storm_free(b->storm);
 	b->storm = NULL;
@@ -344,7 +489,12 @@ int main(int argc, char **argv)
 	free(opt.overrides);
 	if (rc)
 		return rc;
+	/* The lws thread uses it alone once started; freed after it stops. */
+	struct fb_rf_auth_core auth;
+	if ((rc = load_auth(&cfg, &auth)) != 0)
+		return rc;
 	if (opt.check_only) {
+		fb_rf_auth_core_free(&auth);
 		fb_config_print(&cfg, stdout);
 		return 0;
 	}
@@ -352,6 +502,7 @@ int main(int argc, char **argv)
 	if (!opt.config_file)
 		fb_log_info("no configuration file given (-f): using embedded defaults");
 	signal(SIGPIPE, SIG_IGN);
+	log_auth(&cfg, &auth);
 
 	struct fb_broker b = { .cfg = &cfg, .start_ns = fb_now_ns(), .durable = fb_ingest_durable,
 			       .hold_agents = fb_ingest_hold };
@@ -359,6 +510,7 @@ int main(int argc, char **argv)
 	 * event_active (job registrations, fabric_map.h). */
 	if (evthread_use_pthreads() != 0) {
 		fb_log_err("cannot enable libevent's thread support");
+		fb_rf_auth_core_free(&auth);
 		return 1;
 	}
 	struct event_config *ec = event_config_new();
@@ -371,15 +523,19 @@ int main(int argc, char **argv)
 		b.fabric_map = fb_fabric_map_new(b.base, b.inventory, cfg.fabric_name);
 	if (!b.base || !b.agents || !b.inventory || !b.fabric_map) {
 		fb_log_err("cannot create the event loop");
+		fb_rf_auth_core_free(&auth);
 		return 1;
 	}
 	b.metrics = fb_metrics_new();
 	b.bmetrics = b.metrics ? fb_broker_metrics_new(b.metrics) : NULL;
 	if (!b.bmetrics) {
 		fb_log_err("out of memory setting up /metrics");
+		fb_rf_auth_core_free(&auth);
 		return 1;
 	}
-	rc = open_journal(&b);
+	rc = start_redfish(&b, &auth);
+	if (!rc)
+		rc = open_journal(&b);
 	if (!rc)
 		fb_journal_set_sync_metric(b.journal, fb_broker_metrics_fsync(b.bmetrics));
 	if (!rc)
@@ -389,13 +545,18 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = start_kafka(&b);
 	if (!rc)
-		rc = start_ws(&b);
+		rc = start_push(&b);
+	if (!rc)
+		rc = start_ws(&b, &auth);
 	if (!rc)
 		rc = fb_accept_http_listen(&b);
 	if (!rc)
 		rc = fb_ingest_listen(&b);
+	if (!rc)
+		rc = start_ofmf(&b);
 	rc = rc ? 1 : run(&b);
 	shutdown_broker(&b);
+	fb_rf_auth_core_free(&auth); /* after the lws thread */
 	event_base_free(b.base);
 	fb_broker_metrics_free(b.bmetrics);
 	fb_metrics_free(b.metrics);

@@ -6,6 +6,7 @@
 #include "kafka_sink.h"
 #include "listener.h"
 #include "storm.h"
+#include "ofmf.h"
 #include "ws_server.h"
 
 #include <jansson.h>
@@ -173,6 +174,8 @@ char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 	json_object_set_new(root, "listeners", listeners_json(b));
 	json_object_set_new(root, "agent_guards", guards_json(b));
 	json_object_set_new(root, "kafka", kafka_json(b));
+	json_object_set_new(root, "ofmf",
+			    b->ofmf ? fb_ofmf_status(b->ofmf) : json_pack("{s:b}", "enabled", 0));
 	json_object_set_new(root, "inventory", fb_inventory_json(b->inventory, FB_STATUS_INVENTORY_CAP));
 	json_object_set_new(root, "fabric_map", fabric_map_json(b));
 	if (b->storm)

@@ -55,6 +55,12 @@ need python3-prometheus-client '/usr/lib/python3/dist-packages/prometheus_client
 need systemd /usr/bin/systemd-analyze
 need groff-base /usr/bin/groff
 need man-db /usr/bin/man
+# Redfish push and the OFMF agent: libcurl (OpenSSL flavour) for fb_hc.
+need libcurl4-openssl-dev /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/curl/curl.h
+need libcurl4-openssl-dev /usr/lib/x86_64-linux-gnu/pkgconfig/libcurl.pc
+# Redfish accounts: crypt(3) (yescrypt, SHA-512) and SHA-256 for session tokens.
+need libcrypt-dev /usr/include/crypt.h
+need libssl-dev /usr/include/openssl/evp.h
 need procps /usr/bin/pgrep
 need iproute2 /usr/sbin/ip /usr/bin/ip /bin/ip
 need util-linux /usr/bin/prlimit

@@ -37,14 +37,20 @@
 # - libssl-dev (with libevent-dev's libevent_openssl): TLS with client
 #   certificates on the agent port; openssl: the command test_mtls and
 #   bench_mtls.sh make their certificates with (docs/security.md).
+# - libcurl4-openssl-dev: the HTTP(S) client of Redfish push delivery and of
+#   the OFMF agent (broker/push/fb_hc.c: libcurl's multi interface on the
+#   libevent loop; the OpenSSL flavour, as the broker's other TLS is OpenSSL).
+# - libcrypt-dev (libxcrypt): crypt(3) with yescrypt and SHA-512 for the
+#   Redfish accounts file (fabricbus passwd, fabricbusd's logins); libssl-dev
+#   also gives the SHA-256 that keeps session tokens only as digests.
 # - procps (pgrep/ps), iproute2 (ip netns), util-linux (unshare, prlimit):
 #   used by the test helpers; present on most images, named so a minimal one
 #   works too.
 set -eu
 pkgs="build-essential meson ninja-build pkg-config
 clang libclang-rt-14-dev llvm-14
-libevent-dev libwebsockets-dev libjansson-dev librdkafka-dev libsnmp-dev
-libibumad-dev libibmad-dev libssl-dev openssl
+libevent-dev libwebsockets-dev libjansson-dev librdkafka-dev libsnmp-dev libcurl4-openssl-dev
+libibumad-dev libibmad-dev libssl-dev libcrypt-dev openssl
 ibsim-utils libumad2sim0 opensm infiniband-diags libopensm-dev
 python3 python3-websockets python3-jsonschema python3-prometheus-client curl gdb
 systemd groff-base man-db

@@ -8,6 +8,9 @@ deploy/install-deps.sh
 # The Kafka jars for test_kafka (Maven Central, cached in ~/.m2 and
 # ~/.cache/fabricbus-kafka): fetched here, not inside a test's timeout.
 tests/kafka/kafka.sh fetch
+# The OFMF core's venv for test_ofmf (PyPI, cached in ~/.cache/fabricbus-ofmf);
+# a no-op when the core (../shared/ofmf or FB_OFMF_CORE) is not there.
+/usr/bin/python3 tests/lib/ofmf.py fetch
 build=${FB_TEST_BUILD:-build-asan}
 if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" -Dbuildtype=debug -Db_sanitize=address,undefined \

@@ -3,14 +3,13 @@
 
 #include "fb_conf.h"
 #include "fb_err.h"
+#include "fb_secret_file.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* Grow *arr (of *n items of size sz) by one zeroed item; NULL on ENOMEM. */
 static void *push(void *arr_p, size_t *n, size_t sz)
@@ -223,22 +222,12 @@ static int on_line(void *arg, const char *key, const char *val, const char *orig
 
 int snmp_conf_load(struct snmp_conf *c, const char *path, char *err, size_t errsz)
 {
-	struct stat st;
 	memset(c, 0, sizeof(*c));
-	if (stat(path, &st) != 0)
-		return fb_err_set(err, errsz, -errno, "%s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return fb_err_set(err, errsz, FB_ECONFIG, "%s: not a regular file", path);
 	/* It holds communities and USM passphrases. */
-	if (st.st_mode & (S_IRWXG | S_IRWXO))
-		return fb_err_set(err, errsz, FB_ECONFIG, "%s: mode %04o lets group or others read or "
-				  "write SNMP secrets; run chmod 600 %s", path,
-				  (unsigned)(st.st_mode & 07777), path);
-	if (st.st_uid != geteuid() && st.st_uid != 0)
-		return fb_err_set(err, errsz, FB_ECONFIG, "%s: owned by uid %u, not by this agent's "
-				  "user (uid %u) or root; chown it", path, (unsigned)st.st_uid,
-				  (unsigned)geteuid());
-	int rc = fb_conf_read_file(path, on_line, c, err, errsz);
+	int rc = fb_secret_file_check(path, "SNMP secrets", err, errsz);
+	if (rc)
+		return rc;
+	rc = fb_conf_read_file(path, on_line, c, err, errsz);
 	if (rc)
 		snmp_conf_free(c);
 	return rc;

@@ -12,6 +12,7 @@ int fb_cli_tail(int argc, char **argv);
 int fb_cli_status(int argc, char **argv);
 int fb_cli_consume(int argc, char **argv);
 int fb_cli_topology(int argc, char **argv);
+int fb_cli_passwd(int argc, char **argv);
 
 /* Defaults shared by every subcommand (match fabricbusd's embedded config). */
 #define FB_CLI_DEFAULT_AGENT_ADDR "127.0.0.1:7411"

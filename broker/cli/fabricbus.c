@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "status", fb_cli_status, "show broker, journal, agent and subscriber status" },
 	{ "consume", fb_cli_consume, "read events from Kafka as a consumer-group member" },
 	{ "topology", fb_cli_topology, "the fabric's switch tree as Slurm topology.conf or JSON" },
+	{ "passwd", fb_cli_passwd, "add or change a Redfish account (hashed) in an accounts file" },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -36,15 +36,11 @@ struct fb_fabric_map {
 	uint64_t renders, job_ops, refused;
 	uint64_t warned_topo_ns, warned_jobs_ns;
 	uint64_t render_ns, next_render_ns; /* the last render's duration; no render before */
-	struct event *ops_ev;
+	struct fb_loopq *ops;   /* the job operations from the lws thread */
 
 	/* shared with the lws thread, under mu */
 	pthread_mutex_t mu;
 	struct fb_fabric_snap *snap;
-	struct fb_job_op *in, **in_tail, *done, **done_tail;
-	size_t in_flight;
-	void (*wake)(void *);
-	void *wake_arg;
 };
 
 struct fb_fabric_snap *fb_fabric_snap_ref(struct fb_fabric_snap *s)
@@ -74,8 +70,6 @@ void fb_job_op_free(struct fb_job_op *op)
 	free(op);
 }
 
-static void ops_cb(evutil_socket_t fd, short what, void *arg);
-
 struct fb_fabric_map *fb_fabric_map_new(struct event_base *base, const struct fb_inventory *inv,
 					const char *fabric)
 {
@@ -85,41 +79,23 @@ struct fb_fabric_map *fb_fabric_map_new(struct event_base *base, const struct fb
 	pthread_mutex_init(&m->mu, NULL);
 	m->inv = inv;
 	m->dirty = 1; /* publish a first (maybe empty) map at the first refresh */
-	m->in_tail = &m->in;
-	m->done_tail = &m->done;
 	snprintf(m->fabric, sizeof(m->fabric), "%s", fabric ? fabric : "");
 	m->topo = fb_topology_new(0, 0);
 	m->jobs = fb_jobs_new(0, 0);
 	/* Priority 0, like the agent sockets: a request waits for one pass. */
-	if (base && (!(m->ops_ev = event_new(base, -1, 0, ops_cb, m)) ||
-		     event_priority_set(m->ops_ev, 0) != 0)) {
-		fb_fabric_map_free(m);
-		return NULL;
-	}
-	if (!m->topo || !m->jobs) {
+	m->ops = fb_loopq_new(base, FB_FABRIC_MAP_MAX_OPS);
+	if (!m->topo || !m->jobs || !m->ops) {
 		fb_fabric_map_free(m);
 		return NULL;
 	}
 	return m;
 }
 
-static void free_ops(struct fb_job_op *op)
-{
-	while (op) {
-		struct fb_job_op *next = op->next;
-		fb_job_op_free(op);
-		op = next;
-	}
-}
-
 void fb_fabric_map_free(struct fb_fabric_map *m)
 {
 	if (!m)
 		return;
-	if (m->ops_ev)
-		event_free(m->ops_ev);
-	free_ops(m->in);
-	free_ops(m->done);
+	fb_loopq_free(m->ops);
 	fb_fabric_snap_unref(m->snap);
 	fb_topology_free(m->topo);
 	fb_jobs_free(m->jobs);
@@ -215,73 +191,35 @@ void fb_fabric_map_apply(struct fb_fabric_map *m, struct fb_job_op *op)
 	}
 }
 
-static void ops_cb(evutil_socket_t fd, short what, void *arg)
+/* On the loop (loopq.h): apply one submitted operation. */
+static void op_run(struct fb_loop_call *c)
 {
-	(void)fd;
-	(void)what;
-	struct fb_fabric_map *m = arg;
-	pthread_mutex_lock(&m->mu);
-	struct fb_job_op *ops = m->in;
-	m->in = NULL;
-	m->in_tail = &m->in;
-	pthread_mutex_unlock(&m->mu);
-	if (!ops)
-		return;
-	struct fb_job_op *last = ops;
-	for (struct fb_job_op *op = ops; op; op = op->next) {
-		fb_fabric_map_apply(m, op);
-		last = op;
-	}
-	pthread_mutex_lock(&m->mu);
-	*m->done_tail = ops;
-	m->done_tail = &last->next;
-	void (*wake)(void *) = m->wake;
-	void *wake_arg = m->wake_arg;
-	if (wake)
-		wake(wake_arg); /* under mu: the waker cannot go away meanwhile */
-	pthread_mutex_unlock(&m->mu);
+	struct fb_job_op *op = (struct fb_job_op *)c;
+	fb_fabric_map_apply(op->map, op);
+}
+
+static void op_free(struct fb_loop_call *c)
+{
+	fb_job_op_free((struct fb_job_op *)c);
 }
 
 int fb_fabric_map_submit(struct fb_fabric_map *m, struct fb_job_op *op)
 {
-	if (!m->ops_ev)
-		return -ENOTSUP;
-	pthread_mutex_lock(&m->mu);
-	int full = m->in_flight >= FB_FABRIC_MAP_MAX_OPS;
-	if (!full) {
-		op->next = NULL;
-		*m->in_tail = op;
-		m->in_tail = &op->next;
-		m->in_flight++;
-	}
-	pthread_mutex_unlock(&m->mu);
-	if (full)
-		return FB_EFULL;
-	event_active(m->ops_ev, 0, 0);
-	return 0;
+	op->map = m;
+	op->call.run = op_run;
+	op->call.free = op_free;
+	op->call.token = op->token;
+	return fb_loopq_submit(m->ops, &op->call);
 }
 
 struct fb_job_op *fb_fabric_map_take_done(struct fb_fabric_map *m)
 {
-	pthread_mutex_lock(&m->mu);
-	struct fb_job_op *op = m->done;
-	if (op) {
-		m->done = op->next;
-		if (!m->done)
-			m->done_tail = &m->done;
-		m->in_flight--;
-		op->next = NULL;
-	}
-	pthread_mutex_unlock(&m->mu);
-	return op;
+	return (struct fb_job_op *)fb_loopq_take_done(m->ops);
 }
 
 void fb_fabric_map_set_waker(struct fb_fabric_map *m, void (*wake)(void *), void *arg)
 {
-	pthread_mutex_lock(&m->mu);
-	m->wake = wake;
-	m->wake_arg = arg;
-	pthread_mutex_unlock(&m->mu);
+	fb_loopq_set_waker(m->ops, wake, arg);
 }
 
 /* ---- rendering (loop; fabric_render.c writes the JSON) ---- */

@@ -24,6 +24,7 @@
 
 #include "fb_event.h"
 #include "jobs.h"
+#include "loopq.h"
 #include "topology.h"
 
 #include <event2/event.h>
@@ -79,7 +80,8 @@ enum {
  * succeeds, the map until fb_fabric_map_take_done() returns it, then the
  * taker (fb_job_op_free). */
 struct fb_job_op {
-	struct fb_job_op *next;
+	struct fb_loop_call call;   /* first: how it travels (loopq.h) */
+	struct fb_fabric_map *map;  /* set by fb_fabric_map_submit */
 	enum fb_job_op_kind kind;
 	uint64_t token;             /* the submitter's, returned unchanged */
 	char job_id[FB_JOB_ID_MAX]; /* both kinds */

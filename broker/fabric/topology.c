@@ -147,6 +147,45 @@ void fb_topology_free(struct fb_topology *t)
 	free(t);
 }
 
+static void *memdup(const void *p, size_t n)
+{
+	void *c = n ? malloc(n) : NULL;
+	if (c)
+		memcpy(c, p, n);
+	return c;
+}
+
+static int index_copy(struct index *dst, const struct index *src)
+{
+	*dst = *src;
+	if (!src->cap)
+		return 0;
+	dst->ka = memdup(src->ka, src->cap * sizeof(*src->ka));
+	dst->kb = memdup(src->kb, src->cap * sizeof(*src->kb));
+	dst->vals = memdup(src->vals, src->cap * sizeof(*src->vals));
+	return dst->ka && dst->kb && dst->vals ? 0 : -ENOMEM;
+}
+
+struct fb_topology *fb_topology_clone(const struct fb_topology *t)
+{
+	struct fb_topology *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	*c = *t;
+	c->sw = memdup(t->sw, t->n_sw * sizeof(*t->sw));
+	c->ports = memdup(t->ports, t->n_ports * sizeof(*t->ports));
+	c->cap_sw = t->n_sw;
+	c->cap_ports = t->n_ports;
+	struct index empty = { 0 };
+	c->by_sw = c->by_port = c->by_peer = empty;
+	if ((t->n_sw && !c->sw) || (t->n_ports && !c->ports) || index_copy(&c->by_sw, &t->by_sw) ||
+	    index_copy(&c->by_port, &t->by_port) || index_copy(&c->by_peer, &t->by_peer)) {
+		fb_topology_free(c);
+		return NULL;
+	}
+	return c;
+}
+
 /* Grow an array of elem-sized items to hold one more, within max. */
 static int reserve_one(void **arr, size_t n, size_t *cap, size_t max, size_t elem)
 {
@@ -284,6 +323,15 @@ static void eth_switch_key(const struct fb_event *ev, uint64_t *guid, uint16_t *
 	*port = s->ifindex <= 0xffff ? (uint16_t)s->ifindex : 0;
 }
 
+int fb_topology_key(const struct fb_event *ev, uint64_t *guid, uint16_t *port)
+{
+	*guid = ev->subj.switch_guid;
+	*port = ev->subj.port;
+	if (!*guid)
+		eth_switch_key(ev, guid, port);
+	return *guid != 0;
+}
+
 int fb_topology_learn(struct fb_topology *t, const struct fb_event *ev)
 {
 	const struct fb_subject *s = &ev->subj;
@@ -297,11 +345,9 @@ int fb_topology_learn(struct fb_topology *t, const struct fb_event *ev)
 	case FB_KIND_SWITCH_REACHABLE: break;
 	default: return 0;
 	}
-	uint64_t guid = s->switch_guid;
-	uint16_t port = s->port;
-	if (!guid)
-		eth_switch_key(ev, &guid, &port);
-	if (!guid)
+	uint64_t guid;
+	uint16_t port;
+	if (!fb_topology_key(ev, &guid, &port))
 		return 0;
 	int changed = 0;
 	uint32_t si, pi;

@@ -66,12 +66,20 @@ struct fb_topology;
 /* 0 for a bound means the default (FB_TOPO_MAX_*). NULL on ENOMEM. */
 struct fb_topology *fb_topology_new(size_t max_switches, size_t max_ports);
 void fb_topology_free(struct fb_topology *t);
+/* A copy that another thread may read while the loop goes on learning
+ * (the Redfish tree's builder). NULL on ENOMEM. */
+struct fb_topology *fb_topology_clone(const struct fb_topology *t);
 
 /* Learn from one accepted event. Returns 1 if anything the map shows
  * changed, 0 if not (or the event is not about a switch), -ENOSPC past a
  * bound, -ENOMEM (the table is then incomplete, never wrong). */
 int fb_topology_learn(struct fb_topology *t, const struct fb_event *ev);
 
+/* The (switch key, port) an event is about, as the table keys it: the
+ * switch GUID and port, or for an Ethernet switch without a GUID the key
+ * derived from its fabric and name and the ifIndex. 0 if it names no
+ * switch. */
+int fb_topology_key(const struct fb_event *ev, uint64_t *guid, uint16_t *port);
 /* "up", "down", "degraded", "unknown". */
 const char *fb_link_state_name(unsigned state);
 /* The state to show for p: "unknown" while its switch is unreachable. */

@@ -20,6 +20,8 @@
 #include "fb_log.h"
 #include "fb_time.h"
 #include "jobs.h"
+#include "rf_auth_priv.h"
+#include "ws_auth.h"
 #include "ws_http.h"
 
 #include <errno.h>
@@ -228,11 +230,38 @@ static void discard(struct fb_ws_fabric_req *r, unsigned code, const char *error
 					.param = param, .detail = detail };
 }
 
+/* 401 (with WWW-Authenticate) or 403 in fb_ws_http_error's shape; v is
+ * the enum fb_rf_auth_result. */
+static int refuse_auth(struct lws *wsi, int v)
+{
+	static const char e401[] =
+		"{\"error\":\"unauthorized\",\"detail\":\"log in with Authorization: Basic (an "
+		"account of RedfishAccounts) or X-Auth-Token (a Redfish session)\"}\n";
+	static const char e403[] =
+		"{\"error\":\"forbidden\",\"detail\":\"job registration needs the "
+		"ConfigureComponents privilege (role Operator or Administrator)\"}\n";
+	return v == FB_RF_AUTH_FORBIDDEN
+		       ? fb_ws_auth_refuse(wsi, FB_RF_AUTH_FORBIDDEN, e403, sizeof(e403) - 1)
+		       : fb_ws_auth_refuse(wsi, FB_RF_AUTH_NO_SESSION, e401, sizeof(e401) - 1);
+}
+
 static int start_post(struct fb_ws_fabric *f, struct lws *wsi, struct fb_ws_fabric_req *r)
 {
 	unsigned long long len;
 	fb_ws_fabric_release(f, r);
-	if (fb_ws_http_content_length(wsi, &len) != 0)
+	int v = fb_ws_auth_check(f->auth, wsi, FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, NULL);
+	int have_len = fb_ws_http_content_length(wsi, &len) == 0;
+	if (v && have_len && len > 0 && len <= FB_JOB_BODY_MAX) {
+		/* Credentials first, but answered once the body is read, so that
+		 * the connection stays usable and the client sees the answer. */
+		discard(r, v == FB_RF_AUTH_FORBIDDEN ? 403 : 401, NULL, NULL, NULL);
+		r->expect = len;
+		return 0;
+	}
+	if (v) /* no body to wait for, or one too large to read */
+		return have_len && len <= FB_JOB_BODY_MAX ? finish(wsi, refuse_auth(wsi, v))
+							  : (refuse_auth(wsi, v), -1);
+	if (!have_len)
 		return finish(wsi, fb_ws_http_error(wsi, 411, "Content-Length required", "Content-Length",
 						    "send the JSON body with a Content-Length"));
 	if (len > FB_JOB_BODY_MAX) {
@@ -269,7 +298,10 @@ int fb_ws_fabric_body(struct fb_ws_fabric_req *r, const void *in, size_t len)
 int fb_ws_fabric_body_done(struct fb_ws_fabric *f, struct lws *wsi, struct fb_ws_fabric_req *r)
 {
 	if (r->state == FB_WSF_DISCARD) {
-		int rc = fb_ws_http_error(wsi, r->code, r->error, r->param, r->detail);
+		int rc = r->code == 401 || r->code == 403
+				 ? refuse_auth(wsi, r->code == 403 ? FB_RF_AUTH_FORBIDDEN
+								   : FB_RF_AUTH_NO_SESSION)
+				 : fb_ws_http_error(wsi, r->code, r->error, r->param, r->detail);
 		fb_ws_fabric_release(f, r);
 		return finish(wsi, rc);
 	}
@@ -299,6 +331,9 @@ static int start_delete(struct fb_ws_fabric *f, struct lws *wsi, struct fb_ws_fa
 			const char *id)
 {
 	fb_ws_fabric_release(f, r);
+	int v = fb_ws_auth_check(f->auth, wsi, FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, NULL);
+	if (v)
+		return finish(wsi, refuse_auth(wsi, v));
 	if (!fb_jobs_valid_id(id))
 		return finish(wsi, fb_ws_http_error(wsi, 400, "bad request", "JobId",
 						    "JobId: must be 1 to 20 decimal digits without a "

@@ -17,6 +17,9 @@
  *                              the loop has applied it: 201 new, 200
  *                              replaced, 503 registry full;
  *   DELETE /fabric/jobs/<id>   the same way; 204 whether or not it existed.
+ * With Redfish accounts configured, POST and DELETE need a login whose role
+ * holds ConfigureComponents (Basic or X-Auth-Token, ws_auth.h): 401 with
+ * WWW-Authenticate without one, 403 for a ReadOnly account.
  * Refusals use fb_ws_http_error's shape and name the parameter. The reply
  * waits for the loop, so a client that got 201 knows that the next event
  * from those nodes carries the job.
@@ -63,8 +66,14 @@ struct fb_ws_fabric_req {
 	struct fb_ws_fabric_req *prev, *next;
 };
 
+struct fb_rf_auth_core;
+
 struct fb_ws_fabric {
 	struct fb_fabric_map *map; /* NULL: no /fabric/ paths (404) */
+	/* Redfish accounts (RedfishAccounts): POST and DELETE of jobs need
+	 * ConfigureComponents (Operator or Administrator) when it is enabled;
+	 * NULL or disabled: unauthenticated, as before accounts existed. */
+	struct fb_rf_auth_core *auth;
 	struct fb_ws_fabric_req *waiting; /* requests the loop has not answered */
 	uint64_t next_token;
 };

@@ -10,11 +10,14 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-int fb_ws_http_reply(struct lws *wsi, unsigned code, const char *ctype, const void *body, size_t len)
+int fb_ws_http_reply_hdr(struct lws *wsi, unsigned code, const char *ctype, const void *body,
+			 size_t len, enum lws_token_indexes hdr, const char *value)
 {
-	uint8_t hdr[LWS_PRE + 512];
-	uint8_t *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof(hdr) - 1;
+	uint8_t head[LWS_PRE + 512];
+	uint8_t *start = head + LWS_PRE, *p = start, *end = head + sizeof(head) - 1;
 	if (lws_add_http_common_headers(wsi, code, ctype, len, &p, end) ||
+	    (value && lws_add_http_header_by_token(wsi, hdr, (const uint8_t *)value,
+						   (int)strlen(value), &p, end)) ||
 	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
 					 (const uint8_t *)"no-store", 8, &p, end) ||
 	    lws_finalize_write_http_header(wsi, start, &p, end))
@@ -28,6 +31,11 @@ int fb_ws_http_reply(struct lws *wsi, unsigned code, const char *ctype, const vo
 	int rc = lws_write(wsi, buf + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
 	free(buf);
 	return rc < 0 ? -1 : 0;
+}
+
+int fb_ws_http_reply(struct lws *wsi, unsigned code, const char *ctype, const void *body, size_t len)
+{
+	return fb_ws_http_reply_hdr(wsi, code, ctype, body, len, WSI_TOKEN_HTTP_CACHE_CONTROL, NULL);
 }
 
 enum fb_ws_method fb_ws_http_method(struct lws *wsi)

@@ -20,6 +20,9 @@ int fb_ws_http_is_json(struct lws *wsi);
 /* Write a whole response (Content-Length set; len 0 sends headers only, as
  * for 204). Returns 0 or -1 (close). */
 int fb_ws_http_reply(struct lws *wsi, unsigned code, const char *ctype, const void *body, size_t len);
+/* The same with one more header, hdr: value (none when value is NULL). */
+int fb_ws_http_reply_hdr(struct lws *wsi, unsigned code, const char *ctype, const void *body,
+			 size_t len, enum lws_token_indexes hdr, const char *value);
 /* {"error":..., "parameter":..., "detail":...} with the given status. Also
  * works while an upgrade request is being refused (before any 101). */
 int fb_ws_http_error(struct lws *wsi, unsigned code, const char *error, const char *param,

@@ -106,6 +106,67 @@ int fb_ws_render_missed_frame(struct fb_buf *out, uint64_t missed, uint64_t resu
 	return 0;
 }
 
+/* Append "id: <EventId>\ndata: " to out. */
+static int put_sse_id_line(struct fb_buf *out, uint64_t event_id)
+{
+	int rc = fb_buf_put(out, "id: ", 4);
+	if (!rc)
+		rc = fb_buf_put_uint(out, event_id);
+	return rc ? rc : fb_buf_put(out, "\ndata: ", 7);
+}
+
+int fb_ws_msg_put_sse(const struct fb_ws_msg *m, struct fb_buf *out)
+{
+	size_t json_len = m->frame_len - m->hdr_len;
+	int rc = fb_buf_reserve(out, m->sse_len + json_len + FB_SSE_SUFFIX_LEN);
+	if (rc)
+		return rc;
+	uint8_t *p = out->data + out->len;
+	memcpy(p, m->buf.data + m->sse_off, m->sse_len);
+	memcpy(p + m->sse_len, fb_ws_msg_frame(m) + m->hdr_len, json_len);
+	memcpy(p + m->sse_len + json_len, FB_SSE_SUFFIX, FB_SSE_SUFFIX_LEN);
+	out->len += m->sse_len + json_len + FB_SSE_SUFFIX_LEN;
+	return 0;
+}
+
+int fb_sse_render_frame(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
+			const char *default_fabric)
+{
+	size_t start = out->len;
+	int rc = put_sse_id_line(out, event_id);
+	if (!rc)
+		rc = fb_redfish_render(out, ev, event_id, default_fabric);
+	if (!rc)
+		rc = fb_buf_put(out, FB_SSE_SUFFIX, FB_SSE_SUFFIX_LEN);
+	if (rc < 0)
+		out->len = start;
+	return rc < 0 ? rc : 0;
+}
+
+int fb_sse_render_missed_frame(struct fb_buf *out, uint64_t missed, uint64_t resume_since)
+{
+	size_t start = out->len;
+	int rc = put_sse_id_line(out, resume_since);
+	if (!rc)
+		rc = fb_redfish_render_missed(out, missed, resume_since);
+	if (!rc)
+		rc = fb_buf_put(out, FB_SSE_SUFFIX, FB_SSE_SUFFIX_LEN);
+	if (rc < 0)
+		out->len = start;
+	return rc < 0 ? rc : 0;
+}
+
+void fb_ws_event_rf_attrs(const struct fb_event *ev, const char *default_fabric, char *origin,
+			  struct fb_rf_attrs *a)
+{
+	struct fb_redfish_class cls;
+	fb_redfish_classify(ev, &cls);
+	int n = fb_redfish_origin(ev, default_fabric, origin, FB_REDFISH_ORIGIN_MAX);
+	if (n < 0)
+		origin[0] = '\0';
+	fb_rf_attrs_init(a, cls.message_id, cls.event_type, origin);
+}
+
 /* Slots are sized to their message (render into scratch, copy exactly), so
  * the ring costs ~ring_events x message size, not a power-of-two above it. */
 static int slot_fit(struct fb_buf *b, size_t need)
@@ -137,18 +198,25 @@ int fb_ws_ring_push(struct fb_ws_ring *r, uint64_t event_id, const struct fb_eve
 		olen = 0; /* no origin: only origin filters miss it */
 	origin[olen] = '\0';
 	size_t frame_len = sc->len - off;
+	/* the SSE line, built in the same pass, after the frame in scratch */
+	size_t sse_at = sc->len;
+	rc = put_sse_id_line(sc, event_id);
+	if (rc)
+		return rc;
+	size_t sse_len = sc->len - sse_at;
 
 	if (fb_ws_ring_count(r) == r->cap) {
 		r->msg_bytes -= fb_ws_ring_at(r, r->tail)->frame_len;
 		r->tail++;
 	}
 	struct fb_ws_msg *m = fb_ws_ring_at(r, r->head);
-	rc = slot_fit(&m->buf, frame_len + (size_t)olen + 1);
+	rc = slot_fit(&m->buf, frame_len + (size_t)olen + 1 + sse_len);
 	if (rc)
 		return rc;
 	memcpy(m->buf.data, sc->data + off, frame_len);
 	memcpy(m->buf.data + frame_len, origin, (size_t)olen + 1);
-	m->buf.len = frame_len + (size_t)olen + 1;
+	memcpy(m->buf.data + frame_len + (size_t)olen + 1, sc->data + sse_at, sse_len);
+	m->buf.len = frame_len + (size_t)olen + 1 + sse_len;
 	struct fb_redfish_class cls;
 	fb_redfish_classify(ev, &cls);
 	m->event_id = event_id;
@@ -156,7 +224,11 @@ int fb_ws_ring_push(struct fb_ws_ring *r, uint64_t event_id, const struct fb_eve
 	m->severity = cls.severity;
 	m->frame_off = 0;
 	m->frame_len = (uint32_t)frame_len;
+	m->hdr_len = (uint8_t)(FB_WS_FRAME_HDR_MAX - off);
 	m->origin_off = (uint32_t)frame_len;
+	m->sse_off = (uint32_t)(frame_len + (size_t)olen + 1);
+	m->sse_len = (uint8_t)sse_len;
+	fb_rf_attrs_init(&m->rf, cls.message_id, cls.event_type, fb_ws_msg_origin(m));
 	r->msg_bytes += frame_len;
 	r->head++;
 	return 0;

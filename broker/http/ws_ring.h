@@ -18,20 +18,32 @@
 
 #include "fb_buf.h"
 #include "fb_event.h"
+#include "rf_filter.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define FB_WS_FRAME_HDR_MAX 10
 
+/* The same JSON serves both framings: a WebSocket stream gets
+ * [header][JSON], an SSE stream "id: <EventId>\ndata: " [JSON] "\n\n", where
+ * the "id:" line is built here, once, beside the frame (FB_SSE_SUFFIX is the
+ * same for every event). */
+#define FB_SSE_SUFFIX "\n\n"
+#define FB_SSE_SUFFIX_LEN 2
+
 struct fb_ws_msg {
 	uint64_t event_id;
 	const char *message_id; /* static string from fb_redfish_classify */
 	uint8_t severity;
+	uint8_t hdr_len;        /* WebSocket header bytes before the JSON */
+	uint8_t sse_len;        /* "id: <EventId>\ndata: " bytes */
 	uint16_t frame_off;     /* frame = buf.data + frame_off (0 today) */
 	uint32_t frame_len;     /* WebSocket header + JSON */
 	uint32_t origin_off;    /* NUL-terminated OriginOfCondition in buf */
-	struct fb_buf buf;      /* [header][JSON][origin\0] */
+	uint32_t sse_off;       /* "id: <EventId>\ndata: " in buf */
+	struct fb_rf_attrs rf;  /* what an SSE $filter looks at (rf_filter.h) */
+	struct fb_buf buf;      /* [header][JSON][origin\0][id: N\ndata: ] */
 };
 
 struct fb_ws_ring {
@@ -62,6 +74,8 @@ static inline const char *fb_ws_msg_origin(const struct fb_ws_msg *m)
 {
 	return (const char *)m->buf.data + m->origin_off;
 }
+/* Append the message as one SSE event (three copies, no formatting). */
+int fb_ws_msg_put_sse(const struct fb_ws_msg *m, struct fb_buf *out);
 /* Oldest / newest EventId held; 0 when empty. */
 uint64_t fb_ws_ring_oldest_id(const struct fb_ws_ring *r);
 uint64_t fb_ws_ring_newest_id(const struct fb_ws_ring *r);
@@ -79,5 +93,16 @@ int fb_ws_render_frame(struct fb_buf *out, const struct fb_event *ev, uint64_t e
 		       const char *default_fabric);
 /* Append the "missed" notice as one complete text frame to out. */
 int fb_ws_render_missed_frame(struct fb_buf *out, uint64_t missed, uint64_t resume_since);
+
+/* The SSE framings of the same (journal replay; the ring builds its own):
+ * "id: <EventId>\ndata: <Event JSON>\n\n", and the notice with the id a
+ * reconnect should resume after ("id: <resume_since>"). */
+int fb_sse_render_frame(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
+			const char *default_fabric);
+int fb_sse_render_missed_frame(struct fb_buf *out, uint64_t missed, uint64_t resume_since);
+/* The SSE attributes of an event that is not in the ring (journal replay);
+ * origin must have FB_REDFISH_ORIGIN_MAX bytes and outlive a. */
+void fb_ws_event_rf_attrs(const struct fb_event *ev, const char *default_fabric, char *origin,
+			  struct fb_rf_attrs *a);
 
 #endif

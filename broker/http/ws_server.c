@@ -27,6 +27,7 @@
 #include "ws_ring.h"
 #include "ws_sub.h"
 #include "ws_www.h"
+#include "sse_stream.h"
 
 #include <libwebsockets.h>
 
@@ -70,11 +71,13 @@
 struct ws_pss {
 	struct fb_ws_sub sub; /* first: the WebSocket callbacks take user as one */
 	struct fb_ws_fabric_req req;
+	void *module_conn; /* o.module's state for this connection */
 };
 
 struct fb_ws {
 	/* set at start, read-only after */
 	struct fb_ws_opts o;
+	struct fb_ws_http_module module; /* o.module copied; zero if none */
 	char *host, *journal_dir, *default_fabric;
 	struct lws_context *ctx;
 	pthread_t thread;
@@ -95,6 +98,8 @@ struct fb_ws {
 	char *status_json;
 	int *adopt_q;              /* accepted sockets for the lws thread (accept.c) */
 	size_t adopt_n, adopt_cap;
+	char (*sse_close_q)[32];   /* SSE destinations deleted (any thread) */
+	size_t sse_close_n, sse_close_cap;
 
 	/* lws thread only */
 	struct fb_batch **q_work; /* taken from q, rendered a chunk at a time */
@@ -114,6 +119,8 @@ struct fb_ws {
 	struct fb_buf out;
 	struct fb_ws_fabric fabric; /* /fabric/map, /fabric/jobs */
 	struct fb_ws_metrics metrics; /* GET /metrics (ws_metrics.h) */
+	lws_sorted_usec_list_t sse_hb; /* heartbeat comments on idle SSE streams */
+	uint32_t n_sse;
 
 	/* read by fb_ws_get_stats from any thread */
 	_Atomic uint32_t st_subscribers;
@@ -157,6 +164,21 @@ static int parse_query(struct lws *wsi, struct fb_filter *f, const char **why)
 	return FB_ETOOBIG;
 }
 
+/* ,"kind":"sse","id":...,"filter":... (the $filter text) or the ws filter */
+static int sub_kind_json(const struct fb_ws_sub *s, struct fb_buf *b)
+{
+	if (s->kind != FB_WS_SUB_SSE) {
+		int rc = fb_buf_puts(b, ",\"kind\":\"websocket\",\"filter\":");
+		return rc ? rc : fb_filter_json(&s->filter, b);
+	}
+	int rc = fb_buf_puts(b, ",\"kind\":\"sse\",\"id\":");
+	if (!rc)
+		rc = fb_buf_put_json_str(b, s->live_id);
+	if (!rc)
+		rc = fb_buf_puts(b, ",\"filter\":");
+	return rc ? rc : fb_buf_put_json_str(b, fb_rf_filter_text(s->rf));
+}
+
 static int status_json(struct fb_ws *ws, struct fb_buf *b)
 {
 	pthread_mutex_lock(&ws->mu);
@@ -172,9 +194,7 @@ static int status_json(struct fb_ws *ws, struct fb_buf *b)
 		if (!rc)
 			rc = fb_buf_put_json_str(b, s->peer);
 		if (!rc)
-			rc = fb_buf_puts(b, ",\"filter\":");
-		if (!rc)
-			rc = fb_filter_json(&s->filter, b);
+			rc = sub_kind_json(s, b);
 		if (!rc)
 			rc = fb_buf_printf(b,
 					   ",\"next_id\":%llu,\"lag\":%llu,\"sent\":%llu,\"replayed\":%llu,"
@@ -236,9 +256,13 @@ static int metrics_reply(struct fb_ws *ws, struct lws *wsi)
 	return rc;
 }
 
-static int on_http(struct fb_ws *ws, struct lws *wsi, struct fb_ws_fabric_req *r, const char *path)
+static int on_http(struct fb_ws *ws, struct lws *wsi, struct ws_pss *pss, const char *path)
 {
-	int rc = fb_ws_fabric_http(&ws->fabric, wsi, r, path);
+	struct fb_ws_fabric_req *r = pss ? &pss->req : NULL;
+	int rc = ws->module.http && pss ? ws->module.http(ws->module.arg, wsi, &pss->module_conn, path) : 1;
+	if (rc != 1)
+		return rc;
+	rc = fb_ws_fabric_http(&ws->fabric, wsi, r, path);
 	if (rc != 1)
 		return rc;
 	if ((rc = fb_ws_www_http(wsi, path)) != 1) {
@@ -292,6 +316,24 @@ static void close_with(struct lws *wsi, int status, const char *reason)
 	lws_close_reason(wsi, (enum lws_close_status)status, (unsigned char *)reason, strlen(reason));
 }
 
+/* s (positioned, wsi and peer set) joins the fan-out. */
+static void sub_attach(struct fb_ws *ws, struct fb_ws_sub *s)
+{
+	s->next = ws->subs;
+	if (ws->subs)
+		ws->subs->prev = s;
+	ws->subs = s;
+	ws->n_subs++;
+	atomic_store_explicit(&ws->st_subscribers, ws->n_subs, memory_order_relaxed);
+	fb_log_info("%s %s: subscribed (next EventId %llu, head %llu)",
+		    s->kind == FB_WS_SUB_SSE ? "sse" : "ws", s->peer, (unsigned long long)s->next_id,
+		    (unsigned long long)ws->src.head_id);
+	if (s->next_id <= ws->src.head_id)
+		lws_callback_on_writable((struct lws *)s->wsi);
+	else if (s->state == FB_WS_SUB_CATCHUP)
+		s->state = FB_WS_SUB_LIVE; /* since=<head>: nothing to replay, live now */
+}
+
 static int on_established(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 {
 	struct fb_filter f;
@@ -311,18 +353,7 @@ static int on_established(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s
 		s->wsi = NULL;
 		return -1;
 	}
-	s->next = ws->subs;
-	if (ws->subs)
-		ws->subs->prev = s;
-	ws->subs = s;
-	ws->n_subs++;
-	atomic_store_explicit(&ws->st_subscribers, ws->n_subs, memory_order_relaxed);
-	fb_log_info("ws %s: subscribed (next EventId %llu, head %llu)", s->peer,
-		    (unsigned long long)s->next_id, (unsigned long long)ws->src.head_id);
-	if (s->next_id <= ws->src.head_id)
-		lws_callback_on_writable(wsi);
-	else if (s->state == FB_WS_SUB_CATCHUP)
-		s->state = FB_WS_SUB_LIVE; /* since=<head>: nothing to replay, live now */
+	sub_attach(ws, s);
 	return 0;
 }
 
@@ -338,8 +369,11 @@ static void on_closed(struct fb_ws *ws, struct fb_ws_sub *s)
 		s->next->prev = s->prev;
 	ws->n_subs--;
 	atomic_store_explicit(&ws->st_subscribers, ws->n_subs, memory_order_relaxed);
-	fb_log_info("ws %s: closed after %llu messages (next EventId %llu)", s->peer,
-		    (unsigned long long)s->sent, (unsigned long long)s->next_id);
+	fb_log_info("%s %s: closed after %llu messages (next EventId %llu)",
+		    s->kind == FB_WS_SUB_SSE ? "sse" : "ws", s->peer, (unsigned long long)s->sent,
+		    (unsigned long long)s->next_id);
+	if (s->kind == FB_WS_SUB_SSE)
+		ws->n_sse--;
 	fb_ws_sub_release(s);
 	s->wsi = NULL;
 	if (ws->render_blocked) /* it may have been the one holding rendering */
@@ -351,6 +385,11 @@ static int write_out(struct fb_ws *ws, struct lws *wsi)
 	size_t n = ws->out.len - LWS_PRE;
 	if (!n)
 		return 0;
+	struct fb_ws_sub *s = lws_wsi_user(wsi);
+	if (s && s->kind == FB_WS_SUB_SSE) {
+		s->wrote_ns = fb_now_ns();
+		s->heartbeat_due = 0;
+	}
 	/* raw: the buffer already holds complete, unmasked ws frames */
 	return lws_write(wsi, ws->out.data + LWS_PRE, n, LWS_WRITE_HTTP) < 0 ? -1 : 0;
 }
@@ -381,6 +420,8 @@ static int on_writeable(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 	fb_buf_reset(&ws->out);
 	if (fb_buf_put(&ws->out, pre, sizeof(pre)))
 		return -1;
+	if (s->kind == FB_WS_SUB_SSE && (s->close_asked || s->state == FB_WS_SUB_CLOSING))
+		return -1; /* its destination was deleted, or the notice is out */
 	if (s->state == FB_WS_SUB_CLOSING) {
 		char reason[120];
 		snprintf(reason, sizeof(reason),
@@ -390,7 +431,8 @@ static int on_writeable(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 		return -1;
 	}
 	if (s->state == FB_WS_SUB_OVERFLOWED) {
-		if (fb_ws_render_missed_frame(&ws->out, s->missed, s->resume_since))
+		if (s->kind == FB_WS_SUB_SSE ? fb_sse_render_missed_frame(&ws->out, s->missed, s->resume_since)
+					     : fb_ws_render_missed_frame(&ws->out, s->missed, s->resume_since))
 			return -1;
 		s->state = FB_WS_SUB_CLOSING;
 		s->sent++;
@@ -408,9 +450,13 @@ static int on_writeable(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 		atomic_fetch_add_explicit(&ws->st_sent, s->sent - sent, memory_order_relaxed);
 		atomic_fetch_add_explicit(&ws->st_replayed, s->replayed - replayed, memory_order_relaxed);
 		if (rc < 0) {
-			close_with(wsi, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "journal replay failed");
+			if (s->kind == FB_WS_SUB_WS)
+				close_with(wsi, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "journal replay failed");
 			return -1;
 		}
+		if (w == 0 && s->heartbeat_due && ws->out.len == LWS_PRE &&
+		    fb_buf_puts(&ws->out, FB_SSE_HEARTBEAT))
+			return -1;
 		if (write_out(ws, wsi) < 0)
 			return -1;
 		if (s->state == FB_WS_SUB_OVERFLOWED) { /* fell out of the ring meanwhile */
@@ -702,31 +748,178 @@ static void adopt_pending(struct fb_ws *ws)
 	free(q);
 }
 
+/* ---- Redfish SSE streams (sse_stream.h): subscribers of the same fan-out ---- */
+
+static uint64_t sse_heartbeat_ns(const struct fb_ws *ws)
+{
+	return (uint64_t)(ws->o.sse_heartbeat_s > 0 ? ws->o.sse_heartbeat_s : 30) * 1000000000ull;
+}
+
+/* The client hung up. lws reads nothing from an HTTP connection whose
+ * response is still going, so without this a closed stream would only be
+ * noticed at its next write. */
+static int sse_peer_gone(const struct fb_ws_sub *s)
+{
+	struct pollfd p = { .fd = lws_get_socket_fd((struct lws *)s->wsi), .events = POLLRDHUP };
+	return p.fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* Every idle stream gets a comment line, so that proxies and clients with a
+ * read timeout keep it open while no event matches its filter. */
+static void sse_heartbeat_cb(lws_sorted_usec_list_t *sul)
+{
+	struct fb_ws *ws = lws_container_of(sul, struct fb_ws, sse_hb);
+	uint64_t now = fb_now_ns(), every = sse_heartbeat_ns(ws);
+	for (struct fb_ws_sub *s = ws->subs; s; s = s->next) {
+		if (s->kind != FB_WS_SUB_SSE)
+			continue;
+		if (sse_peer_gone(s)) {
+			s->close_asked = 1;
+			lws_callback_on_writable((struct lws *)s->wsi);
+		} else if (now - s->wrote_ns >= every) {
+			s->heartbeat_due = 1;
+			lws_callback_on_writable((struct lws *)s->wsi);
+		}
+	}
+	/* a quarter period, at most 1 s (hung-up clients), in us */
+	uint64_t next_us = every / 4000 < 1000000 ? every / 4000 : 1000000;
+	if (ws->n_sse)
+		lws_sul_schedule(ws->ctx, 0, &ws->sse_hb, sse_heartbeat_cb, (lws_usec_t)next_us);
+}
+
+/* The registry's close callback (rf_live.h): a DELETE of the destination,
+ * on whatever thread served it. Only queue the id and wake this thread. */
+void fb_ws_sse_close_requested(void *arg, const char *id)
+{
+	struct fb_ws *ws = arg;
+	pthread_mutex_lock(&ws->mu);
+	if (ws->sse_close_n == ws->sse_close_cap) {
+		size_t cap = ws->sse_close_cap ? 2 * ws->sse_close_cap : 8;
+		char(*q)[32] = realloc(ws->sse_close_q, cap * sizeof(*q));
+		if (!q) {
+			pthread_mutex_unlock(&ws->mu);
+			fb_log_err("sse: out of memory: the stream of deleted destination %s stays open", id);
+			return;
+		}
+		ws->sse_close_q = q;
+		ws->sse_close_cap = cap;
+	}
+	snprintf(ws->sse_close_q[ws->sse_close_n++], 32, "%s", id);
+	pthread_mutex_unlock(&ws->mu);
+	lws_cancel_service(ws->ctx);
+}
+
+static void sse_take_closes(struct fb_ws *ws)
+{
+	pthread_mutex_lock(&ws->mu);
+	size_t n = ws->sse_close_n;
+	char(*q)[32] = ws->sse_close_q;
+	ws->sse_close_q = NULL;
+	ws->sse_close_n = ws->sse_close_cap = 0;
+	pthread_mutex_unlock(&ws->mu);
+	for (size_t i = 0; i < n; i++)
+		for (struct fb_ws_sub *s = ws->subs; s; s = s->next)
+			if (s->kind == FB_WS_SUB_SSE && strcmp(s->live_id, q[i]) == 0) {
+				fb_log_info("sse %s: destination %s deleted: closing the stream", s->peer,
+					    s->live_id);
+				s->live_id[0] = '\0'; /* the registry has dropped it already */
+				s->close_asked = 1;
+				lws_callback_on_writable((struct lws *)s->wsi);
+			}
+	free(q);
+}
+
+int fb_ws_sse_open(struct lws *wsi, struct fb_sse_refusal *no, void **stream)
+{
+	struct fb_ws *ws = lws_context_user(lws_get_context(wsi));
+	struct fb_ws_sub *s = lws_wsi_user(wsi);
+	*stream = NULL;
+	if (!s || s->wsi)
+		return -1; /* not a connection of ours, or already streaming */
+	if (ws->n_subs >= ws->o.max_subscribers) {
+		*no = (struct fb_sse_refusal){ .status = 503, .message = "EventSubscriptionLimitExceeded" };
+		snprintf(no->detail, sizeof(no->detail),
+			 "%u event streams and WebSocket subscribers are open, the most this service "
+			 "takes (WsMaxSubscribers)", ws->n_subs);
+		return 1;
+	}
+	int rc = fb_sse_prepare(wsi, s, ws->src.head_id, no);
+	if (rc)
+		return rc;
+	if (fb_sse_start(wsi)) {
+		fb_ws_sub_release(s);
+		return -1;
+	}
+	*stream = s;
+	s->wsi = wsi;
+	s->drained_ns = s->wrote_ns = fb_now_ns();
+	fb_ws_peer_name(wsi, s->peer, sizeof(s->peer));
+	if (!ws->n_sse++)
+		sse_heartbeat_cb(&ws->sse_hb);
+	sub_attach(ws, s);
+	return 0;
+}
+
+int fb_ws_sse_writeable(struct lws *wsi, void *stream)
+{
+	struct fb_ws *ws = lws_context_user(lws_get_context(wsi));
+	return on_writeable(ws, wsi, stream);
+}
+
+void fb_ws_sse_closed(struct lws *wsi, void *stream)
+{
+	struct fb_ws *ws = lws_context_user(lws_get_context(wsi));
+	on_closed(ws, stream);
+}
+
+static void release_module_conn(struct fb_ws *ws, struct ws_pss *pss)
+{
+	if (pss && pss->module_conn) {
+		ws->module.closed(ws->module.arg, pss->module_conn);
+		pss->module_conn = NULL;
+	}
+}
+
 static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct fb_ws *ws = lws_context_user(lws_get_context(wsi));
 	struct fb_ws_sub *s = user;
-	struct fb_ws_fabric_req *r = user ? &((struct ws_pss *)user)->req : NULL;
+	struct ws_pss *pss = user;
+	struct fb_ws_fabric_req *r = pss ? &pss->req : NULL;
 	switch (reason) {
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		adopt_pending(ws);
+		sse_take_closes(ws);
 		drain_queue(ws);
 		fb_ws_fabric_take_results(&ws->fabric);
+		if (ws->module.wake)
+			ws->module.wake(ws->module.arg);
 		return 0;
 	case LWS_CALLBACK_HTTP:
-		return on_http(ws, wsi, r, in ? (const char *)in : "/");
+		return on_http(ws, wsi, pss, in ? (const char *)in : "/");
 	case LWS_CALLBACK_HTTP_BODY:
+		if (pss && pss->module_conn &&
+		    ws->module.body(ws->module.arg, wsi, pss->module_conn, in, len) != 1)
+			return 0;
 		return r ? fb_ws_fabric_body(r, in, len) : 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		if (pss && pss->module_conn) {
+			int rc = ws->module.body_done(ws->module.arg, wsi, pss->module_conn);
+			if (rc != 1)
+				return rc;
+		}
 		return r ? fb_ws_fabric_body_done(&ws->fabric, wsi, r) : 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE: {
-		int rc = r ? fb_ws_fabric_writeable(wsi, r) : 1;
+		int rc = pss && pss->module_conn ? ws->module.writeable(ws->module.arg, wsi, pss->module_conn) : 1;
+		if (rc == 1)
+			rc = r ? fb_ws_fabric_writeable(wsi, r) : 1;
 		return rc != 1 ? rc : lws_callback_http_dummy(wsi, reason, user, in, len);
 	}
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL: /* user is about to be freed */
 	case LWS_CALLBACK_CLOSED_HTTP:
 		if (r)
 			fb_ws_fabric_release(&ws->fabric, r);
+		release_module_conn(ws, pss); /* an SSE stream: fb_ws_sse_closed */
 		return lws_callback_http_dummy(wsi, reason, user, in, len);
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
 		return on_confirm_upgrade(ws, wsi);
@@ -738,6 +931,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 		on_closed(ws, s);
 		if (r)
 			fb_ws_fabric_release(&ws->fabric, r);
+		release_module_conn(ws, pss);
 		return 0;
 	case LWS_CALLBACK_RECEIVE:
 		return 0; /* subscribers have nothing to say; ignore it */
@@ -789,6 +983,7 @@ static void ws_free(struct fb_ws *ws)
 	for (size_t i = 0; i < ws->adopt_n; i++)
 		close(ws->adopt_q[i]);
 	free(ws->adopt_q);
+	free(ws->sse_close_q);
 	free(ws->host);
 	free(ws->journal_dir);
 	free(ws->default_fabric);
@@ -862,11 +1057,18 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 		return -ENOMEM;
 	}
 	ws->fabric.map = o->fabric_map;
+	ws->fabric.auth = o->auth;
 	if (ws->fabric.map)
 		fb_fabric_map_set_waker(ws->fabric.map, wake_for_jobs, ws);
+	if (o->module) {
+		ws->module = *o->module;
+		ws->module.attach(ws->module.arg, ws->ctx);
+	}
 	int rc = pthread_create(&ws->thread, NULL, service_main, ws);
 	if (rc) {
 		fb_log_err("ws: cannot start the WebSocket thread: %s", strerror(rc));
+		if (ws->module.attach)
+			ws->module.attach(ws->module.arg, NULL);
 		if (ws->fabric.map)
 			fb_fabric_map_set_waker(ws->fabric.map, NULL, NULL);
 		lws_context_destroy(ws->ctx);
@@ -980,10 +1182,13 @@ void fb_ws_stop(struct fb_ws *ws)
 		return;
 	if (ws->fabric.map)
 		fb_fabric_map_set_waker(ws->fabric.map, NULL, NULL);
+	if (ws->module.attach)
+		ws->module.attach(ws->module.arg, NULL);
 	atomic_store(&ws->stop, 1);
 	lws_cancel_service(ws->ctx);
 	pthread_join(ws->thread, NULL);
 	lws_sul_cancel(&ws->recheck);
+	lws_sul_cancel(&ws->sse_hb);
 	lws_context_destroy(ws->ctx); /* closes subscribers: CLOSED runs here */
 	ws_free(ws);
 }

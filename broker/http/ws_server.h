@@ -37,6 +37,35 @@
 
 struct fb_fabric_map;
 struct fb_metrics;
+struct fb_rf_auth_core;
+struct lws;
+struct lws_context;
+
+/* A module that serves more HTTP paths on this thread (the Redfish service,
+ * broker/redfish/rf_service.h). ws_server.c offers it every HTTP request
+ * first and keeps one slot per connection for its state. All callbacks run
+ * on the lws thread; the ints are what the lws callback returns. */
+struct fb_ws_http_module {
+	/* LWS_CALLBACK_HTTP: 1 if path is not its own (the server goes on with
+	 * /status, /fabric/...), else it answered or will. *conn is the
+	 * connection's slot (NULL at first; the module owns what it puts there). */
+	int (*http)(void *arg, struct lws *wsi, void **conn, const char *path);
+	/* LWS_CALLBACK_HTTP_BODY(_COMPLETION): 1 if the body is not its own
+	 * (an earlier request on the connection was); body's other results
+	 * are ignored (a refusal is sent at completion). */
+	int (*body)(void *arg, struct lws *wsi, void *conn, const void *in, size_t len);
+	int (*body_done)(void *arg, struct lws *wsi, void *conn);
+	/* LWS_CALLBACK_HTTP_WRITEABLE: 1 if it has nothing to write. */
+	int (*writeable)(void *arg, struct lws *wsi, void *conn);
+	/* The connection closes: free conn. */
+	void (*closed)(void *arg, void *conn);
+	/* At every wakeup of the thread (lws_cancel_service). */
+	void (*wake)(void *arg);
+	/* The context exists (before the thread starts), or NULL: it is about
+	 * to go (the module stops waking it). */
+	void (*attach)(void *arg, struct lws_context *ctx);
+	void *arg;
+};
 
 struct fb_ws_opts {
 	const char *host;           /* bind address, e.g. "127.0.0.1" or "0.0.0.0" */
@@ -49,6 +78,12 @@ struct fb_ws_opts {
 	size_t max_subscribers;
 	struct fb_fabric_map *fabric_map; /* /fabric/...; NULL: those paths are 404 */
 	struct fb_metrics *metrics; /* GET /metrics (ws_metrics.h); NULL: 404 */
+	/* Redfish SSE streams (sse_stream.h): heartbeat comment period (0: 30 s) */
+	int sse_heartbeat_s;
+	/* Redfish accounts and sessions (rf_auth_core.h), used by the lws thread
+	 * alone once started; NULL: no logins (writes unauthenticated). */
+	struct fb_rf_auth_core *auth;
+	const struct fb_ws_http_module *module; /* NULL: none (copied) */
 	/* Called (lws thread) when the queue from the loop, after
 	 * fb_ws_committed returned FB_OUTPUT_BUSY, is back under half its bound. */
 	void (*ready)(void *arg);
@@ -81,6 +116,21 @@ uint64_t fb_ws_http_open(struct fb_ws *ws);
 /* Replace the broker part of /status (copied; thread-safe). */
 void fb_ws_set_status(struct fb_ws *ws, const char *json);
 void fb_ws_get_stats(struct fb_ws *ws, struct fb_ws_stats *st);
+/* Redfish SSE streams (lws thread; broker/redfish/rf_sse.c, the router's
+ * handler of the ServerSentEventUri, auth already checked). Open: read the
+ * request on wsi; 1 with *no filled when it is refused (nothing sent: the
+ * router answers), 0 when the 200 text/event-stream head is out and the
+ * stream (*stream) is a subscriber of the fan-out, -1 to close. Then every
+ * HTTP_WRITEABLE of wsi goes to fb_ws_sse_writeable (<0 closes), and
+ * fb_ws_sse_closed runs once when the connection goes. */
+struct fb_sse_refusal;
+int fb_ws_sse_open(struct lws *wsi, struct fb_sse_refusal *no, void **stream);
+int fb_ws_sse_writeable(struct lws *wsi, void *stream);
+void fb_ws_sse_closed(struct lws *wsi, void *stream);
+/* Close the stream whose live_id (ws_sub.h) is id, from any thread (a
+ * DELETE of its EventDestination, rf_live.h's close callback); ws is
+ * lws_context_user() of the server's context. */
+void fb_ws_sse_close_requested(void *ws, const char *id);
 /* Close subscribers, stop and join the thread, free everything. */
 void fb_ws_stop(struct fb_ws *ws);
 

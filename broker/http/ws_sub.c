@@ -31,6 +31,8 @@ void fb_ws_sub_release(struct fb_ws_sub *s)
 	if (s->reader)
 		fb_journal_reader_close(s->reader);
 	s->reader = NULL;
+	fb_rf_filter_free(s->rf);
+	s->rf = NULL;
 }
 
 int fb_ws_sub_check_lag(struct fb_ws_sub *s, const struct fb_ws_src *src)
@@ -55,7 +57,9 @@ void fb_ws_sub_overflow(struct fb_ws_sub *s, uint64_t head_id)
 /* Tell the subscriber that [next_id, first_available) is gone and move on. */
 static int skip_gap(struct fb_ws_sub *s, uint64_t first_available, struct fb_buf *out)
 {
-	int rc = fb_ws_render_missed_frame(out, first_available - s->next_id, first_available - 1);
+	int rc = s->kind == FB_WS_SUB_SSE
+			 ? fb_sse_render_missed_frame(out, first_available - s->next_id, first_available - 1)
+			 : fb_ws_render_missed_frame(out, first_available - s->next_id, first_available - 1);
 	if (rc)
 		return rc;
 	s->sent++;
@@ -65,6 +69,12 @@ static int skip_gap(struct fb_ws_sub *s, uint64_t first_available, struct fb_buf
 
 static int match_event(const struct fb_ws_sub *s, const struct fb_event *ev, const char *fabric)
 {
+	if (s->kind == FB_WS_SUB_SSE) {
+		char origin[FB_REDFISH_ORIGIN_MAX];
+		struct fb_rf_attrs a;
+		fb_ws_event_rf_attrs(ev, fabric, origin, &a);
+		return fb_rf_filter_match(s->rf, &a);
+	}
 	struct fb_redfish_class cls;
 	fb_redfish_classify(ev, &cls);
 	char origin[FB_REDFISH_ORIGIN_MAX];
@@ -123,7 +133,8 @@ static int fill_journal(struct fb_ws_sub *s, const struct fb_ws_src *src, struct
 		s->next_id = id + 1;
 		if (!match_event(s, &ev, src->default_fabric))
 			continue;
-		rc = fb_ws_render_frame(out, &ev, id, src->default_fabric);
+		rc = s->kind == FB_WS_SUB_SSE ? fb_sse_render_frame(out, &ev, id, src->default_fabric)
+					      : fb_ws_render_frame(out, &ev, id, src->default_fabric);
 		if (rc)
 			return rc;
 		s->sent++;
@@ -146,10 +157,15 @@ static void fill_ring(struct fb_ws_sub *s, const struct fb_ws_src *src, struct f
 		}
 		const struct fb_ws_msg *m = fb_ws_ring_at(r, seq);
 		s->next_id = m->event_id + 1;
-		if (!fb_filter_match(&s->filter, m->message_id, m->severity, fb_ws_msg_origin(m)))
-			continue;
 		/* fb_buf_put can only fail on ENOMEM; the message is then
 		 * lost for this subscriber alone and the lag check catches up */
+		if (s->kind == FB_WS_SUB_SSE) {
+			if (fb_rf_filter_match(s->rf, &m->rf) && fb_ws_msg_put_sse(m, out) == 0)
+				s->sent++;
+			continue;
+		}
+		if (!fb_filter_match(&s->filter, m->message_id, m->severity, fb_ws_msg_origin(m)))
+			continue;
 		if (fb_buf_put(out, fb_ws_msg_frame(m), m->frame_len) == 0)
 			s->sent++;
 	}

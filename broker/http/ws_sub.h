@@ -21,6 +21,7 @@
 
 #include "fb_buf.h"
 #include "filter.h"
+#include "rf_filter.h"
 #include "ws_ring.h"
 
 #include <stddef.h>
@@ -44,11 +45,22 @@ enum fb_ws_sub_state {
 	FB_WS_SUB_CLOSING,    /* notice sent; close on the next writeable */
 };
 
+/* How a subscriber's events are framed and filtered. */
+enum fb_ws_sub_kind {
+	FB_WS_SUB_WS = 0, /* WebSocket text frames; struct fb_filter (filter.h) */
+	FB_WS_SUB_SSE,    /* Redfish SSE events; $filter (rf_filter.h) */
+};
+
 struct fb_ws_sub {
 	struct fb_ws_sub *prev, *next; /* the server's list */
 	void *wsi;                     /* struct lws *, opaque here */
 	char peer[64];                 /* "ip:port" for logs and /status */
-	struct fb_filter filter;
+	enum fb_ws_sub_kind kind;
+	struct fb_filter filter;       /* FB_WS_SUB_WS */
+	struct fb_rf_filter *rf;       /* FB_WS_SUB_SSE: owned; NULL = everything */
+	char live_id[32];              /* FB_WS_SUB_SSE: its EventDestination Id, or "" */
+	uint64_t wrote_ns;             /* FB_WS_SUB_SSE: last write (heartbeats) */
+	int heartbeat_due, close_asked; /* FB_WS_SUB_SSE */
 	uint64_t next_id;
 	enum fb_ws_sub_state state;
 	uint64_t missed;               /* for the overflow notice */
@@ -61,9 +73,10 @@ struct fb_ws_sub {
 	uint64_t slow_demotions;       /* times it read too slowly and went to catch-up */
 };
 
-/* Position a new subscriber: since=N -> next_id N+1, else the live head. */
+/* Position a new subscriber: since=N -> next_id N+1, else the live head.
+ * The kind is FB_WS_SUB_WS; an SSE stream sets kind and rf afterwards. */
 void fb_ws_sub_init(struct fb_ws_sub *s, const struct fb_filter *f, uint64_t head_id);
-void fb_ws_sub_release(struct fb_ws_sub *s);
+void fb_ws_sub_release(struct fb_ws_sub *s); /* closes the reader, frees rf */
 
 static inline uint64_t fb_ws_sub_lag(const struct fb_ws_sub *s, uint64_t head_id)
 {

@@ -19,6 +19,7 @@
 #include "kafka_conf.h"
 #include "kafka_delivery.h"
 #include "kafka_resume.h"
+#include "rf_sub_store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define NTOPICS (FB_KAFKA_MAP_MAX + FB_KAFKA_SUBS_MAX)
+#define NTOPICS (FB_KAFKA_MAP_MAX + FB_KAFKA_SUBS_MAX + FB_KAFKA_RSUBS_MAX)
 #define METADATA_TIMEOUT_MS 5000
 #define RETRY_MIN_MS 500
 #define RETRY_MAX_MS 30000
@@ -40,7 +41,8 @@
 #define READ_BURST 4096 /* events per pass before serving delivery reports */
 
 struct topic {
-	const char *name; /* in the config */
+	const char *name; /* in the config, or own */
+	char own[FB_KAFKA_TOPIC_MAX]; /* a Redfish subscription's topic */
 	rd_kafka_topic_t *rkt;
 	int32_t partitions;
 	uint64_t *in_kafka; /* [partitions]: highest EventId of ours found by the resume scan */
@@ -88,7 +90,32 @@ struct fb_kafka {
 
 	/* written by the Kafka thread, read by status on the loop */
 	atomic_uint_fast64_t produced, skipped;
+
+	/* Redfish Kafka subscriptions: the loop hands a snapshot over (rs_mu);
+	 * the thread owns rs and rsub_topic. */
+	pthread_mutex_t rs_mu;
+	struct rsubs *rs_next;
+	atomic_int rs_new;
+	struct rsubs *rs;
+	unsigned rsub_topic[FB_KAFKA_RSUBS_MAX];
 };
+
+struct rsubs {
+	size_t n;
+	struct {
+		char topic[FB_KAFKA_TOPIC_MAX];
+		struct fb_rf_sub sub; /* a private copy */
+	} v[FB_KAFKA_RSUBS_MAX];
+};
+
+static void rsubs_free(struct rsubs *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n; i++)
+		fb_rf_sub_free(&r->v[i].sub);
+	free(r);
+}
 
 static void wake(struct fb_kafka *k)
 {
@@ -265,6 +292,19 @@ static void plan(struct fb_kafka *k, struct current *c)
 			;
 		if (j == c->n_dest)
 			c->dest[c->n_dest++] = t;
+	}
+	if (k->rs && k->rs->n) {
+		struct fb_rf_facts f;
+		fb_rf_facts_init(&f, c->cls.message_id, c->cls.severity, c->cls.event_type, c->origin);
+		for (size_t i = 0; i < k->rs->n; i++) {
+			if (!fb_rf_match(&k->rs->v[i].sub.match, &f))
+				continue;
+			unsigned t = k->rsub_topic[i], j;
+			for (j = 0; j < c->n_dest && c->dest[j] != t; j++)
+				;
+			if (j == c->n_dest)
+				c->dest[c->n_dest++] = t;
+		}
 	}
 	snprintf(c->id_s, sizeof(c->id_s), "%" PRIu64, c->id);
 }
@@ -461,6 +501,49 @@ static int serve(struct fb_kafka *k)
 	return n;
 }
 
+static unsigned topic_index(struct fb_kafka *k, const char *name);
+
+/* Take the newest snapshot of the Redfish Kafka subscriptions. Returns 1 if
+ * it names a topic the producer does not know yet. */
+static int take_rsubs(struct fb_kafka *k)
+{
+	pthread_mutex_lock(&k->rs_mu);
+	struct rsubs *r = k->rs_next;
+	k->rs_next = NULL;
+	pthread_mutex_unlock(&k->rs_mu);
+	if (!r)
+		return 0;
+	int fresh = 0;
+	size_t keep = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		unsigned t;
+		for (t = 0; t < k->n_topics && strcmp(k->topics[t].name, r->v[i].topic) != 0; t++)
+			;
+		if (t == k->n_topics) {
+			if (k->n_topics == NTOPICS) {
+				fb_log_err("kafka: too many topics (%d); subscription %s (topic %s) gets "
+					   "nothing", NTOPICS, r->v[i].sub.id, r->v[i].topic);
+				continue;
+			}
+			snprintf(k->topics[t].own, sizeof(k->topics[t].own), "%s", r->v[i].topic);
+			topic_index(k, k->topics[t].own);
+			fresh = 1;
+		}
+		k->rsub_topic[keep] = t;
+		if (keep != i) {
+			r->v[keep] = r->v[i];
+			memset(&r->v[i].sub, 0, sizeof(r->v[i].sub));
+		}
+		keep++;
+	}
+	for (size_t i = keep; i < r->n; i++)
+		fb_rf_sub_free(&r->v[i].sub);
+	r->n = keep;
+	rsubs_free(k->rs);
+	k->rs = r;
+	return fresh;
+}
+
 static void *thread_main(void *arg)
 {
 	struct fb_kafka *k = arg;
@@ -468,6 +551,11 @@ static void *thread_main(void *arg)
 	int told_unreachable = 0;
 	char err[512];
 	while (!atomic_load(&k->stop)) {
+		if (atomic_exchange(&k->rs_new, 0) && take_rsubs(k) && k->rk) {
+			fb_log_info("kafka: a Redfish subscription names a new topic; re-creating the "
+				    "producer to resume with it");
+			pause_producer(k);
+		}
 		if (!k->rk && make_producer(k, err, sizeof(err))) {
 			fb_log_err("kafka: cannot create the producer: %s", err);
 			nap(k, RETRY_MAX_MS);
@@ -566,6 +654,7 @@ int fb_kafka_start(const struct fb_config *cfg, uint64_t epoch, uint64_t committ
 		return -ENOMEM;
 	}
 	k->cfg = cfg;
+	pthread_mutex_init(&k->rs_mu, NULL);
 	snprintf(k->epoch_hex, sizeof(k->epoch_hex), "%016" PRIx64, epoch);
 	k->wake_r = fds[0];
 	k->wake_w = fds[1];
@@ -607,6 +696,9 @@ void fb_kafka_stop(struct fb_kafka *k, int flush_ms)
 	close(k->wake_r);
 	close(k->wake_w);
 	fb_kafka_delivery_free(&k->dl);
+	rsubs_free(k->rs);
+	rsubs_free(k->rs_next);
+	pthread_mutex_destroy(&k->rs_mu);
 	free(k);
 }
 
@@ -619,3 +711,38 @@ void fb_kafka_get_stats(struct fb_kafka *k, struct fb_kafka_stats *st)
 }
 
 const char *fb_kafka_brokers(const struct fb_kafka *k) { return k->cfg->kafka_brokers; }
+
+int fb_kafka_set_rsubs(struct fb_kafka *k, const struct fb_rf_store *st)
+{
+	struct rsubs *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n; i++) {
+		const struct fb_rf_sub *s = st->v[i];
+		if (s->protocol != FB_RF_PROTO_KAFKA || !s->enabled)
+			continue;
+		if (r->n == FB_KAFKA_RSUBS_MAX) {
+			fb_log_err("kafka: more than %d Kafka subscriptions; %s and later ones get nothing",
+				   FB_KAFKA_RSUBS_MAX, s->id);
+			break;
+		}
+		/* A deep copy: jansson's references are not the Kafka thread's. */
+		json_t *copy = json_deep_copy(s->doc);
+		struct fb_rf_error e;
+		int rc = copy ? fb_rf_sub_build(copy, FB_RF_SUB_LOAD, NULL, &r->v[r->n].sub, &e) : -ENOMEM;
+		json_decref(copy);
+		if (rc) {
+			rsubs_free(r);
+			return -ENOMEM;
+		}
+		snprintf(r->v[r->n].topic, sizeof(r->v[0].topic), "%s", s->context);
+		r->n++;
+	}
+	pthread_mutex_lock(&k->rs_mu);
+	rsubs_free(k->rs_next);
+	k->rs_next = r;
+	pthread_mutex_unlock(&k->rs_mu);
+	atomic_store(&k->rs_new, 1);
+	wake(k);
+	return 0;
+}

@@ -48,6 +48,16 @@ void fb_kafka_committed(struct fb_kafka *k, uint64_t id);
 /* Flush for at most flush_ms, persist the cursor, stop the thread, free. */
 void fb_kafka_stop(struct fb_kafka *k, int flush_ms);
 void fb_kafka_get_stats(struct fb_kafka *k, struct fb_kafka_stats *st);
+
+/* The Redfish subscriptions with Protocol Kafka (rf_sub_store.h): the
+ * thread also produces every event a subscription's filters take to its
+ * topic (its Context). Called on the loop whenever the subscriptions change;
+ * the enabled Kafka ones are copied and handed over. A new topic makes the
+ * thread re-create its producer (the same path as after an error: the
+ * resume scan keeps exactly once). At most FB_KAFKA_RSUBS_MAX. 0 or -ENOMEM. */
+#define FB_KAFKA_RSUBS_MAX 32
+struct fb_rf_store;
+int fb_kafka_set_rsubs(struct fb_kafka *k, const struct fb_rf_store *st);
 const char *fb_kafka_brokers(const struct fb_kafka *k);
 
 #endif

@@ -71,7 +71,7 @@ syncs=$(/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["br
 # its mean frame size F (ring bytes / ring size, from /status).
 frame=$(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["websocket"]["ring"]; print(r["bytes"] // max(r["size"], 1))' "$work/status.json" 2>/dev/null || echo 700)
 rss_bound_mib=$(awk -v R="$RING" -v F="$frame" -v S=1 'BEGIN {
-	base = 16 * 1048576; Q = 65536; P = 16 * 4096; rec = 968; slot = 64; per_sub = 2 * 65536 + 262144
+	base = 16 * 1048576; Q = 65536; P = 16 * 4096; rec = 968; slot = 140; per_sub = 2 * 65536 + 262144
 	printf "%.0f", (base + R * (F + slot) + (Q + 2 * P) * rec + S * per_sub) / 1048576 }')
 echo "broker_events_per_s: $broker_rate events/s"
 echo "broker_reader: $(cat "$work/ws.out")"

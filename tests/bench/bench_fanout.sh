@@ -31,26 +31,7 @@ ref=$build/tests/bench/bench_fanout_ref
 bench_start
 ulimit -n 8192 2>/dev/null || true
 
-cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat"; }
-hwm_mib() { awk '/VmHWM/ {printf "%d", $2 / 1024}' "/proc/$1/status"; }
-subscribers() {
-	curl -s "http://127.0.0.1:$1/status" |
-		/usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["websocket"]["subscribers"]))' 2>/dev/null || echo 0
-}
-wait_subscribers() { # port count
-	for _ in $(seq 600); do
-		[ "$(subscribers "$1")" -ge "$2" ] && return 0
-		sleep 0.1
-	done
-	echo "only $(subscribers "$1") of $2 subscribers connected" >&2; exit 1
-}
-start_broker() { # journal dir; sets BROKER AP HP
-	AP=$(port); HP=$(port)
-	"$fabricbusd" -o "AgentListen=127.0.0.1:$AP" -o "HttpListen=127.0.0.1:$HP" -o "JournalDir=$1" \
-		-o LogLevel=warn -o WsMaxSubscribers=4096 2>>"$work/broker.log" & BROKER=$!; pids+=($BROKER)
-	wait_port "$AP"; wait_port "$HP"
-}
-stop_broker() { kill -TERM "$BROKER"; wait "$BROKER" || true; }
+. "$here/bench_fanout_lib.sh"
 start_sinks() { # port count events query -> SINKS
 	SINKS=()
 	for _ in $(seq "$2"); do
@@ -58,14 +39,6 @@ start_sinks() { # port count events query -> SINKS
 	done
 }
 wait_sinks() { for p in "${SINKS[@]}"; do wait "$p"; done; }
-publish() { # agent port, events (4 publishers)
-	local pp=()
-	for i in 1 2 3 4; do
-		"$fabricbus" publish --broker "127.0.0.1:$1" --agent-id "fan$i" --generate $(($2 / 4)) \
-			--timeout 900 --quiet & pp+=($!)
-	done
-	for p in "${pp[@]}"; do wait "$p"; done
-}
 
 echo "benchmark: fan-out, 4 publishers, default config, $(nproc) cores"
 for S in $SUBS; do

@@ -9,15 +9,7 @@
  * Redfish Event), with no "missed" notice; it exits 1 naming the first
  * message that is not.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
+#include "bench_sink.h"
 
 /* The EventId of a Redfish Event ("EventId":"N"), or 0 if it has none. */
 static uint64_t event_id(const uint8_t *p, size_t n)
@@ -32,13 +24,6 @@ static uint64_t event_id(const uint8_t *p, size_t n)
 	return id;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc != 5 && argc != 6) {
@@ -47,38 +32,15 @@ int main(int argc, char **argv)
 	}
 	uint64_t want = strtoull(argv[4], NULL, 10), got = 0;
 	uint64_t expect = argc == 6 ? strtoull(argv[5], NULL, 10) : 0;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2])) };
-	inet_pton(AF_INET, argv[1], &sin.sin_addr);
-	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
-		perror("bench_ws_sink: connect");
-		return 1;
-	}
 	char req[1024];
-	int n = snprintf(req, sizeof(req),
-			 "GET %s HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-			 "Sec-WebSocket-Key: ZmFicmljYnVzLWJlbmNoIQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-			 argv[3], argv[1], argv[2]);
-	if (write(fd, req, (size_t)n) != n)
-		return 1;
+	snprintf(req, sizeof(req),
+		 "GET %s HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+		 "Sec-WebSocket-Key: ZmFicmljYnVzLWJlbmNoIQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+		 argv[3], argv[1], argv[2]);
 	static uint8_t buf[1 << 20];
-	size_t len = 0, off = 0;
-	/* Response headers end at the first blank line. */
-	for (;;) {
-		ssize_t r = read(fd, buf + len, sizeof(buf) - len);
-		if (r <= 0)
-			return 1;
-		len += (size_t)r;
-		uint8_t *end = memmem(buf, len, "\r\n\r\n", 4);
-		if (end) {
-			if (memcmp(buf, "HTTP/1.1 101", 12) != 0) {
-				fprintf(stderr, "bench_ws_sink: handshake refused: %.*s\n", 40, buf);
-				return 1;
-			}
-			off = (size_t)(end - buf) + 4;
-			break;
-		}
-	}
+	size_t len, off;
+	int fd = sink_open("bench_ws_sink", argv[1], argv[2], req, "HTTP/1.1 101", NULL, buf, sizeof(buf),
+			   &len, &off);
 	double t0 = 0;
 	while (got < want) {
 		/* Parse whole frames, then compact and read more. */

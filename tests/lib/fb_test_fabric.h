@@ -107,4 +107,21 @@ static inline struct fb_job_reg reg_of(const char *id, const char *user, const c
 	return r;
 }
 
+/* 10000 nodes on 250 leaves (40 hosts each, leaf<k/40> at port k%40+1):
+ * the inventory and the switch agents' topology of a big cluster. Needs
+ * inventory.h and fabric_map.h. */
+#define FBT_LEARN_10000_NODES(inv, m)                                                        \
+	do {                                                                                 \
+		for (int k_ = 1; k_ <= 10000; k_++) {                                         \
+			struct fb_event ev_ = inventory_event(k_);                             \
+			char leaf_[16];                                                        \
+			fb_inventory_learn((inv), &ev_);                                       \
+			fb_fabric_map_learn((m), &ev_);                                        \
+			snprintf(leaf_, sizeof(leaf_), "leaf%d", k_ / 40);                     \
+			ev_ = host_event(FB_KIND_TOPOLOGY, LEAF1 + 0x10000ULL * (uint64_t)(k_ / 40), \
+					 leaf_, (unsigned)(k_ % 40 + 1), k_, 4, 5);            \
+			fb_fabric_map_learn((m), &ev_);                                        \
+		}                                                                              \
+	} while (0)
+
 #endif

@@ -54,6 +54,41 @@ def track(p):
     return p
 
 
+class PidProcess:
+    """What the registry needs (poll/kill/wait) of a daemon that a script
+    started and that we know only by pid (Kafka's JVM, the OFMF core). mark:
+    bytes its command line holds, so that a reused pid is never taken for it."""
+
+    def __init__(self, pid, mark=b""):
+        self.pid = pid
+        self.mark = mark
+
+    def _alive(self):
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            with open(f"/proc/{self.pid}/cmdline", "rb") as f:
+                ours = self.mark in f.read()
+        except (OSError, IndexError):
+            return False
+        return ours and state not in ("Z", "X")
+
+    def poll(self):
+        return None if self._alive() else 0
+
+    def kill(self):
+        if self._alive():
+            os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self, timeout=None):
+        deadline = time.time() + (timeout if timeout is not None else 3600)
+        while self._alive():
+            if time.time() > deadline:
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
+            time.sleep(0.05)
+        return 0
+
+
 def at_exit(stop):
     """Call stop() at exit (it must be harmless when already stopped)."""
     _stops.append(stop)

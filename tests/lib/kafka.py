@@ -10,7 +10,6 @@ Run under /usr/bin/python3: confluent_kafka is Debian's python3-confluent-kafka.
 import hashlib
 import os
 import re
-import signal
 import subprocess
 import tempfile
 import time
@@ -19,39 +18,6 @@ import uuid
 import fbtest
 
 KAFKA_SH = os.path.join(fbtest.SRC, "tests", "kafka", "kafka.sh")
-
-
-class _KafkaPid:
-    """What fbtest._cleanup() needs of a process (poll/kill/wait), for a JVM
-    that kafka.sh started and we know only by pid."""
-
-    def __init__(self, pid):
-        self.pid = pid
-
-    def _alive(self):
-        try:
-            with open(f"/proc/{self.pid}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-            with open(f"/proc/{self.pid}/cmdline", "rb") as f:
-                is_kafka = b"kafka.Kafka" in f.read()
-        except (OSError, IndexError):
-            return False
-        return is_kafka and state not in ("Z", "X")
-
-    def poll(self):
-        return None if self._alive() else 0
-
-    def kill(self):
-        if self._alive():
-            os.kill(self.pid, signal.SIGKILL)
-
-    def wait(self, timeout=None):
-        deadline = time.time() + (timeout if timeout is not None else 3600)
-        while self._alive():
-            if time.time() > deadline:
-                raise subprocess.TimeoutExpired(f"kafka pid {self.pid}", timeout)
-            time.sleep(0.05)
-        return 0
 
 
 def fetch():
@@ -114,7 +80,7 @@ class Kafka:
         if r.returncode != 0:
             raise RuntimeError(f"kafka.sh start failed ({r.returncode}):\n{r.stderr}")
         with open(os.path.join(self.workdir, "kafka.pid")) as f:
-            self.proc = _KafkaPid(int(f.read().strip()))
+            self.proc = fbtest.PidProcess(int(f.read().strip()), b"kafka.Kafka")
         fbtest.track(self.proc)
         self.start_seconds = time.time() - t0
         return self

@@ -418,16 +418,7 @@ static void map_filtered_10000_nodes_costs_what_the_job_asks(void)
 	struct fb_inventory *inv = fb_inventory_new();
 	struct fb_fabric_map *m = fb_fabric_map_new(NULL, inv, "IB");
 	CHECK(inv && m);
-	for (int k = 1; k <= 10000; k++) {
-		struct fb_event ev = inventory_event(k);
-		char leaf[16];
-		fb_inventory_learn(inv, &ev);
-		fb_fabric_map_learn(m, &ev);
-		snprintf(leaf, sizeof(leaf), "leaf%d", k / 40);
-		ev = host_event(FB_KIND_TOPOLOGY, LEAF1 + 0x10000ULL * (uint64_t)(k / 40), leaf,
-				(unsigned)(k % 40 + 1), k, 4, 5);
-		fb_fabric_map_learn(m, &ev);
-	}
+	FBT_LEARN_10000_NODES(inv, m);
 	uint64_t t0 = fb_now_ns();
 	struct fb_fabric_snap *snap = fb_fabric_map_render_snap(m, 1);
 	uint64_t t1 = fb_now_ns();

@@ -1,0 +1,47 @@
+/* ws_auth.c - credentials in, 401/403 out (see ws_auth.h). */
+#include "ws_auth.h"
+
+#include "fb_time.h"
+#include "ws_http.h"
+
+#include <string.h>
+
+/* A header's value into buf, or "" when absent or longer than buf (a
+ * longer one cannot be valid credentials: they are refused as absent
+ * would be, which is a 401 all the same). */
+static void copy_token(struct lws *wsi, enum lws_token_indexes t, char *buf, size_t sz)
+{
+	buf[0] = '\0';
+	if (lws_hdr_total_length(wsi, t) >= (int)sz || lws_hdr_copy(wsi, buf, (int)sz, t) < 0)
+		buf[0] = '\0';
+}
+
+int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv need, int is_read,
+		     struct fb_rf_caller *who)
+{
+	char authz[512], token[FB_RF_TOKEN_LEN + 8], peer[64], name[80];
+	if (who)
+		memset(who, 0, sizeof(*who));
+	if (!c || !c->enabled)
+		return FB_RF_AUTH_OK;
+	copy_token(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, authz, sizeof(authz));
+	/* X-Auth-Token is one of lws's known headers (not a custom one) */
+	copy_token(wsi, WSI_TOKEN_X_AUTH_TOKEN, token, sizeof(token));
+	if (!token[0] && lws_hdr_total_length(wsi, WSI_TOKEN_X_AUTH_TOKEN) > 0)
+		strcpy(token, "-"); /* present but not a token of ours: 401, not anonymous */
+	fb_ws_peer_name(wsi, name, sizeof(name)); /* as the Redfish routes see it */
+	fb_rf_peer_ip(name, peer, sizeof(peer));
+	int v = fb_rf_auth_core_check(c, authz, token, peer, need, is_read, (uint64_t)fb_time_ms(),
+				      who);
+	memset(authz, 0, sizeof(authz));
+	return v;
+}
+
+#define CHALLENGE "Basic realm=\"" FB_WS_AUTH_REALM "\", charset=\"UTF-8\""
+
+int fb_ws_auth_refuse(struct lws *wsi, int verdict, const char *body, size_t len)
+{
+	int forbidden = verdict == FB_RF_AUTH_FORBIDDEN;
+	return fb_ws_http_reply_hdr(wsi, forbidden ? 403 : 401, "application/json", body, len,
+				    WSI_TOKEN_HTTP_WWW_AUTHENTICATE, forbidden ? NULL : CHALLENGE);
+}

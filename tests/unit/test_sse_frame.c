@@ -1,0 +1,87 @@
+/* test_sse_frame.c - the SSE framing of the ring (ws_ring.c): the same JSON
+ * serves the WebSocket frame and the SSE event (one serialization), the SSE
+ * event from the ring is byte-for-byte what journal replay renders, the
+ * data line holds no line break whatever the event's text, and the $filter
+ * attributes kept per message are the event's. */
+#include "fb_test.h"
+#include "fb_test_event.h"
+
+#include "fb_buf.h"
+#include "fb_redfish.h"
+#include "rf_filter.h"
+#include "ws_ring.h"
+
+#include <string.h>
+
+/* Events of every kind x link class, with the fixture's awkward text. */
+static void event_of(struct fb_event *ev, unsigned i)
+{
+	fbt_event_full(ev);
+	ev->kind = (uint8_t)(1 + i % 15);
+	ev->link_class = (uint8_t)(i / 15 % 5);
+	strcpy(ev->text, "line\nbreak\r\"q\" \x01");
+}
+
+static void sse_from_ring_is_the_replayed_frame(void)
+{
+	struct fb_ws_ring r;
+	CHECK_EQ(fb_ws_ring_init(&r, 16, "IB"), 0);
+	struct fb_buf ring_out = FB_BUF_INIT, replay = FB_BUF_INIT;
+	for (unsigned i = 0; i < 75; i++) {
+		struct fb_event ev;
+		event_of(&ev, i);
+		uint64_t id = 1000 + i * 97ull;
+		CHECK_EQ(fb_ws_ring_push(&r, id, &ev), 0);
+		const struct fb_ws_msg *m = fb_ws_ring_at(&r, r.head - 1);
+		ring_out.len = replay.len = 0;
+		CHECK_EQ(fb_ws_msg_put_sse(m, &ring_out), 0);
+		CHECK_EQ(fb_sse_render_frame(&replay, &ev, id, "IB"), 0);
+		CHECK_EQ(ring_out.len, replay.len);
+		CHECK(memcmp(ring_out.data, replay.data, replay.len) == 0);
+
+		/* "id: N\ndata: " JSON "\n\n", the JSON the WebSocket frame carries */
+		char head[64];
+		int hn = snprintf(head, sizeof(head), "id: %llu\ndata: ", (unsigned long long)id);
+		CHECK(memcmp(ring_out.data, head, (size_t)hn) == 0);
+		size_t json_len = ring_out.len - (size_t)hn - 2;
+		CHECK_EQ(json_len, m->frame_len - m->hdr_len);
+		CHECK(memcmp(ring_out.data + hn, fb_ws_msg_frame(m) + m->hdr_len, json_len) == 0);
+		CHECK(memcmp(ring_out.data + ring_out.len - 2, "\n\n", 2) == 0);
+		CHECK(!memchr(ring_out.data + hn, '\n', json_len));
+		CHECK(!memchr(ring_out.data + hn, '\r', json_len));
+
+		/* the attributes a $filter reads */
+		struct fb_redfish_class cls;
+		fb_redfish_classify(&ev, &cls);
+		char origin[FB_REDFISH_ORIGIN_MAX];
+		CHECK(fb_redfish_origin(&ev, "IB", origin, sizeof(origin)) > 0);
+		CHECK_STR(m->rf.message_id, cls.message_id);
+		CHECK_STR(m->rf.event_type, cls.event_type);
+		CHECK_STR(m->rf.origin, origin);
+		CHECK_STR(m->rf.resource_type, fb_rf_origin_type(origin));
+		CHECK(m->rf.resource_type[0] != '\0');
+		CHECK_EQ(m->rf.prefix_len, strcspn(cls.message_id, "."));
+	}
+	fb_buf_free(&ring_out);
+	fb_buf_free(&replay);
+	fb_ws_ring_free(&r);
+}
+
+static void missed_notice_resumes_at_its_id(void)
+{
+	struct fb_buf b = FB_BUF_INIT;
+	CHECK_EQ(fb_sse_render_missed_frame(&b, 12, 345), 0);
+	CHECK(b.len > 20);
+	CHECK(memcmp(b.data, "id: 345\ndata: {", 15) == 0);
+	CHECK(memcmp(b.data + b.len - 2, "\n\n", 2) == 0);
+	CHECK(memmem(b.data, b.len, "SubscriberEventsMissed", 22) != NULL);
+	CHECK(!memchr(b.data + 14, '\n', b.len - 16));
+	fb_buf_free(&b);
+}
+
+int main(void)
+{
+	RUN(sse_from_ring_is_the_replayed_frame);
+	RUN(missed_notice_resumes_at_its_id);
+	return TEST_DONE();
+}
