@@ -23,6 +23,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -94,6 +96,11 @@ static void http_accept_cb(void *arg, evutil_socket_t fd, const char *peer)
 		refuse_http(fd);
 		return;
 	}
+	/* Replies go out as two writes (headers, body): without TCP_NODELAY
+	 * the body of a small reply waits for the client's delayed ACK, ~40 ms
+	 * per request on a kept-alive connection (23 requests/s). */
+	int one = 1;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (fb_ws_adopt(b->ws, fd) != 0) {
 		fb_listener_refused(b->http_listener, peer, "out of memory");
 		evutil_closesocket(fd);

@@ -15,8 +15,6 @@
 #include <libwebsockets.h>
 
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,15 +198,11 @@ static int bad_request_line(struct fb_rf_service *svc, struct fb_rf_conn *c, int
 	return refuse(svc, c, FB_RF_RESOURCE_NOT_FOUND, args, 2);
 }
 
-/* A connection's first Redfish request. Replies go out as two writes
- * (headers, body): without TCP_NODELAY the body of a small reply waits for
- * the client's delayed ACK, ~40 ms per request on a kept-alive connection. */
+/* A connection's first Redfish request (TCP_NODELAY is set on every HTTP
+ * connection when it is accepted: accept.c). */
 static struct fb_rf_conn *new_conn(struct lws *wsi)
 {
-	int one = 1;
-	int fd = lws_get_socket_fd(wsi);
-	if (fd >= 0)
-		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	(void)wsi;
 	return calloc(1, sizeof(struct fb_rf_conn));
 }
 
