@@ -24,6 +24,21 @@ static uint64_t event_id(const uint8_t *p, size_t n)
 	return id;
 }
 
+/* Answer a ping as RFC 6455 asks (a masked pong with its payload): the
+ * broker hangs up on a peer that has not answered one for twice its ping
+ * interval (WsPingInterval, 30 s), and a long fan-out run outlasts that. */
+static int pong(int fd, const uint8_t *payload, size_t n)
+{
+	uint8_t f[2 + 4 + 125];
+	if (n > 125)
+		return -1;
+	f[0] = 0x8A;
+	f[1] = (uint8_t)(0x80 | n);
+	memset(f + 2, 0, 4); /* mask key 0: the payload goes as is */
+	memcpy(f + 6, payload, n);
+	return write(fd, f, 6 + n) == (ssize_t)(6 + n) ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 5 && argc != 6) {
@@ -80,6 +95,9 @@ int main(int argc, char **argv)
 					}
 					expect++;
 				}
+			} else if (op == 9 && pong(fd, buf + off + hdr, (size_t)pl) != 0) {
+				fprintf(stderr, "bench_ws_sink: cannot answer a ping: %m\n");
+				return 1;
 			} else if (op == 8) {
 				fprintf(stderr, "bench_ws_sink: server closed after %llu messages\n",
 					(unsigned long long)got);
