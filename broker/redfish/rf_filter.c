@@ -359,9 +359,15 @@ struct parser {
 	int depth;
 };
 
+/* The program holds 2 * FB_RF_FILTER_TERMS instructions: 64 comparisons
+ * and their and/or fit, but a "not" before each of them does not. */
 static int emit(struct parser *ps, enum op op, unsigned term)
 {
-	ps->f->prog[ps->f->n_prog++] = (struct ins){ .op = (uint8_t)op, .term = (uint8_t)term };
+	struct fb_rf_filter *f = ps->f;
+	if (f->n_prog >= sizeof(f->prog) / sizeof(f->prog[0]))
+		return fail_here(&ps->lx, "$filter: too many comparisons and operators (at most "
+					  "128 in all) at %s");
+	f->prog[f->n_prog++] = (struct ins){ .op = (uint8_t)op, .term = (uint8_t)term };
 	return 0;
 }
 
@@ -411,7 +417,8 @@ static int parse_comparison(struct parser *ps)
 	t->lit = keep(lx);
 	if (t->prop == P_SUBORDINATE && t->boolean != t->ne)
 		f->subordinate = 1;
-	emit(ps, OP_TERM, f->n_terms++);
+	if ((rc = emit(ps, OP_TERM, f->n_terms++)))
+		return rc;
 	return next(lx);
 }
 
@@ -423,7 +430,7 @@ static int parse_unary(struct parser *ps)
 	int rc;
 	if (is_kw(lx, "not")) {
 		if (!(rc = next(lx)) && !(rc = parse_unary(ps)))
-			emit(ps, OP_NOT, 0);
+			rc = emit(ps, OP_NOT, 0);
 	} else if (lx->t == T_LPAREN) {
 		const char *open = lx->tok;
 		if (!(rc = next(lx)) && !(rc = parse_or(ps))) {
@@ -447,7 +454,7 @@ static int parse_and(struct parser *ps)
 	int rc = parse_unary(ps);
 	while (!rc && is_kw(&ps->lx, "and")) {
 		if (!(rc = next(&ps->lx)) && !(rc = parse_unary(ps)))
-			emit(ps, OP_AND, 0);
+			rc = emit(ps, OP_AND, 0);
 	}
 	return rc;
 }
@@ -457,7 +464,7 @@ static int parse_or(struct parser *ps)
 	int rc = parse_and(ps);
 	while (!rc && is_kw(&ps->lx, "or")) {
 		if (!(rc = next(&ps->lx)) && !(rc = parse_and(ps)))
-			emit(ps, OP_OR, 0);
+			rc = emit(ps, OP_OR, 0);
 	}
 	return rc;
 }
