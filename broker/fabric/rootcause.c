@@ -9,6 +9,10 @@
 #include <string.h>
 
 #define DEFAULT_WINDOW_NS 500000000ULL
+/* A window stays open while reports keep coming (a spine's 36 traps can
+ * trickle in over more than one quiet period on a loaded host), but never
+ * longer than this many quiet periods, so a steady drizzle still decides. */
+#define MAX_WINDOW_PERIODS 8
 #define IB_PORT_DOWN 1
 
 struct report {
@@ -19,6 +23,7 @@ struct report {
 struct fb_rootcause {
 	uint64_t window_ns;
 	uint64_t opened_ns;  /* 0: no window open */
+	uint64_t last_ns;    /* the newest report in the window */
 	struct report *v;
 	size_t n, cap;
 	size_t dropped;
@@ -50,7 +55,10 @@ void fb_rc_verdict_free(struct fb_rc_verdict *v)
 
 uint64_t fb_rootcause_deadline(const struct fb_rootcause *rc)
 {
-	return rc->n || rc->dropped ? rc->opened_ns + rc->window_ns : 0;
+	if (!rc->n && !rc->dropped)
+		return 0;
+	uint64_t quiet = rc->last_ns + rc->window_ns, cap = rc->opened_ns + MAX_WINDOW_PERIODS * rc->window_ns;
+	return quiet < cap ? quiet : cap;
 }
 
 static int is_down_report(const struct fb_event *ev)
@@ -71,6 +79,7 @@ int fb_rootcause_observe(struct fb_rootcause *rc, const struct fb_topology *t, c
 		return 0;
 	if (!rc->n && !rc->dropped)
 		rc->opened_ns = now_ns;
+	rc->last_ns = now_ns;
 	if (rc->n == rc->cap) {
 		size_t c = rc->cap ? 2 * rc->cap : 64;
 		struct report *v = c <= FB_RC_MAX_SYMPTOMS ? realloc(rc->v, c * sizeof(*v)) : NULL;
@@ -246,6 +255,6 @@ int fb_rootcause_decide(struct fb_rootcause *rc, const struct fb_topology *t, co
 		return err;
 	}
 	rc->dropped = 0;
-	rc->opened_ns = now_ns; /* what is left starts a new window */
+	rc->opened_ns = rc->last_ns = now_ns; /* what is left starts a new window */
 	return 1;
 }

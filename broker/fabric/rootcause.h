@@ -11,8 +11,9 @@
  * A cable is reported down by a switch-side link_down, or a port_state or
  * topology event whose port state is Down (IB PortState 1), on a port with
  * a known peer (another switch: an inter-switch cable; a host). The window
- * opens at the first such report and closes window_ns later; what came in
- * it is then weighed:
+ * opens at the first such report and closes once no report has come for
+ * window_ns (at most 8 x window_ns after it opened); what came in it is
+ * then weighed:
  *   - the cables are grouped by the switch at one of their ends; the switch
  *     that touches the most of them, and at least 2, is the cause (ties: the
  *     one with the larger share of its own cables down, then the lower
