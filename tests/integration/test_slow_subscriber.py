@@ -46,6 +46,13 @@ class RawWsClient:
             self.buf += chunk
         return True
 
+    def pong(self, payload):
+        """A masked pong (RFC 6455 5.5.3) echoing the ping's payload; the
+        broker hangs up on a peer that answers no ping for 2 intervals."""
+        mask = os.urandom(4)
+        body = bytes(c ^ mask[i % 4] for i, c in enumerate(payload))
+        self.s.sendall(bytes([0x8A, 0x80 | len(payload)]) + mask + body)
+
     def frames(self):
         """Yield (opcode, payload) until the server closes."""
         self.s.settimeout(60)
@@ -63,6 +70,9 @@ class RawWsClient:
             if not self._need(hdr + ln):
                 return
             payload, self.buf = self.buf[hdr:hdr + ln], self.buf[hdr + ln:]
+            if op == 9:  # ping (every WsPingInterval): a live client answers
+                self.pong(payload)
+                continue
             yield op, payload
             if op == 8:
                 return
