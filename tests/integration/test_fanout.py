@@ -30,6 +30,26 @@ EVENTS = int(os.environ.get("FANOUT_EVENTS", 1_000_000))
 EVENTS -= EVENTS % PUBLISHERS
 
 
+def finish(b, procs, deadline, what):
+    """Wait for procs until the deadline (inside meson's timeout, so that a
+    stuck run fails with the broker's view rather than a bare SIGTERM);
+    return their (returncode, stdout, stderr)."""
+    done = []
+    for i, p in enumerate(procs):
+        try:
+            out, err = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            st = b.status()
+            for q in procs:
+                q.kill()
+            raise AssertionError(f"{what} {i} of {len(procs)} still running at the deadline; "
+                                 f"broker: events {json.dumps(st['broker']['events'])} "
+                                 f"websocket {json.dumps(st['websocket'])[:4000]}\n"
+                                 f"log tail:\n{b.log()[-3000:]}")
+        done.append((p.returncode, out, err))
+    return done
+
+
 def sink(b, count, first, since=None):
     path = "/ws/events" + (f"?since={since}" if since is not None else "")
     return track(subprocess.Popen([SINK, "127.0.0.1", str(b.http_port), path, str(count), str(first)],
@@ -59,12 +79,11 @@ def healthy_subscribers_get_everything_and_only_the_stalled_one_is_cut():
                 got.append(int(d["Events"][0]["EventId"]))
         elif op == 8:
             closed = True
-    for p in pubs:
-        _, err = p.communicate(timeout=900)
-        assert p.returncode == 0, err
-    for i, s in enumerate(sinks):
-        out, err = s.communicate(timeout=900)
-        assert s.returncode == 0, f"subscriber {i}: {err.strip()} {out.strip()}"
+    deadline = time.monotonic() + 700
+    for rc, _, err in finish(b, pubs, deadline, "publisher"):
+        assert rc == 0, err
+    for i, (rc, out, err) in enumerate(finish(b, sinks, deadline, "subscriber")):
+        assert rc == 0, f"subscriber {i}: {err.strip()} {out.strip()}"
     took = time.time() - t0
     print(f"{EVENTS} events to {SUBSCRIBERS} subscribers in {took:.1f} s "
           f"({EVENTS * SUBSCRIBERS / took:.0f} messages/s)", flush=True)
