@@ -156,6 +156,13 @@ void fb_commit_mark(struct fb_broker *b, struct fb_agent *a);
 int fb_commit_now(struct fb_broker *b);
 /* Resume reading agents; safe from any thread (an output's `ready`). */
 void fb_commit_outputs_ready(void *broker);
+/* emit.c */
+/* Commit one event of the broker's own (agent "fabricbusd", the next seq;
+ * ts_ns now if 0) like an agent's: EventId (in *event_id), journal, every
+ * output after the next commit. Loop only, never from inside an output's
+ * call (it appends to the batch being published). 0 or negative errno. */
+int fb_broker_emit(struct fb_broker *b, struct fb_event *ev, uint64_t *event_id);
+
 /* Stop the loop because the journal failed. */
 void fb_broker_fatal(struct fb_broker *b, const char *what, int err);
 

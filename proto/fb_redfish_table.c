@@ -19,7 +19,7 @@ enum msg_idx {
 	M_US_UP, M_US_DOWN, M_US_DEG, M_US_FLAP,
 	M_PORT_OK, M_PORT_FAILED, M_PORT_DEG,
 	M_ND_UP, M_ND_DOWN, M_ND_DEG, M_ND_FLAP,
-	M_SW_FAILED, M_SW_OK,
+	M_SW_FAILED, M_SW_DEGRADED, M_SW_OK,
 	M_ERR_EXC, M_ERR_CLR, M_WARN_EXC, M_WARN_CLR,
 	M_STATE, M_CREATED, M_CHANGED, M_TEST,
 	M_STATUS_OK, M_STATUS_WARN, M_STATUS_CRIT, /* in severity order: see the classify */
@@ -82,6 +82,8 @@ static const struct fb_redfish_msg msgs[M__END] = {
 		WARN_, ARGS_NIC_FLAP },
 	[M_SW_FAILED] = { "Fabric.1.0.SwitchFailed",
 		"Switch '%1' has failed and is inoperative.", CRIT_, ARGS_SWITCH },
+	[M_SW_DEGRADED] = { "Fabric.1.0.SwitchDegraded",
+		"Switch '%1' is in a degraded state.", WARN_, ARGS_SWITCH },
 	[M_SW_OK] = { "Fabric.1.0.SwitchOK",
 		"Switch '%1' has returned to a functional state.", OK_, ARGS_SWITCH },
 	[M_ERR_EXC] = { "ResourceEvent.1.4.ResourceErrorThresholdExceeded",
@@ -166,6 +168,11 @@ static const struct row rows[] = {
 	{ FB_KIND_CONGESTION_CLEARED, ANY, ANY, M_WARN_CLR, OK_, ET_BY_SEV },
 	{ FB_KIND_SWITCH_UNREACHABLE, ANY, ANY, M_SW_FAILED, OK_, ET_BY_SEV },
 	{ FB_KIND_SWITCH_REACHABLE, ANY, ANY, M_SW_OK, OK_, ET_BY_SEV },
+	/* The broker's root cause (broker/storm.c): the switch a storm of
+	 * cable-down reports has in common, and its return. */
+	{ FB_KIND_SWITCH_FAILED, ANY, ANY, M_SW_FAILED, OK_, ET_BY_SEV },
+	{ FB_KIND_SWITCH_DEGRADED, ANY, ANY, M_SW_DEGRADED, OK_, ET_BY_SEV },
+	{ FB_KIND_SWITCH_RECOVERED, ANY, ANY, M_SW_OK, OK_, ET_BY_SEV },
 	{ FB_KIND_PORT_STATE, ANY, ANY, M_STATE, OK_, ET_BY_SEV },
 	{ FB_KIND_INVENTORY, ANY, ANY, M_CREATED, OK_, ET_ADDED },
 	{ FB_KIND_TOPOLOGY, ANY, ANY, M_CHANGED, OK_, ET_UPDATED },

@@ -258,3 +258,24 @@ int fb_rootcause_decide(struct fb_rootcause *rc, const struct fb_topology *t, co
 	rc->opened_ns = rc->last_ns = now_ns; /* what is left starts a new window */
 	return 1;
 }
+
+int fb_rootcause_switch_cables(const struct fb_topology *t, const struct fb_inventory *inv, uint64_t guid,
+			       size_t *cables, size_t *down)
+{
+	*cables = *down = 0;
+	const struct fb_topo_switch *sw = fb_topology_switch(t, guid);
+	if (!sw)
+		return 0;
+	size_t s = fb_topology_switch_index(t, sw);
+	struct weigh w;
+	int err = weigh_init(&w, t, inv);
+	if (!err) {
+		*cables = w.cabled[s];
+		for (size_t k = 0; k < w.bt.g.n_links; k++)
+			*down += (w.bt.links[k].a == s || w.bt.links[k].b == s) && !w.bt.links[k].up;
+		for (size_t h = 0; h < w.bt.g.n_hosts; h++)
+			*down += w.bt.hosts[h].sw == s && !w.bt.hosts[h].up;
+	}
+	weigh_free(&w);
+	return err;
+}
