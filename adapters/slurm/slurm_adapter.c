@@ -463,6 +463,7 @@ int fbs_adapter_init(struct fbs_adapter *a, const struct fbs_config *cfg, struct
 	a->ccfg.hold_ms = cfg->hold_ms;
 	a->ccfg.congestion_ppm = cfg->congestion_ppm;
 	a->ccfg.congestion_for_ms = cfg->congestion_for_ms;
+	a->ccfg.drain_degraded = cfg->drain_degraded;
 	struct fbs_policy_cfg pc;
 	memset(&pc, 0, sizeof(pc));
 	pc.stable_ms = cfg->stable_ms;
