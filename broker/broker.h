@@ -31,6 +31,7 @@ struct fb_conn;
 struct fb_inventory;
 struct fb_fabric_map;
 struct fb_storm;
+struct fb_flapctl;
 struct fb_listener;
 struct fb_agent_tls;
 struct fb_peer_count;
@@ -87,6 +88,7 @@ struct fb_broker {
 	struct fb_inventory *inventory; /* port GUID/MAC -> node (inventory.h) */
 	struct fb_fabric_map *fabric_map; /* topology + jobs, /fabric/map (fabric_map.h) */
 	struct fb_storm *storm;   /* root cause, an output (storm.h) */
+	struct fb_flapctl *flapctl; /* flap control, an output (flapctl.h) */
 	struct fb_listener *listener;      /* agents (ingest.c) */
 	struct fb_agent_tls *agent_tls;    /* NULL unless AgentTls is optional or required */
 	struct fb_peer_count *peer_count;  /* agent connections per source address */

@@ -25,6 +25,8 @@ static const char *const kind_names[FB_KIND__END] = {
 	[FB_KIND_SWITCH_FAILED] = "switch_failed",
 	[FB_KIND_SWITCH_DEGRADED] = "switch_degraded",
 	[FB_KIND_SWITCH_RECOVERED] = "switch_recovered",
+	[FB_KIND_FLAP_SUPPRESSED] = "flap_suppressed",
+	[FB_KIND_FLAP_STABLE] = "flap_stable",
 };
 
 static const char *const sev_names[FB_SEV__END] = { "OK", "Warning", "Critical" };
@@ -80,6 +82,7 @@ static const char *const counter_names[FB_CTR__END] = {
 	[FB_CTR_CABLES_DOWN] = "cables_down",
 	[FB_CTR_INCIDENT_UPDATE] = "incident_update",
 	[FB_CTR_LISTS_CUT] = "lists_cut",
+	[FB_CTR_SUPPRESSED] = "suppressed",
 };
 
 static const char *name_of(const char *const *names, unsigned n, unsigned v)

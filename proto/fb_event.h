@@ -46,6 +46,11 @@ enum fb_kind {
 	FB_KIND_SWITCH_FAILED = 16,   /* every cable of the switch down */
 	FB_KIND_SWITCH_DEGRADED = 17, /* some of them: its hosts may have no path */
 	FB_KIND_SWITCH_RECOVERED = 18,/* the incident's switch has every cable back */
+	/* The broker's flap control (broker/fabric/flap.h) on a switch port
+	 * whose flap was detected: */
+	FB_KIND_FLAP_SUPPRESSED = 19, /* counter suppressed: transitions not reported one by one
+				       * in the last interval_ms */
+	FB_KIND_FLAP_STABLE = 20,     /* no transition for interval_ms; suppressed in all */
 	FB_KIND__END
 };
 
@@ -110,6 +115,7 @@ enum fb_counter_id {
 	FB_CTR_CABLES_DOWN = 41,     /* of them down */
 	FB_CTR_INCIDENT_UPDATE = 42, /* 0: the incident's first verdict; n: its n-th update */
 	FB_CTR_LISTS_CUT = 43,       /* 1: a list did not fit its field and was cut (the counts are whole) */
+	FB_CTR_SUPPRESSED = 44,      /* flap control: transitions suppressed */
 	FB_CTR__END
 };
 

@@ -266,6 +266,16 @@ static void build_args(const struct fb_event *ev, const struct fb_redfish_msg *m
 		arg_str(a, switch_id(ev, guid));
 		arg_str(a, port_id(ev, num));
 		break;
+	case ARGS_FLAP_SUMMARY:
+	case ARGS_FLAP_STABLE: {
+		uint64_t sup = fb_event_counter(ev, FB_CTR_SUPPRESSED, 0);
+		uint64_t secs = fb_event_counter(ev, FB_CTR_INTERVAL_MS, 0) / 1000;
+		arg_str(a, switch_id(ev, guid));
+		arg_str(a, port_id(ev, num));
+		arg_u64(a, shape == ARGS_FLAP_SUMMARY ? sup : secs);
+		arg_u64(a, shape == ARGS_FLAP_SUMMARY ? secs : sup);
+		break;
+	}
 	case ARGS_NIC:
 	case ARGS_NIC_FLAP: {
 		/* adapter "node:device"; fabricbus does not track PCI functions,

@@ -260,6 +260,8 @@ static const struct expect any_class_rows[] = {
 	{ FB_KIND_SWITCH_FAILED, 0, "Fabric.1.0.SwitchFailed", C, "Alert" },
 	{ FB_KIND_SWITCH_DEGRADED, 0, "Fabric.1.0.SwitchDegraded", W, "Alert" },
 	{ FB_KIND_SWITCH_RECOVERED, 0, "Fabric.1.0.SwitchOK", O, "StatusChange" },
+	{ FB_KIND_FLAP_SUPPRESSED, 0, "Fabricbus.1.0.PortFlapSuppressed", W, "Alert" },
+	{ FB_KIND_FLAP_STABLE, 0, "Fabricbus.1.0.PortFlapStable", O, "StatusChange" },
 };
 
 static void classify_maps_link_kinds_by_class(void)
