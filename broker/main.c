@@ -325,6 +325,8 @@ static int start_kafka(struct fb_broker *b)
  * every committed event and emit events of the broker's own. */
 static int start_storm(struct fb_broker *b)
 {
+	if (!b->cfg->storm_control)
+		return 0;
 	b->storm = fb_storm_new(b, 0);
 	b->flapctl = fb_flapctl_new(b);
 	if (!b->storm || !b->flapctl)
