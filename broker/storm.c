@@ -69,7 +69,7 @@ static json_t *verdict_json(const struct fb_rc_verdict *v, uint64_t now)
 static void emit_verdict(struct fb_storm *s, const struct fb_rc_verdict *v, uint64_t now, json_t *j)
 {
 	const struct fb_incident *inc =
-		fb_incidents_verdict(s->incidents, v->switch_guid, s->b->last_event_id + 1, now);
+		fb_incidents_verdict(s->incidents, v->switch_guid, s->b->last_event_id + 1, now, v->n_no_path);
 	struct fb_event ev;
 	uint64_t id = 0;
 	int rc = fb_rc_event_fill(v, inc, &ev);
@@ -127,34 +127,52 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 	arm(s, now);
 }
 
-/* Close every incident whose switch has all its cables back, with a
- * switch_recovered event in its group. */
+/* Close incident inc: every cable of its switch is back. */
+static void recovered(struct fb_storm *s, const struct fb_topology *t, uint64_t guid, size_t cables)
+{
+	struct fb_incident done;
+	fb_incidents_close(s->incidents, guid, &done);
+	const struct fb_topo_switch *sw = fb_topology_switch(t, done.switch_guid);
+	struct fb_event ev;
+	fb_rc_event_recovered(&done, sw ? sw->name : "", cables, &ev);
+	int rc = fb_broker_emit(s->b, &ev, NULL);
+	if (rc)
+		fb_log_warn("switch %s recovered: not emitted as an event (%s)", ev.subj.switch_name, strerror(-rc));
+	else
+		s->recovered++;
+	fb_log_info("root cause over: switch %s has its %zu cables back (EventGroupId %" PRIu64 ")",
+		    ev.subj.switch_name, cables, done.group);
+}
+
+/* After cables of incidents' switches came up: an incident whose switch
+ * has every cable back closes (switch_recovered); one that now leaves
+ * fewer hosts without a path is updated (the same group, the new lists),
+ * so that what was drained for it can be resumed host by host. */
 static void check_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	struct fb_storm *s = arg;
 	const struct fb_topology *t = fb_fabric_map_topology(s->b->fabric_map);
+	uint64_t now = fb_now_ns();
 	for (size_t i = 0; i < fb_incidents_count(s->incidents);) {
 		const struct fb_incident *inc = fb_incidents_at(s->incidents, i);
-		size_t cables, down;
-		if (fb_rootcause_switch_cables(t, s->b->inventory, inc->switch_guid, &cables, &down) || down) {
+		struct fb_rc_verdict v;
+		if (fb_rootcause_reweigh(t, s->b->inventory, inc->switch_guid, &v) != 1) {
 			i++;
 			continue;
 		}
-		struct fb_incident done;
-		fb_incidents_close(s->incidents, inc->switch_guid, &done);
-		const struct fb_topo_switch *sw = fb_topology_switch(t, done.switch_guid);
-		struct fb_event ev;
-		fb_rc_event_recovered(&done, sw ? sw->name : "", cables, &ev);
-		int rc = fb_broker_emit(s->b, &ev, NULL);
-		if (rc)
-			fb_log_warn("switch %s recovered: not emitted as an event (%s)", ev.subj.switch_name,
-				    strerror(-rc));
-		else
-			s->recovered++;
-		fb_log_info("root cause over: switch %s has its %zu cables back (EventGroupId %" PRIu64 ")",
-			    ev.subj.switch_name, cables, done.group);
+		if (!v.cables_down) {
+			recovered(s, t, inc->switch_guid, v.cables);
+		} else {
+			if (v.n_no_path != inc->no_path) {
+				fb_log_info("root cause update: switch %s: %zu of its %zu cables down, %zu hosts "
+					    "without a path now", v.switch_name, v.cables_down, v.cables, v.n_no_path);
+				emit_verdict(s, &v, now, NULL);
+			}
+			i++;
+		}
+		fb_rc_verdict_free(&v);
 	}
 }
 

@@ -179,8 +179,9 @@ static int none(struct fbs_obs *o, const char **why, const char *w)
 
 /* The broker's root cause (docs/topology.md): one condition per switch
  * incident, on the hosts it left without a path (its Degraded ones too with
- * DrainDegraded); an update of the incident starts it on hosts not yet
- * held; switch_recovered (every cable back) clears it wherever it is. */
+ * DrainDegraded); an update of the incident names its hosts afresh (the
+ * adapter ends it on those no longer named); one that cuts nobody off, and
+ * switch_recovered (every cable back), clear it wherever it is. */
 static int root_cause(const struct fb_event *ev, const struct fbs_classify_cfg *c, struct fbs_obs *o,
 		      const char **why)
 {
@@ -208,9 +209,9 @@ static int root_cause(const struct fb_event *ev, const struct fbs_classify_cfg *
 	o->drains = !!(c->drain_on & FBS_C_BIT(FBS_C_ROOT_CAUSE));
 	if (!o->drains)
 		return none(o, why, "root_cause is not in DrainOn");
-	if (!ev->text[0] && !(o->with_degraded && s->peer_name[0]))
-		return none(o, why, "the root cause leaves every host a path");
-	o->op = FBS_OP_START;
+	/* Nobody cut off (a dead spine; or, in an update, every host has a
+	 * path again): the condition ends wherever the incident started it. */
+	o->op = !ev->text[0] && !(o->with_degraded && s->peer_name[0]) ? FBS_OP_CLEAR : FBS_OP_START;
 	return o->op;
 }
 

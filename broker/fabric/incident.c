@@ -38,12 +38,13 @@ static void drop(struct fb_incidents *in, size_t i)
 }
 
 const struct fb_incident *fb_incidents_verdict(struct fb_incidents *in, uint64_t switch_guid, uint64_t new_group,
-					       uint64_t now_ns)
+					       uint64_t now_ns, size_t no_path)
 {
 	long i = find(in, switch_guid);
 	if (i >= 0) {
 		in->v[i].updates++;
 		in->v[i].updated_ns = now_ns;
+		in->v[i].no_path = no_path;
 		return &in->v[i];
 	}
 	if (in->n == in->max) { /* forget the oldest */
@@ -53,7 +54,7 @@ const struct fb_incident *fb_incidents_verdict(struct fb_incidents *in, uint64_t
 				old = k;
 		drop(in, old);
 	}
-	in->v[in->n] = (struct fb_incident){ switch_guid, new_group, now_ns, now_ns, 0 };
+	in->v[in->n] = (struct fb_incident){ switch_guid, new_group, now_ns, now_ns, 0, no_path };
 	return &in->v[in->n++];
 }
 

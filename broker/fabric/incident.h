@@ -21,6 +21,7 @@ struct fb_incident {
 	uint64_t group;      /* EventGroupId: the EventId of its first root cause */
 	uint64_t opened_ns, updated_ns;
 	uint32_t updates;    /* verdicts after the first */
+	size_t no_path;      /* hosts without a path in its last event */
 };
 
 struct fb_incidents;
@@ -29,11 +30,12 @@ struct fb_incidents;
 struct fb_incidents *fb_incidents_new(size_t max);
 void fb_incidents_free(struct fb_incidents *in);
 
-/* A verdict on switch_guid at now_ns. If the switch has an open incident,
- * it is updated (updates + 1); else one opens with group new_group. Returns
- * the incident (valid until the next call), never NULL. */
+/* A verdict on switch_guid at now_ns that leaves no_path hosts without a
+ * path. If the switch has an open incident, it is updated (updates + 1);
+ * else one opens with group new_group. Returns the incident (valid until
+ * the next call), never NULL. */
 const struct fb_incident *fb_incidents_verdict(struct fb_incidents *in, uint64_t switch_guid, uint64_t new_group,
-					       uint64_t now_ns);
+					       uint64_t now_ns, size_t no_path);
 /* The open incident of switch_guid, or NULL. */
 const struct fb_incident *fb_incidents_find(const struct fb_incidents *in, uint64_t switch_guid);
 /* Close the incident of switch_guid (every cable back): *out gets it.

@@ -78,6 +78,13 @@ int fb_rootcause_observe(struct fb_rootcause *rc, const struct fb_topology *t, c
 int fb_rootcause_decide(struct fb_rootcause *rc, const struct fb_topology *t, const struct fb_inventory *inv,
 			uint64_t now_ns, struct fb_rc_verdict *v);
 
+/* Switch guid weighed again now, for an open incident: fills *v as a
+ * verdict would (kind, cables, cables_down, the blast radius) with no
+ * symptoms; the caller frees v. Returns 1, 0 for an unknown switch (v
+ * empty), -ENOMEM. */
+int fb_rootcause_reweigh(const struct fb_topology *t, const struct fb_inventory *inv, uint64_t guid,
+			 struct fb_rc_verdict *v);
+
 /* How many cables switch guid has, and how many of them are down now (the
  * rule of a verdict's cables_down). 0 with both 0 for an unknown switch;
  * -ENOMEM. */

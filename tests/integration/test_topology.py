@@ -381,12 +381,12 @@ def root_cause_on_fattree324():
         recovered(ch, tail, doc, "fattree324 leaf1 relinked")
         _, dt = wait_drained(cluster, [], "leaf1 relinked: resumed")
         print(f"  fattree324 leaf1 relinked: its 18 nodes resumed {dt:.2f}s after the SwitchOK "
-              f"(StableFor 1s)", flush=True)
+              f"(StableFor 1s; an update of the incident with nobody cut off clears it as soon as "
+              f"one uplink is back)", flush=True)
         fault(ch, tail, [("spine1", p) for p in range(1, 37)], "", "node[001-324]", "fattree324 spine1 dead",
               ("Fabric.1.0.SwitchFailed", "spine1"), 324)
         time.sleep(2)  # HoldDown 0: a drain would show by now
         assert cluster.drained() == [], cluster.drained()
-        assert "leaves every host a path" in adapter.log(), adapter.log()[-2000:]
         print("  fattree324 spine1 dead: no node drained", flush=True)
         tail.stop()
         ok = True

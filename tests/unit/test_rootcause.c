@@ -231,7 +231,7 @@ static void a_verdict_becomes_one_incident_event_and_updates_keep_its_group(void
 	struct fb_rc_verdict v;
 	CHECK_EQ(fb_rootcause_decide(rc, t, inv, 600 * MS, &v), 1);
 	CHECK_VERDICT(v, FB_RC_SWITCH_DEGRADED, "leaf3", 14, 3, 3, 0, 10);
-	const struct fb_incident *inc = fb_incidents_verdict(in, v.switch_guid, 2000, 600 * MS);
+	const struct fb_incident *inc = fb_incidents_verdict(in, v.switch_guid, 2000, 600 * MS, v.n_no_path);
 	CHECK_EQ(inc->group, 2000);
 	CHECK_EQ(inc->updates, 0);
 	struct fb_event ev;
@@ -270,12 +270,17 @@ static void a_verdict_becomes_one_incident_event_and_updates_keep_its_group(void
 	CHECK_EQ(fb_rootcause_switch_cables(t, inv, LEAF(3), &cables, &down), 0);
 	CHECK_EQ(cables, 14);
 	CHECK_EQ(down, 4);
-	inc = fb_incidents_verdict(in, LEAF(3), 4000, 2600 * MS);
+	inc = fb_incidents_verdict(in, LEAF(3), 4000, 2600 * MS, 10);
 	CHECK_EQ(inc->group, 2000);
 	CHECK_EQ(inc->updates, 1);
 	CHECK_EQ(fb_incidents_count(in), 1);
 
-	/* Every uplink back: the incident closes with a switch_recovered. */
+	/* Weighed again while it is open: all 10 hosts cut off. */
+	CHECK_EQ(fb_rootcause_reweigh(t, inv, LEAF(3), &v), 1);
+	CHECK_VERDICT(v, FB_RC_SWITCH_DEGRADED, "leaf3", 14, 4, 0, 10, 0);
+	fb_rc_verdict_free(&v);
+	/* Every uplink back: the incident closes with a switch_recovered; one
+	 * back already gives every host its path (an update with nobody). */
 	for (int u = 0; u < 4; u++) {
 		int s = up_spine(u);
 		struct fb_event up = isl_event(FB_KIND_LINK_UP, LEAF(3), "leaf3", up_port(u), SPINE(s), spine_port(3, u), 4);
@@ -285,7 +290,13 @@ static void a_verdict_becomes_one_incident_event_and_updates_keep_its_group(void
 		fb_topology_learn(t, &up);
 		CHECK_EQ(fb_rootcause_switch_cables(t, inv, LEAF(3), &cables, &down), 0);
 		CHECK_EQ(down, (size_t)(3 - u));
+		CHECK_EQ(fb_rootcause_reweigh(t, inv, LEAF(3), &v), 1);
+		CHECK_EQ(v.cables_down, (size_t)(3 - u));
+		CHECK_EQ(v.n_no_path, 0);
+		CHECK_EQ(v.n_degraded, u < 3 ? 10 : 0);
+		fb_rc_verdict_free(&v);
 	}
+	CHECK_EQ(fb_rootcause_reweigh(t, inv, 0x42, &v), 0); /* unknown switch */
 	struct fb_incident done;
 	CHECK_EQ(fb_incidents_close(in, LEAF(3), &done), 1);
 	CHECK_EQ(fb_incidents_close(in, LEAF(3), &done), 0);
@@ -295,7 +306,7 @@ static void a_verdict_becomes_one_incident_event_and_updates_keep_its_group(void
 	CHECK_EQ(ev.kind, FB_KIND_SWITCH_RECOVERED);
 	CHECK_EQ(fb_event_counter(&ev, FB_CTR_EVENT_GROUP_ID, 0), 2000);
 	/* A later verdict on it is a new story. */
-	inc = fb_incidents_verdict(in, LEAF(3), 5000, 9000 * MS);
+	inc = fb_incidents_verdict(in, LEAF(3), 5000, 9000 * MS, 0);
 	CHECK_EQ(inc->group, 5000);
 	fb_incidents_free(in);
 	fb_rootcause_free(rc);
@@ -322,9 +333,9 @@ static void lists_that_do_not_fit_are_cut_whole_names_first(void)
 	/* The incident table forgets the oldest past its bound. */
 	struct fb_incidents *in = fb_incidents_new(2);
 	CHECK(in);
-	fb_incidents_verdict(in, 1, 10, 1);
-	fb_incidents_verdict(in, 2, 20, 2);
-	fb_incidents_verdict(in, 3, 30, 3);
+	fb_incidents_verdict(in, 1, 10, 1, 0);
+	fb_incidents_verdict(in, 2, 20, 2, 0);
+	fb_incidents_verdict(in, 3, 30, 3, 0);
 	CHECK_EQ(fb_incidents_count(in), 2);
 	CHECK(!fb_incidents_find(in, 1));
 	CHECK_EQ(fb_incidents_find(in, 3)->group, 30);
