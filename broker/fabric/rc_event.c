@@ -2,6 +2,7 @@
 #include "rc_event.h"
 
 #include "fb_hostlist_fmt.h"
+#include "topology.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -74,8 +75,11 @@ static void subject(struct fb_event *ev, uint64_t guid, const char *name)
 {
 	memset(ev, 0, sizeof(*ev));
 	memcpy(ev->agent_id, FB_BROKER_AGENT_ID, sizeof(FB_BROKER_AGENT_ID));
-	ev->tech = FB_TECH_IB;
-	ev->subj.switch_guid = guid;
+	/* An Ethernet switch's key is the topology's own (topology.h), not a
+	 * GUID anybody else knows: it is named by its name only. */
+	int eth = (guid & 0xff00000000000000ULL) == FB_TOPO_ETH_KEY_TAG;
+	ev->tech = eth ? FB_TECH_ETH : FB_TECH_IB;
+	ev->subj.switch_guid = eth ? 0 : guid;
 	(void)fb_strlcpy_field(ev->subj.switch_name, sizeof(ev->subj.switch_name), name);
 }
 
