@@ -441,7 +441,9 @@ def flap_control_on_one_port():
         detected = port_events(lambda d: FLAP_DETECTED.match(rec(d)["MessageId"]))
         summaries = [d for d in ours if rec(d)["MessageId"] == "Fabricbus.1.0.PortFlapSuppressed"]
         transitions = len(port_events(link("link_down"))) + len(port_events(link("link_up")))
-        st = ch.broker.status()["broker"]["flap"]
+        # /status is refreshed every 100 ms: it catches up with the stable event.
+        st = wait_for(lambda: ch.broker.status()["broker"]["flap"], lambda f: f["stable"] >= 1, 10,
+                      "/status flap stable", show=json.dumps)
         print(f"  10 flap cycles in {dt:.1f}s: {transitions} link transitions delivered; the broker added "
               f"{len(ours)} events: {[rec(d)['MessageId'].split('.')[-1] for d in ours]}; "
               f"summaries {[oem(d)['Counters']['suppressed'] for d in summaries]}, stable after "
