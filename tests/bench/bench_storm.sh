@@ -59,7 +59,7 @@ run() {
 	p2=$!
 	wait "$p1"; wait "$p2"
 	t1=$(now)
-	sleep 5 # the root-cause window (up to 4 s) closes and emits
+	sleep 11 # the root-cause window (up to 4 s) closes, a flap summary (10 s) is due
 	curl -s "http://127.0.0.1:$hp/status" >"$work/$name.status.json"
 	local rss_kb
 	rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$broker/status")
