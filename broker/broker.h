@@ -31,6 +31,7 @@ struct fb_conn;
 struct fb_inventory;
 struct fb_fabric_map;
 struct fb_storm;
+struct fb_flapctl;
 struct fb_listener;
 struct fb_agent_tls;
 struct fb_peer_count;
@@ -87,6 +88,7 @@ struct fb_broker {
 	struct fb_inventory *inventory; /* port GUID/MAC -> node (inventory.h) */
 	struct fb_fabric_map *fabric_map; /* topology + jobs, /fabric/map (fabric_map.h) */
 	struct fb_storm *storm;   /* root cause, an output (storm.h) */
+	struct fb_flapctl *flapctl; /* flap control, an output (flapctl.h) */
 	struct fb_listener *listener;      /* agents (ingest.c) */
 	struct fb_agent_tls *agent_tls;    /* NULL unless AgentTls is optional or required */
 	struct fb_peer_count *peer_count;  /* agent connections per source address */
@@ -156,6 +158,13 @@ void fb_commit_mark(struct fb_broker *b, struct fb_agent *a);
 int fb_commit_now(struct fb_broker *b);
 /* Resume reading agents; safe from any thread (an output's `ready`). */
 void fb_commit_outputs_ready(void *broker);
+/* emit.c */
+/* Commit one event of the broker's own (agent "fabricbusd", the next seq;
+ * ts_ns now if 0) like an agent's: EventId (in *event_id), journal, every
+ * output after the next commit. Loop only, never from inside an output's
+ * call (it appends to the batch being published). 0 or negative errno. */
+int fb_broker_emit(struct fb_broker *b, struct fb_event *ev, uint64_t *event_id);
+
 /* Stop the loop because the journal failed. */
 void fb_broker_fatal(struct fb_broker *b, const char *what, int err);
 

@@ -142,6 +142,17 @@ static const struct fb_conf_key keys[] = {
 	{ "FabricName", FB_CONF_STRING, F(fabric_name), 0, S(fabric_name), .ok = name_ok,
 	  .expect = "expected a non-empty name without '/', ' ', '?', '#', '%%' of at most %zu bytes",
 	  .help = "fabric id in Redfish paths when an event names none" },
+	{ "StormControl", FB_CONF_BOOL, F(storm_control),
+	  .help = "root cause and flap control: the broker's own SwitchFailed/Degraded and FlapDetected "
+		  "events (no: neither, symptoms only)" },
+	{ "FlapTransitions", FB_CONF_COUNT, F(flap_transitions), .min = 2, .max = 32,
+	  .help = "link transitions (downs and ups) on one switch port within FlapWindow that are a flap" },
+	{ "FlapWindow", FB_CONF_DURATION_MS, F(flap_window_ms), .min = 100, .max = 86400000,
+	  .help = "the window of FlapTransitions" },
+	{ "FlapSummaryInterval", FB_CONF_DURATION_MS, F(flap_summary_ms), .min = 100, .max = 86400000,
+	  .help = "while a port flaps, one 'suppressed N transitions' event this often" },
+	{ "FlapStableFor", FB_CONF_DURATION_MS, F(flap_stable_ms), .min = 100, .max = 86400000,
+	  .help = "a flapping port with no transition for this long is stable again" },
 	{ "LogTarget", FB_CONF_ENUM, F(log_syslog), .names = target_names,
 	  .help = "stderr or syslog" },
 	{ "LogLevel", FB_CONF_LOGLEVEL, F(log_level), .help = "error, warn, info or debug" },
@@ -237,6 +248,11 @@ void fb_config_defaults(struct fb_config *c)
 	c->ws_ping_s = 30;
 	c->sse_heartbeat_s = 30;
 	strcpy(c->fabric_name, "IB");
+	c->storm_control = 1;
+	c->flap_transitions = 6;
+	c->flap_window_ms = 60000;
+	c->flap_summary_ms = 10000;
+	c->flap_stable_ms = 30000;
 	c->log_syslog = 0;
 	c->log_level = FB_LOG_INFO;
 	char why[64];
@@ -339,6 +355,10 @@ void fb_config_print(const struct fb_config *c, void *file)
 		   "\nWsPingInterval=%" PRIu64 "s\n",
 		c->ws_ring_events, c->ws_queue_events, c->ws_max_subscribers, c->ws_ping_s);
 	fprintf(f, "SseHeartbeatInterval=%" PRIu64 "s\n", c->sse_heartbeat_s);
+	fprintf(f, "StormControl=%s\n", c->storm_control ? "yes" : "no");
+	fprintf(f, "FlapTransitions=%" PRIu64 "\nFlapWindow=%" PRIu64 "ms\nFlapSummaryInterval=%" PRIu64
+		   "ms\nFlapStableFor=%" PRIu64 "ms\n",
+		c->flap_transitions, c->flap_window_ms, c->flap_summary_ms, c->flap_stable_ms);
 	static const char *const lv[] = { "error", "warn", "info", "debug" };
 	fprintf(f, "FabricName=%s\nLogTarget=%s\nLogLevel=%s\n", c->fabric_name,
 		c->log_syslog ? "syslog" : "stderr", lv[c->log_level & 3]);

@@ -69,6 +69,12 @@ struct fb_config {
 	uint64_t ws_ping_s;
 	uint64_t sse_heartbeat_s;
 	char fabric_name[32];
+	int storm_control;          /* StormControl: root cause and flap control outputs */
+	/* Flap control (broker/fabric/flap.h, docs/topology.md). */
+	uint64_t flap_transitions;  /* link transitions on a port... */
+	uint64_t flap_window_ms;    /* ...within this are a flap */
+	uint64_t flap_summary_ms;   /* "suppressed N" summary period while it flaps */
+	uint64_t flap_stable_ms;    /* quiet time that ends it */
 	int log_syslog;
 	int log_level;              /* enum fb_log_level */
 

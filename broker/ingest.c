@@ -25,6 +25,7 @@
 #include "agent_tls.h"
 #include "listener.h"
 #include "peer_count.h"
+#include "rc_event.h"
 #include "rf_service.h"
 #include "rf_tree.h"
 
@@ -257,6 +258,13 @@ static void handle_hello(struct fb_conn *c, const uint8_t *body, size_t len)
 		b->st.forbidden++;
 		conn_reject(c, FB_WERR_FORBIDDEN, "certificate %.120s may not use agent id %s "
 			    "(AgentIdentity, docs/security.md)", names, h.agent_id);
+		return;
+	}
+	/* The broker's own events (root causes, storm.c) have this id. */
+	if (strcmp(h.agent_id, FB_BROKER_AGENT_ID) == 0) {
+		b->st.forbidden++;
+		conn_reject(c, FB_WERR_FORBIDDEN, "agent id %s is the broker's own; pick another "
+			    "(--agent-id)", FB_BROKER_AGENT_ID);
 		return;
 	}
 	struct fb_agent *a = fb_agent_get(b->agents, h.agent_id);

@@ -14,6 +14,7 @@
 #include "metrics.h"
 #include "fb_metrics.h"
 #include "storm.h"
+#include "flapctl.h"
 #include "ofmf.h"
 #include "ofmf_push.h"
 #include "push.h"
@@ -320,13 +321,18 @@ static int start_kafka(struct fb_broker *b)
 	return rc ? rc : fb_outputs_add(&b->outputs, "kafka", kafka_committed, b->kafka);
 }
 
-/* Root cause (storm.h): sees committed events, emits nothing yet. */
+/* Root cause (storm.h) and flap control (flapctl.h): outputs that see
+ * every committed event and emit events of the broker's own. */
 static int start_storm(struct fb_broker *b)
 {
+	if (!b->cfg->storm_control)
+		return 0;
 	b->storm = fb_storm_new(b, 0);
-	if (!b->storm)
+	b->flapctl = fb_flapctl_new(b);
+	if (!b->storm || !b->flapctl)
 		return -ENOMEM;
-	return fb_outputs_add(&b->outputs, "storm", fb_storm_committed, b->storm);
+	int rc = fb_outputs_add(&b->outputs, "storm", fb_storm_committed, b->storm);
+	return rc ? rc : fb_outputs_add(&b->outputs, "flap", fb_flapctl_committed, b->flapctl);
 }
 
 /* The subscriptions changed: the Kafka sink takes the Protocol=Kafka ones. */
@@ -467,6 +473,8 @@ static void shutdown_broker(struct fb_broker *b)
 	fb_commit_fini(b);
 	fb_storm_free(b->storm);
 	b->storm = NULL;
+	fb_flapctl_free(b->flapctl);
+	b->flapctl = NULL;
 	if (b->journal)
 		fb_journal_close(b->journal);
 	fb_agent_table_free(b->agents);

@@ -6,6 +6,7 @@
 #include "kafka_sink.h"
 #include "listener.h"
 #include "storm.h"
+#include "flapctl.h"
 #include "ofmf.h"
 #include "ws_server.h"
 
@@ -180,6 +181,8 @@ char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 	json_object_set_new(root, "fabric_map", fabric_map_json(b));
 	if (b->storm)
 		json_object_set_new(root, "storm", fb_storm_json(b->storm));
+	if (b->flapctl)
+		json_object_set_new(root, "flap", fb_flapctl_json(b->flapctl));
 	char *out = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
 	return out;

@@ -5,7 +5,10 @@
 #include "fabric_map.h"
 #include "fb_log.h"
 #include "fb_time.h"
+#include "incident.h"
+#include "rc_event.h"
 #include "rootcause.h"
+#include "topology.h"
 #include "fb_hostlist_fmt.h"
 
 #include <errno.h>
@@ -18,7 +21,11 @@ struct fb_storm {
 	struct fb_broker *b;
 	struct fb_rootcause *rc;
 	struct event *timer;
+	struct event *check_ev; /* after a commit that brought a cable of an
+				 * incident's switch up: is every one back? */
+	struct fb_incidents *incidents;
 	uint64_t reports, verdicts, explained;
+	uint64_t emitted, emit_failed, recovered;
 	json_t *last;      /* the last verdict, as /status shows it */
 };
 
@@ -57,9 +64,35 @@ static json_t *verdict_json(const struct fb_rc_verdict *v, uint64_t now)
 			 (json_int_t)v->blast.degraded, "DecidedNs", (json_int_t)now);
 }
 
+/* The verdict as the broker's own event: a new incident, or an update of
+ * the switch's open one (same EventGroupId). */
+static void emit_verdict(struct fb_storm *s, const struct fb_rc_verdict *v, uint64_t now, json_t *j)
+{
+	const struct fb_incident *inc =
+		fb_incidents_verdict(s->incidents, v->switch_guid, s->b->last_event_id + 1, now, v->n_no_path);
+	struct fb_event ev;
+	uint64_t id = 0;
+	int rc = fb_rc_event_fill(v, inc, &ev);
+	if (!rc)
+		rc = fb_broker_emit(s->b, &ev, &id);
+	if (rc) {
+		s->emit_failed++;
+		fb_log_warn("root cause %s: not emitted as an event (%s); it is in /status \"storm\"",
+			    v->switch_name, strerror(-rc));
+		return;
+	}
+	s->emitted++;
+	if (j) {
+		json_object_set_new(j, "EventId", json_integer((json_int_t)id));
+		json_object_set_new(j, "EventGroupId", json_integer((json_int_t)inc->group));
+		json_object_set_new(j, "IncidentUpdate", json_integer((json_int_t)inc->updates));
+	}
+}
+
 static void decided(struct fb_storm *s, const struct fb_rc_verdict *v, uint64_t now)
 {
 	json_t *j = verdict_json(v, now);
+	emit_verdict(s, v, now, j);
 	if (j) {
 		json_decref(s->last);
 		s->last = j;
@@ -94,6 +127,76 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 	arm(s, now);
 }
 
+/* Close incident inc: every cable of its switch is back. */
+static void recovered(struct fb_storm *s, const struct fb_topology *t, uint64_t guid, size_t cables)
+{
+	struct fb_incident done;
+	fb_incidents_close(s->incidents, guid, &done);
+	const struct fb_topo_switch *sw = fb_topology_switch(t, done.switch_guid);
+	struct fb_event ev;
+	fb_rc_event_recovered(&done, sw ? sw->name : "", cables, &ev);
+	int rc = fb_broker_emit(s->b, &ev, NULL);
+	if (rc)
+		fb_log_warn("switch %s recovered: not emitted as an event (%s)", ev.subj.switch_name, strerror(-rc));
+	else
+		s->recovered++;
+	fb_log_info("root cause over: switch %s has its %zu cables back (EventGroupId %" PRIu64 ")",
+		    ev.subj.switch_name, cables, done.group);
+}
+
+/* After cables of incidents' switches came up: an incident whose switch
+ * has every cable back closes (switch_recovered); one that now leaves
+ * fewer hosts without a path is updated (the same group, the new lists),
+ * so that what was drained for it can be resumed host by host. */
+static void check_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fb_storm *s = arg;
+	const struct fb_topology *t = fb_fabric_map_topology(s->b->fabric_map);
+	uint64_t now = fb_now_ns();
+	for (size_t i = 0; i < fb_incidents_count(s->incidents);) {
+		const struct fb_incident *inc = fb_incidents_at(s->incidents, i);
+		struct fb_rc_verdict v;
+		if (fb_rootcause_reweigh(t, s->b->inventory, inc->switch_guid, &v) != 1) {
+			i++;
+			continue;
+		}
+		if (!v.cables_down) {
+			recovered(s, t, inc->switch_guid, v.cables);
+		} else {
+			if (v.n_no_path != inc->no_path) {
+				fb_log_info("root cause update: switch %s: %zu of its %zu cables down, %zu hosts "
+					    "without a path now", v.switch_name, v.cables_down, v.cables, v.n_no_path);
+				emit_verdict(s, &v, now, NULL);
+			}
+			i++;
+		}
+		fb_rc_verdict_free(&v);
+	}
+}
+
+/* A report that a cable is up again (the opposite of rootcause.c's). */
+static int is_up_report(const struct fb_event *ev)
+{
+	if (ev->kind == FB_KIND_LINK_UP)
+		return 1;
+	return (ev->kind == FB_KIND_PORT_STATE || ev->kind == FB_KIND_TOPOLOGY) && ev->tech == FB_TECH_IB &&
+	       (ev->port_state == 4 || ev->port_state == 5);
+}
+
+/* Does ev bring up a cable of a switch with an open incident? */
+static int touches_incident(const struct fb_storm *s, const struct fb_topology *t, const struct fb_event *ev)
+{
+	if (!fb_incidents_count(s->incidents) || !is_up_report(ev))
+		return 0;
+	const struct fb_topo_port *p = fb_topology_event_port(t, ev);
+	if (!p)
+		return 0;
+	return fb_incidents_find(s->incidents, p->switch_guid) ||
+	       (p->link_class == FB_LINK_ISL && fb_incidents_find(s->incidents, p->peer_guid));
+}
+
 struct fb_storm *fb_storm_new(struct fb_broker *b, uint64_t window_ns)
 {
 	struct fb_storm *s = calloc(1, sizeof(*s));
@@ -102,7 +205,9 @@ struct fb_storm *fb_storm_new(struct fb_broker *b, uint64_t window_ns)
 	s->b = b;
 	s->rc = fb_rootcause_new(window_ns);
 	s->timer = evtimer_new(b->base, timer_cb, s);
-	if (!s->rc || !s->timer) {
+	s->check_ev = event_new(b->base, -1, 0, check_cb, s);
+	s->incidents = fb_incidents_new(0);
+	if (!s->rc || !s->timer || !s->check_ev || !s->incidents) {
 		fb_storm_free(s);
 		return NULL;
 	}
@@ -115,6 +220,9 @@ void fb_storm_free(struct fb_storm *s)
 		return;
 	if (s->timer)
 		event_free(s->timer);
+	if (s->check_ev)
+		event_free(s->check_ev);
+	fb_incidents_free(s->incidents);
 	fb_rootcause_free(s->rc);
 	json_decref(s->last);
 	free(s);
@@ -126,15 +234,24 @@ int fb_storm_committed(void *arg, struct fb_batch *batch, uint64_t last_id)
 	struct fb_storm *s = arg;
 	const struct fb_topology *t = fb_fabric_map_topology(s->b->fabric_map);
 	uint64_t now = fb_now_ns();
-	for (size_t i = 0; i < batch->n; i++)
+	int check = 0;
+	for (size_t i = 0; i < batch->n; i++) {
 		s->reports += (uint64_t)fb_rootcause_observe(s->rc, t, &batch->rec[i].ev, batch->rec[i].event_id,
 							     now);
+		check = check || touches_incident(s, t, &batch->rec[i].ev);
+	}
 	arm(s, now);
+	/* Not from here: an emit appends to the batches being published. */
+	if (check)
+		event_active(s->check_ev, 0, 0);
 	return 0;
 }
 
 json_t *fb_storm_json(const struct fb_storm *s)
 {
-	return json_pack("{s:I,s:I,s:I,s:O?}", "reports", (json_int_t)s->reports, "verdicts",
-			 (json_int_t)s->verdicts, "explained", (json_int_t)s->explained, "last", s->last);
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O?}", "reports", (json_int_t)s->reports, "verdicts",
+			 (json_int_t)s->verdicts, "explained", (json_int_t)s->explained, "emitted",
+			 (json_int_t)s->emitted, "emit_failed", (json_int_t)s->emit_failed, "recovered",
+			 (json_int_t)s->recovered, "open_incidents", (json_int_t)fb_incidents_count(s->incidents),
+			 "last", s->last);
 }

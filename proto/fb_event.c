@@ -22,6 +22,11 @@ static const char *const kind_names[FB_KIND__END] = {
 	[FB_KIND_TOPOLOGY] = "topology",
 	[FB_KIND_TEST] = "test",
 	[FB_KIND_ACTION] = "action",
+	[FB_KIND_SWITCH_FAILED] = "switch_failed",
+	[FB_KIND_SWITCH_DEGRADED] = "switch_degraded",
+	[FB_KIND_SWITCH_RECOVERED] = "switch_recovered",
+	[FB_KIND_FLAP_SUPPRESSED] = "flap_suppressed",
+	[FB_KIND_FLAP_STABLE] = "flap_stable",
 };
 
 static const char *const sev_names[FB_SEV__END] = { "OK", "Warning", "Critical" };
@@ -67,6 +72,17 @@ static const char *const counter_names[FB_CTR__END] = {
 	[FB_CTR_IF_IN_DISCARDS] = "if_in_discards",
 	[FB_CTR_IF_OUT_DISCARDS] = "if_out_discards",
 	[FB_CTR_RESYNC] = "resync",
+	[FB_CTR_EVENT_GROUP_ID] = "event_group_id",
+	[FB_CTR_SYMPTOMS] = "symptoms",
+	[FB_CTR_FIRST_SYMPTOM_ID] = "first_symptom_id",
+	[FB_CTR_LAST_SYMPTOM_ID] = "last_symptom_id",
+	[FB_CTR_HOSTS_NO_PATH] = "hosts_no_path",
+	[FB_CTR_HOSTS_DEGRADED] = "hosts_degraded",
+	[FB_CTR_CABLES] = "cables",
+	[FB_CTR_CABLES_DOWN] = "cables_down",
+	[FB_CTR_INCIDENT_UPDATE] = "incident_update",
+	[FB_CTR_LISTS_CUT] = "lists_cut",
+	[FB_CTR_SUPPRESSED] = "suppressed",
 };
 
 static const char *name_of(const char *const *names, unsigned n, unsigned v)

@@ -38,6 +38,19 @@ enum fb_kind {
 	FB_KIND_TOPOLOGY = 13,        /* switch port <-> peer GUID/port */
 	FB_KIND_TEST = 14,
 	FB_KIND_ACTION = 15,          /* an adapter's own decision (drain, resume) */
+	/* The broker's own (agent "fabricbusd", broker/storm.c): a root cause.
+	 * subj names the switch; text holds the hosts left without a path and
+	 * subj.peer_name the degraded ones (hostlists), subj.device the
+	 * symptoms' EventIds (ranges); the counters say how many of each and
+	 * event_group_id the incident (docs/topology.md, "Root cause"). */
+	FB_KIND_SWITCH_FAILED = 16,   /* every cable of the switch down */
+	FB_KIND_SWITCH_DEGRADED = 17, /* some of them: its hosts may have no path */
+	FB_KIND_SWITCH_RECOVERED = 18,/* the incident's switch has every cable back */
+	/* The broker's flap control (broker/fabric/flap.h) on a switch port
+	 * whose flap was detected: */
+	FB_KIND_FLAP_SUPPRESSED = 19, /* counter suppressed: transitions not reported one by one
+				       * in the last interval_ms */
+	FB_KIND_FLAP_STABLE = 20,     /* no transition for interval_ms; suppressed in all */
 	FB_KIND__END
 };
 
@@ -92,6 +105,17 @@ enum fb_counter_id {
 	FB_CTR_IF_OUT_DISCARDS = 32, /* IF-MIB ifOutDiscards */
 	FB_CTR_RESYNC = 33,          /* 1: found at an agent's resync, not seen live
 				      * (proto/PROTOCOL.md; Redfish Oem "Resync": true) */
+	FB_CTR_EVENT_GROUP_ID = 34,  /* the incident a root cause belongs to (Redfish EventGroupId) */
+	FB_CTR_SYMPTOMS = 35,        /* how many symptom events the root cause explains */
+	FB_CTR_FIRST_SYMPTOM_ID = 36,/* the EventId of the first of them */
+	FB_CTR_LAST_SYMPTOM_ID = 37, /* and of the last */
+	FB_CTR_HOSTS_NO_PATH = 38,   /* hosts left without a path */
+	FB_CTR_HOSTS_DEGRADED = 39,  /* hosts with fewer paths */
+	FB_CTR_CABLES = 40,          /* cables of the switch */
+	FB_CTR_CABLES_DOWN = 41,     /* of them down */
+	FB_CTR_INCIDENT_UPDATE = 42, /* 0: the incident's first verdict; n: its n-th update */
+	FB_CTR_LISTS_CUT = 43,       /* 1: a list did not fit its field and was cut (the counts are whole) */
+	FB_CTR_SUPPRESSED = 44,      /* flap control: transitions suppressed */
 	FB_CTR__END
 };
 
@@ -136,6 +160,12 @@ struct fb_event {
 	 * none. fb_event_jobs_check() says what is well formed. */
 	char jobs[FB_JOBS_MAX];
 };
+
+/* 1 for the broker's root-cause kinds (switch_failed, _degraded, _recovered). */
+static inline int fb_event_is_root_cause(unsigned kind)
+{
+	return kind == FB_KIND_SWITCH_FAILED || kind == FB_KIND_SWITCH_DEGRADED || kind == FB_KIND_SWITCH_RECOVERED;
+}
 
 /* Names used in JSON, docs and logs ("link_down", "warning", "symbol_error").
  * Return NULL for values with no name. */

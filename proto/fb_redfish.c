@@ -137,7 +137,7 @@ static const char *port_id(const struct fb_event *ev, char num[24])
 
 static int is_switch_kind(unsigned kind)
 {
-	return kind == FB_KIND_SWITCH_UNREACHABLE || kind == FB_KIND_SWITCH_REACHABLE;
+	return kind == FB_KIND_SWITCH_UNREACHABLE || kind == FB_KIND_SWITCH_REACHABLE || fb_event_is_root_cause(kind);
 }
 
 /* Node-side events point at the node's interface, not at a switch. */
@@ -266,6 +266,16 @@ static void build_args(const struct fb_event *ev, const struct fb_redfish_msg *m
 		arg_str(a, switch_id(ev, guid));
 		arg_str(a, port_id(ev, num));
 		break;
+	case ARGS_FLAP_SUMMARY:
+	case ARGS_FLAP_STABLE: {
+		uint64_t sup = fb_event_counter(ev, FB_CTR_SUPPRESSED, 0);
+		uint64_t secs = fb_event_counter(ev, FB_CTR_INTERVAL_MS, 0) / 1000;
+		arg_str(a, switch_id(ev, guid));
+		arg_str(a, port_id(ev, num));
+		arg_u64(a, shape == ARGS_FLAP_SUMMARY ? sup : secs);
+		arg_u64(a, shape == ARGS_FLAP_SUMMARY ? secs : sup);
+		break;
+	}
 	case ARGS_NIC:
 	case ARGS_NIC_FLAP: {
 		/* adapter "node:device"; fabricbus does not track PCI functions,
@@ -488,6 +498,20 @@ static void jw_jobs(struct jw *w, const char *jobs)
 	JW_LIT(w, "]");
 }
 
+/* A root cause's lists under their own names (the fields that store them
+ * are rendered above as well, so fb_redfish_parse reads the event back):
+ * "NoPath" and "Degraded" hostlists, "Symptoms" EventId ranges. */
+static void jw_root_cause(struct jw *w, const struct fb_event *ev)
+{
+	if (ev->kind == FB_KIND_SWITCH_RECOVERED)
+		return;
+	KEY_STR(w, ",\"NoPath\":", FLD(ev->text));
+	KEY_STR(w, ",\"Degraded\":", FLD(ev->subj.peer_name));
+	KEY_STR(w, ",\"Symptoms\":", FLD(ev->subj.device));
+	if (fb_event_counter(ev, FB_CTR_LISTS_CUT, 0))
+		JW_LIT(w, ",\"ListsCut\":true");
+}
+
 /* Oem.Fabricbus: everything the event carries that the record above does
  * not, so adapters never need the binary event. */
 static void jw_oem(struct jw *w, const struct fb_event *ev)
@@ -551,6 +575,8 @@ static void jw_oem(struct jw *w, const struct fb_event *ev)
 		KEY_STR(w, ",\"Text\":", FLD(ev->text));
 	if (FLD(ev->jobs)[0])
 		jw_jobs(w, FLD(ev->jobs));
+	if (fb_event_is_root_cause(ev->kind))
+		jw_root_cause(w, ev);
 	JW_LIT(w, "}}");
 }
 
@@ -580,6 +606,9 @@ int fb_redfish_render(struct fb_buf *out, const struct fb_event *ev, uint64_t ev
 	jw_message(&w, m, &a);
 	KEY_STR(&w, ",\"OriginOfCondition\":{\"@odata.id\":", origin);
 	JW_LIT(&w, "}");
+	uint64_t group = fb_event_counter(ev, FB_CTR_EVENT_GROUP_ID, 0);
+	if (group && group <= INT64_MAX)
+		KEY_UINT(&w, ",\"EventGroupId\":", group);
 	jw_oem(&w, ev);
 	JW_LIT(&w, "}]}");
 	if (w.err)

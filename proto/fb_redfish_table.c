@@ -19,11 +19,11 @@ enum msg_idx {
 	M_US_UP, M_US_DOWN, M_US_DEG, M_US_FLAP,
 	M_PORT_OK, M_PORT_FAILED, M_PORT_DEG,
 	M_ND_UP, M_ND_DOWN, M_ND_DEG, M_ND_FLAP,
-	M_SW_FAILED, M_SW_OK,
+	M_SW_FAILED, M_SW_DEGRADED, M_SW_OK,
 	M_ERR_EXC, M_ERR_CLR, M_WARN_EXC, M_WARN_CLR,
 	M_STATE, M_CREATED, M_CHANGED, M_TEST,
 	M_STATUS_OK, M_STATUS_WARN, M_STATUS_CRIT, /* in severity order: see the classify */
-	M_OEM_PORT_FLAP, M_OEM_MISSED,
+	M_OEM_PORT_FLAP, M_OEM_MISSED, M_OEM_FLAP_SUPPRESSED, M_OEM_FLAP_STABLE,
 	M__END
 };
 
@@ -82,6 +82,8 @@ static const struct fb_redfish_msg msgs[M__END] = {
 		WARN_, ARGS_NIC_FLAP },
 	[M_SW_FAILED] = { "Fabric.1.0.SwitchFailed",
 		"Switch '%1' has failed and is inoperative.", CRIT_, ARGS_SWITCH },
+	[M_SW_DEGRADED] = { "Fabric.1.0.SwitchDegraded",
+		"Switch '%1' is in a degraded state.", WARN_, ARGS_SWITCH },
 	[M_SW_OK] = { "Fabric.1.0.SwitchOK",
 		"Switch '%1' has returned to a functional state.", OK_, ARGS_SWITCH },
 	[M_ERR_EXC] = { "ResourceEvent.1.4.ResourceErrorThresholdExceeded",
@@ -113,6 +115,12 @@ static const struct fb_redfish_msg msgs[M__END] = {
 	[M_OEM_PORT_FLAP] = { "Fabricbus.1.0.PortFlapDetected",
 		"Switch '%1' port '%2' was established and dropped %3 times in the last %4 minutes.",
 		WARN_, ARGS_SW_PORT_FLAP },
+	[M_OEM_FLAP_SUPPRESSED] = { "Fabricbus.1.0.PortFlapSuppressed",
+		"Switch '%1' port '%2' kept flapping: %3 link transitions in the last %4 seconds were suppressed.",
+		WARN_, ARGS_FLAP_SUMMARY },
+	[M_OEM_FLAP_STABLE] = { "Fabricbus.1.0.PortFlapStable",
+		"Switch '%1' port '%2' has been stable for %3 seconds after flapping; %4 link transitions were suppressed.",
+		OK_, ARGS_FLAP_STABLE },
 	[M_OEM_MISSED] = { "Fabricbus.1.0.SubscriberEventsMissed",
 		"%1 events were not delivered to this subscriber because it fell behind; reconnect with since=%2 to replay them from the journal.",
 		WARN_, ARGS_NONE },
@@ -166,6 +174,14 @@ static const struct row rows[] = {
 	{ FB_KIND_CONGESTION_CLEARED, ANY, ANY, M_WARN_CLR, OK_, ET_BY_SEV },
 	{ FB_KIND_SWITCH_UNREACHABLE, ANY, ANY, M_SW_FAILED, OK_, ET_BY_SEV },
 	{ FB_KIND_SWITCH_REACHABLE, ANY, ANY, M_SW_OK, OK_, ET_BY_SEV },
+	/* The broker's root cause (broker/storm.c): the switch a storm of
+	 * cable-down reports has in common, and its return. */
+	{ FB_KIND_SWITCH_FAILED, ANY, ANY, M_SW_FAILED, OK_, ET_BY_SEV },
+	{ FB_KIND_SWITCH_DEGRADED, ANY, ANY, M_SW_DEGRADED, OK_, ET_BY_SEV },
+	{ FB_KIND_SWITCH_RECOVERED, ANY, ANY, M_SW_OK, OK_, ET_BY_SEV },
+	/* The broker's flap control on a port whose flap was detected. */
+	{ FB_KIND_FLAP_SUPPRESSED, ANY, ANY, M_OEM_FLAP_SUPPRESSED, OK_, ET_BY_SEV },
+	{ FB_KIND_FLAP_STABLE, ANY, ANY, M_OEM_FLAP_STABLE, OK_, ET_BY_SEV },
 	{ FB_KIND_PORT_STATE, ANY, ANY, M_STATE, OK_, ET_BY_SEV },
 	{ FB_KIND_INVENTORY, ANY, ANY, M_CREATED, OK_, ET_ADDED },
 	{ FB_KIND_TOPOLOGY, ANY, ANY, M_CHANGED, OK_, ET_UPDATED },

@@ -25,6 +25,8 @@ enum fb_redfish_args {
 	ARGS_XMIT_WAIT,     /* "PortXmitWait", threshold */
 	ARGS_STATE,         /* resource, Resource.State value */
 	ARGS_HEALTH,        /* resource, Resource.Health value (the message's severity) */
+	ARGS_FLAP_SUMMARY,  /* switch, port, suppressed, interval seconds */
+	ARGS_FLAP_STABLE,   /* switch, port, interval seconds, suppressed */
 };
 
 /* One registry message; every one lives in static storage. */

@@ -61,6 +61,42 @@ static const char *op_words(const struct fbs_obs *o)
 /* Keys that name one place in the fabric; "nic:" keys are per node. */
 static int key_is_global(const char *key) { return strncmp(key, "nic:", 4) != 0; }
 
+static int listed(const char *name, char (*nodes)[FB_NAME_MAX], size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(nodes[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static int holds(const struct fbs_node *x, const struct fbs_obs *o)
+{
+	for (size_t k = 0; k < x->n_conds; k++)
+		if (x->conds[k].type == o->type && strcmp(x->conds[k].key, o->key) == 0)
+			return 1;
+	return 0;
+}
+
+/* A root cause names the incident's hosts without a path as they are now:
+ * the condition ends on a host it no longer names (its path is back), so
+ * that host is resumed while the switch is still partly down. */
+static int root_cause_replace(struct fbs_adapter *a, const struct fbs_obs *o, char (*nodes)[FB_NAME_MAX],
+			      size_t n, uint64_t now)
+{
+	struct fbs_obs c = *o;
+	c.op = FBS_OP_CLEAR;
+	int changed = 0;
+	for (size_t i = fbs_policy_count(a->pol); i-- > 0;) { /* backwards: gc removes at i */
+		const struct fbs_node *x = fbs_policy_at(a->pol, i);
+		if (!x || !holds(x, o) || listed(x->name, nodes, n))
+			continue;
+		char name[FB_NAME_MAX];
+		memcpy(name, x->name, sizeof(name));
+		changed |= fbs_policy_observe(a->pol, name, &c, now) > 0;
+	}
+	return changed;
+}
+
 static void handle_event(struct fbs_adapter *a, const struct fb_event *ev, uint64_t id)
 {
 	struct fbs_obs o;
@@ -96,6 +132,8 @@ static void handle_event(struct fbs_adapter *a, const struct fb_event *ev, uint6
 			    rc == FBS_ROUTE_NEED_MAP ? ", switch not in the broker's /fabric/map"
 						     : " or /fabric/map");
 	}
+	if (o.root_cause && o.op == FBS_OP_START)
+		changed |= root_cause_replace(a, &o, nodes, n, now);
 	for (size_t i = 0; !to_all && i < n; i++) {
 		int r = fbs_policy_observe(a->pol, nodes[i], &o, now);
 		if (r < 0)
@@ -463,6 +501,7 @@ int fbs_adapter_init(struct fbs_adapter *a, const struct fbs_config *cfg, struct
 	a->ccfg.hold_ms = cfg->hold_ms;
 	a->ccfg.congestion_ppm = cfg->congestion_ppm;
 	a->ccfg.congestion_for_ms = cfg->congestion_for_ms;
+	a->ccfg.drain_degraded = cfg->drain_degraded;
 	struct fbs_policy_cfg pc;
 	memset(&pc, 0, sizeof(pc));
 	pc.stable_ms = cfg->stable_ms;

@@ -26,6 +26,7 @@ static const char *const ctype_names[FBS_C__N] = {
 	[FBS_C_CONGESTION] = "congestion",
 	[FBS_C_SWITCH] = "switch_unreachable",
 	[FBS_C_DEGRADED] = "link_degraded",
+	[FBS_C_ROOT_CAUSE] = "root_cause",
 };
 
 const char *fbs_ctype_name(unsigned t)
@@ -61,7 +62,7 @@ int fbs_drain_on_parse(const char *s, unsigned *mask, char *why, size_t whysz)
 		}
 		if (t < 0) {
 			snprintf(why, whysz, "'%.*s' is not one of link_down, flap, "
-				 "counter_threshold, congestion, switch_unreachable, link_degraded",
+				 "counter_threshold, congestion, switch_unreachable, link_degraded, root_cause",
 				 (int)(k > 40 ? 40 : k), p);
 			return FB_ECONFIG;
 		}
@@ -176,6 +177,44 @@ static int none(struct fbs_obs *o, const char **why, const char *w)
 	return FBS_OP_NONE;
 }
 
+/* The broker's root cause (docs/topology.md): one condition per switch
+ * incident, on the hosts it left without a path (its Degraded ones too with
+ * DrainDegraded); an update of the incident names its hosts afresh (the
+ * adapter ends it on those no longer named); one that cuts nobody off, and
+ * switch_recovered (every cable back), clear it wherever it is. */
+static int root_cause(const struct fb_event *ev, const struct fbs_classify_cfg *c, struct fbs_obs *o,
+		      const char **why)
+{
+	const struct fb_subject *s = &ev->subj;
+	char sw[24];
+	if (!s->switch_guid && !s->switch_name[0])
+		return none(o, why, "root cause names no switch");
+	o->type = FBS_C_ROOT_CAUSE;
+	o->root_cause = 1;
+	o->with_degraded = !!c->drain_degraded;
+	o->switch_guid = s->switch_guid;
+	snprintf(o->switch_name, sizeof(o->switch_name), "%s", s->switch_name);
+	if (s->switch_guid)
+		fbs_fmt(o->key, sizeof(o->key), "rc:0x%016" PRIx64, s->switch_guid);
+	else
+		fbs_fmt(o->key, sizeof(o->key), "rc:%s", s->switch_name);
+	const char *label = switch_label(s, sw, sizeof(sw));
+	if (ev->kind == FB_KIND_SWITCH_RECOVERED) {
+		fbs_fmt(o->cause, sizeof(o->cause), "switch %s has its cables back", label);
+		o->op = FBS_OP_CLEAR;
+		return o->op;
+	}
+	fbs_fmt(o->cause, sizeof(o->cause), "switch %s %s, hosts without a path", label,
+		ev->kind == FB_KIND_SWITCH_FAILED ? "failed" : "degraded");
+	o->drains = !!(c->drain_on & FBS_C_BIT(FBS_C_ROOT_CAUSE));
+	if (!o->drains)
+		return none(o, why, "root_cause is not in DrainOn");
+	/* Nobody cut off (a dead spine; or, in an update, every host has a
+	 * path again): the condition ends wherever the incident started it. */
+	o->op = !ev->text[0] && !(o->with_degraded && s->peer_name[0]) ? FBS_OP_CLEAR : FBS_OP_START;
+	return o->op;
+}
+
 int fbs_classify(const struct fb_event *ev, uint64_t event_id, const struct fbs_classify_cfg *c,
 		 struct fbs_obs *o, const char **why)
 {
@@ -188,6 +227,10 @@ int fbs_classify(const struct fb_event *ev, uint64_t event_id, const struct fbs_
 	const struct fb_subject *s = &ev->subj;
 
 	switch (ev->kind) {
+	case FB_KIND_SWITCH_FAILED:
+	case FB_KIND_SWITCH_DEGRADED:
+	case FB_KIND_SWITCH_RECOVERED:
+		return root_cause(ev, c, o, why);
 	case FB_KIND_SWITCH_UNREACHABLE:
 	case FB_KIND_SWITCH_REACHABLE:
 		o->switch_wide = 1;

@@ -2,7 +2,9 @@
  *
  * fbs_classify() turns one event from the broker into one observation: a
  * condition starts (link_down, flap, counter_threshold, congestion,
- * switch_unreachable, link_degraded), clears (its opposite), or the event
+ * switch_unreachable, link_degraded, and the broker's root cause
+ * switch_failed/switch_degraded), clears (its opposite; switch_recovered
+ * for a root cause), or the event
  * concerns no drain at all. It does not know which nodes are affected: that
  * is slurm_route's job. Pure: no clock, no I/O, no libslurm.
  *
@@ -10,6 +12,7 @@
  *   sw:<switch GUID|name|addr>/<port>   a switch port (host, node-unknown links)
  *   pg:<port GUID> or nic:<dev>/<port>   a node's own adapter port
  *   swu:<switch GUID|name|addr>          a whole switch
+ *   rc:<switch GUID|name>                a root cause's incident on a switch
  * A counter condition's key adds "#<counter name>", so two error counters
  * over threshold on one port are two conditions, each cleared by its own
  * counter_cleared.
@@ -30,12 +33,14 @@ enum fbs_ctype {
 	FBS_C_CONGESTION,
 	FBS_C_SWITCH,       /* "switch_unreachable" */
 	FBS_C_DEGRADED,     /* "link_degraded" */
+	FBS_C_ROOT_CAUSE,   /* "root_cause": the broker's SwitchFailed/SwitchDegraded
+			     * drains the hosts it left without a path */
 	FBS_C__N
 };
 #define FBS_C_BIT(t) (1u << (t))
 #define FBS_DRAIN_ON_DEFAULT                                                        \
 	(FBS_C_BIT(FBS_C_LINK_DOWN) | FBS_C_BIT(FBS_C_FLAP) | FBS_C_BIT(FBS_C_COUNTER) | \
-	 FBS_C_BIT(FBS_C_SWITCH))
+	 FBS_C_BIT(FBS_C_SWITCH) | FBS_C_BIT(FBS_C_ROOT_CAUSE))
 
 const char *fbs_ctype_name(unsigned t); /* NULL past the end */
 int fbs_ctype_parse(const char *name);  /* -1 if unknown */
@@ -64,6 +69,8 @@ struct fbs_obs {
 	uint8_t type;              /* enum fbs_ctype (START, CLEAR, LINK_DOWN: link_down) */
 	uint8_t drains;            /* the type is in DrainOn (LINK_DOWN only starts then) */
 	uint8_t switch_wide;       /* affects every host of a switch (route by the map) */
+	uint8_t root_cause;        /* the hosts are the event's own lists (NoPath) */
+	uint8_t with_degraded;     /* root_cause: its Degraded hosts too (DrainDegraded) */
 	char key[FBS_KEY_MAX];
 	char cause[FBS_CAUSE_MAX]; /* "link down leaf1/3", for the Slurm reason */
 	uint64_t event_id;         /* the broker EventId */
@@ -78,6 +85,7 @@ struct fbs_classify_cfg {
 	uint64_t hold_ms;          /* HoldDown */
 	uint64_t congestion_ppm;   /* CongestionPpm */
 	uint64_t congestion_for_ms;/* CongestionFor */
+	int drain_degraded;        /* DrainDegraded: a root cause drains its degraded hosts too */
 };
 
 /* Classify ev (EventId event_id) into o. Returns o->op; FBS_OP_NONE with a

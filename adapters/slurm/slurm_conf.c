@@ -144,9 +144,11 @@ static const struct fb_conf_key keys[] = {
 	  .def = "fabric:",
 	  .help = "Slurm reasons starting with this are the adapter's; others are never touched" },
 	{ "DrainOn", FB_CONF_CUSTOM, F(drain_on), .parse = parse_drain_on,
-	  .def = "link_down,flap,counter_threshold,switch_unreachable",
+	  .def = "link_down,flap,counter_threshold,switch_unreachable,root_cause",
 	  .help = "conditions that drain: link_down, flap, counter_threshold, congestion, "
-		  "switch_unreachable, link_degraded (empty: none)" },
+		  "switch_unreachable, link_degraded, root_cause (empty: none)" },
+	{ "DrainDegraded", FB_CONF_BOOL, F(drain_degraded), .def = "no",
+	  .help = "yes: a root cause drains its degraded hosts too, not only those without a path" },
 	{ "HoldDown", FB_CONF_DURATION_MS, F(hold_ms), .min = 0, .max = 86400000, .def = "2s",
 	  .help = "a condition drains once it lasted this long (0: at once)" },
 	{ "StableFor", FB_CONF_DURATION_MS, F(stable_ms), .min = 0, .max = 30ull * 86400000,
@@ -280,6 +282,7 @@ void fbs_config_print(const struct fbs_config *c, void *file)
 		   "\nCongestionFor=%s\n", drain_on, hold, stable, c->congestion_ppm, cfor);
 	fprintf(f, "MaxDrainNodes=%" PRIu64 "\nMaxDrainPercent=%" PRIu64 "\nCapPartition=%s\n",
 		c->max_drain_nodes, c->max_drain_percent, c->cap_partition);
+	fprintf(f, "DrainDegraded=%s\n", c->drain_degraded ? "yes" : "no");
 	fprintf(f, "DryRun=%s\nMapFile=%s\nRetryInterval=%s\nLogLevel=%s\nLogTarget=%s\n",
 		c->dry_run ? "yes" : "no", c->map_file, retry, lv[c->log_level & 3],
 		c->log_syslog ? "syslog" : "stderr");

@@ -41,6 +41,7 @@ struct fbs_config {
 	uint64_t max_drain_nodes, max_drain_percent;
 	char cap_partition[128];
 	int dry_run;
+	int drain_degraded;         /* DrainDegraded */
 	char map_file[4096];
 	uint64_t retry_ms;
 	int log_level;              /* enum fb_log_level */

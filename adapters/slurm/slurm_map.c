@@ -3,6 +3,7 @@
 
 #include "fb_conf.h"
 #include "fb_err.h"
+#include "fb_hostlist.h"
 #include "fb_text.h"
 #include "slurm_state.h"
 
@@ -346,6 +347,32 @@ static int one(const char *node, const char *src, char (*out)[FB_NAME_MAX], size
 	return 1;
 }
 
+struct route_acc {
+	char (*out)[FB_NAME_MAX];
+	size_t max, *n;
+};
+
+static int route_one(void *arg, const char *name, size_t len)
+{
+	struct route_acc *r = arg;
+	if (*r->n >= r->max)
+		return 1; /* full: the cap refuses far fewer anyway */
+	if (len >= FB_NAME_MAX)
+		return 0;
+	memcpy(r->out[*r->n], name, len + 1);
+	(*r->n)++;
+	return 0;
+}
+
+/* The names of a hostlist the broker wrote (a root cause's lists). */
+static void route_hostlist(const char *hl, char (*out)[FB_NAME_MAX], size_t max, size_t *n)
+{
+	struct route_acc r = { out, max, n };
+	char err[128];
+	if (hl[0])
+		(void)fb_hostlist_expand(hl, strlen(hl), max, route_one, &r, NULL, err, sizeof(err));
+}
+
 int fbs_route(const struct fb_event *ev, const struct fbs_obs *o, const struct fbs_mapfile *mf,
 	      const struct fbs_fabmap *fm, char (*out)[FB_NAME_MAX], size_t max, size_t *n,
 	      const char **how)
@@ -353,6 +380,13 @@ int fbs_route(const struct fb_event *ev, const struct fbs_obs *o, const struct f
 	const struct fb_subject *s = &ev->subj;
 	*n = 0;
 	*how = "none";
+	if (o->root_cause) {
+		route_hostlist(ev->text, out, max, n);
+		if (o->with_degraded)
+			route_hostlist(s->peer_name, out, max, n);
+		*how = o->with_degraded ? "the root cause's NoPath and Degraded hosts" : "the root cause's NoPath hosts";
+		return 0;
+	}
 	if (o->switch_wide) {
 		const struct fbs_fabmap_switch *sw =
 			fm ? fbs_fabmap_switch(fm, o->switch_guid, o->switch_name) : NULL;

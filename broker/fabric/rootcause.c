@@ -191,7 +191,9 @@ static int touches(const struct weigh *w, size_t port, uint32_t s)
 	return h != SIZE_MAX && w->bt.hosts[h].sw == s;
 }
 
-static int fill_verdict(struct fb_rootcause *rc, struct weigh *w, const struct fb_topology *t, uint32_t s,
+/* Switch s, its cables and the blast radius now: a verdict without its
+ * symptoms. */
+static int weigh_switch(struct weigh *w, const struct fb_topology *t, uint32_t s, size_t n_symptoms,
 			struct fb_rc_verdict *v)
 {
 	const struct fb_topo_switch *sw = fb_topology_switch_at(t, s);
@@ -203,7 +205,7 @@ static int fill_verdict(struct fb_rootcause *rc, struct weigh *w, const struct f
 	for (size_t h = 0; h < w->bt.g.n_hosts; h++)
 		v->cables_down += w->bt.hosts[h].sw == s && !w->bt.hosts[h].up;
 	v->kind = v->cables_down == v->cables ? FB_RC_SWITCH_FAILED : FB_RC_SWITCH_DEGRADED;
-	v->symptoms = malloc((rc->n + 1) * sizeof(*v->symptoms));
+	v->symptoms = malloc((n_symptoms + 1) * sizeof(*v->symptoms));
 	v->no_path = calloc(w->bt.g.n_hosts + 1, sizeof(*v->no_path));
 	v->degraded = calloc(w->bt.g.n_hosts + 1, sizeof(*v->degraded));
 	if (!v->symptoms || !v->no_path || !v->degraded)
@@ -216,6 +218,15 @@ static int fill_verdict(struct fb_rootcause *rc, struct weigh *w, const struct f
 		else if (w->effect[h] == FB_BLAST_DEGRADED)
 			v->degraded[v->n_degraded++] = w->bt.host_names[h];
 	}
+	return 0;
+}
+
+static int fill_verdict(struct fb_rootcause *rc, struct weigh *w, const struct fb_topology *t, uint32_t s,
+			struct fb_rc_verdict *v)
+{
+	int err = weigh_switch(w, t, s, rc->n, v);
+	if (err)
+		return err;
 	/* The explained reports leave the window; the rest stay, in order. */
 	size_t keep = 0;
 	for (size_t r = 0; r < rc->n; r++) {
@@ -257,4 +268,44 @@ int fb_rootcause_decide(struct fb_rootcause *rc, const struct fb_topology *t, co
 	rc->dropped = 0;
 	rc->opened_ns = rc->last_ns = now_ns; /* what is left starts a new window */
 	return 1;
+}
+
+int fb_rootcause_reweigh(const struct fb_topology *t, const struct fb_inventory *inv, uint64_t guid,
+			 struct fb_rc_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	const struct fb_topo_switch *sw = fb_topology_switch(t, guid);
+	if (!sw)
+		return 0;
+	struct weigh w;
+	int err = weigh_init(&w, t, inv);
+	if (!err)
+		err = weigh_switch(&w, t, (uint32_t)fb_topology_switch_index(t, sw), 0, v);
+	weigh_free(&w);
+	if (err) {
+		fb_rc_verdict_free(v);
+		return err;
+	}
+	return 1;
+}
+
+int fb_rootcause_switch_cables(const struct fb_topology *t, const struct fb_inventory *inv, uint64_t guid,
+			       size_t *cables, size_t *down)
+{
+	*cables = *down = 0;
+	const struct fb_topo_switch *sw = fb_topology_switch(t, guid);
+	if (!sw)
+		return 0;
+	size_t s = fb_topology_switch_index(t, sw);
+	struct weigh w;
+	int err = weigh_init(&w, t, inv);
+	if (!err) {
+		*cables = w.cabled[s];
+		for (size_t k = 0; k < w.bt.g.n_links; k++)
+			*down += (w.bt.links[k].a == s || w.bt.links[k].b == s) && !w.bt.links[k].up;
+		for (size_t h = 0; h < w.bt.g.n_hosts; h++)
+			*down += w.bt.hosts[h].sw == s && !w.bt.hosts[h].up;
+	}
+	weigh_free(&w);
+	return err;
 }

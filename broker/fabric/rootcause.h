@@ -4,9 +4,8 @@
  *
  * Pure decisions on an explicit clock, over the broker's topology (read
  * only) and the blast radius (blast.h); no I/O, so it is unit-tested on
- * event sequences. Not wired into the broker yet: the output module that
- * would feed it committed batches and emit its verdict as an event is the
- * next step (issue 15).
+ * event sequences. broker/storm.c feeds it committed batches and emits
+ * its verdicts as events (rc_event.h).
  *
  * A cable is reported down by a switch-side link_down, or a port_state or
  * topology event whose port state is Down (IB PortState 1), on a port with
@@ -78,6 +77,19 @@ int fb_rootcause_observe(struct fb_rootcause *rc, const struct fb_topology *t, c
  * new one. 0 while no window is open or it is still open; -ENOMEM. */
 int fb_rootcause_decide(struct fb_rootcause *rc, const struct fb_topology *t, const struct fb_inventory *inv,
 			uint64_t now_ns, struct fb_rc_verdict *v);
+
+/* Switch guid weighed again now, for an open incident: fills *v as a
+ * verdict would (kind, cables, cables_down, the blast radius) with no
+ * symptoms; the caller frees v. Returns 1, 0 for an unknown switch (v
+ * empty), -ENOMEM. */
+int fb_rootcause_reweigh(const struct fb_topology *t, const struct fb_inventory *inv, uint64_t guid,
+			 struct fb_rc_verdict *v);
+
+/* How many cables switch guid has, and how many of them are down now (the
+ * rule of a verdict's cables_down). 0 with both 0 for an unknown switch;
+ * -ENOMEM. */
+int fb_rootcause_switch_cables(const struct fb_topology *t, const struct fb_inventory *inv, uint64_t guid,
+			       size_t *cables, size_t *down);
 
 /* When the open window closes (for the caller's timer), or 0 if none. */
 uint64_t fb_rootcause_deadline(const struct fb_rootcause *rc);

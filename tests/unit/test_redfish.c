@@ -257,6 +257,11 @@ static const struct expect any_class_rows[] = {
 	{ FB_KIND_TOPOLOGY, 0, "ResourceEvent.1.4.ResourceChanged", O, "ResourceUpdated" },
 	{ FB_KIND_TEST, 0, "ResourceEvent.1.4.TestMessage", O, "Other" },
 	{ FB_KIND_ACTION, 0, "ResourceEvent.1.4.ResourceStatusChangedOK", O, "StatusChange" },
+	{ FB_KIND_SWITCH_FAILED, 0, "Fabric.1.0.SwitchFailed", C, "Alert" },
+	{ FB_KIND_SWITCH_DEGRADED, 0, "Fabric.1.0.SwitchDegraded", W, "Alert" },
+	{ FB_KIND_SWITCH_RECOVERED, 0, "Fabric.1.0.SwitchOK", O, "StatusChange" },
+	{ FB_KIND_FLAP_SUPPRESSED, 0, "Fabricbus.1.0.PortFlapSuppressed", W, "Alert" },
+	{ FB_KIND_FLAP_STABLE, 0, "Fabricbus.1.0.PortFlapStable", O, "StatusChange" },
 };
 
 static void classify_maps_link_kinds_by_class(void)
@@ -564,6 +569,48 @@ static void render_oem_carries_switch_name_port_and_jobs(void)
 	     json_integer_value(json_object_get(json_object_get(oem, "Counters"), "resync")) == 1;
 	json_decref(root);
 	CHECK(ok);
+}
+
+/* The broker's root cause: the switch is the origin, the incident the
+ * EventGroupId, and the lists have their own names in Oem. */
+static void render_root_cause_names_switch_group_and_lists(void)
+{
+	struct fb_event ev;
+	memset(&ev, 0, sizeof(ev));
+	strcpy(ev.agent_id, "fabricbusd");
+	ev.seq = 1;
+	ev.ts_ns = 1700000000000000000ull;
+	ev.kind = FB_KIND_SWITCH_DEGRADED;
+	ev.severity = FB_SEV_CRITICAL;
+	ev.tech = FB_TECH_IB;
+	strcpy(ev.subj.switch_name, "leaf1");
+	ev.subj.switch_guid = 0x0008f10400411a08ull;
+	strcpy(ev.text, "node[001-018]");
+	strcpy(ev.subj.peer_name, "");
+	strcpy(ev.subj.device, "1412-1429");
+	fb_event_add_counter(&ev, FB_CTR_EVENT_GROUP_ID, 1430);
+	fb_event_add_counter(&ev, FB_CTR_HOSTS_NO_PATH, 18);
+	json_t *root = render_json(&ev, 1430);
+	CHECK(root);
+	json_t *rec = record_of(root), *oem = oem_of(rec);
+	CHECK_STR(jstr(rec, "MessageId"), "Fabric.1.0.SwitchDegraded");
+	CHECK_STR(jstr(rec, "MessageSeverity"), "Critical");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(rec, "OriginOfCondition"), "@odata.id")),
+		  "/redfish/v1/Fabrics/IB/Switches/leaf1");
+	CHECK_EQ(json_integer_value(json_object_get(rec, "EventGroupId")), 1430);
+	CHECK_STR(jstr(oem, "NoPath"), "node[001-018]");
+	CHECK_STR(jstr(oem, "Degraded"), "");
+	CHECK_STR(jstr(oem, "Symptoms"), "1412-1429");
+	CHECK(!json_object_get(oem, "ListsCut"));
+	json_decref(root);
+
+	/* an agent's event has no EventGroupId and no lists */
+	base_event(&ev);
+	ev.kind = FB_KIND_LINK_DOWN;
+	CHECK((root = render_json(&ev, 2)));
+	rec = record_of(root);
+	CHECK(!json_object_get(rec, "EventGroupId") && !json_object_get(oem_of(rec), "NoPath"));
+	json_decref(root);
 }
 
 static void render_oem_writes_u64_above_int64_max_as_strings(void)
@@ -1078,6 +1125,7 @@ int main(int argc, char **argv)
 	RUN(render_appends_after_existing_bytes);
 	RUN(render_missed_notice);
 	RUN(timestamp_matches_gmtime);
+	RUN(render_root_cause_names_switch_group_and_lists);
 	RUN(origin_paths);
 	RUN(origin_percent_encodes_segments);
 	RUN(origin_too_long_is_refused);

@@ -4,10 +4,14 @@
  * explicit clock: a dead spine is one SwitchFailed with no host cut off; a
  * leaf without uplinks is one SwitchDegraded with exactly its 10 hosts
  * without a path; a single cable is no switch's story; reports a cause does
- * not explain stay for the next window. */
+ * not explain stay for the next window. The verdict as the broker's event
+ * (rc_event.c), and the incident that a second verdict on the same switch
+ * updates and the switch's cables coming back close (incident.c). */
 #include "fb_test.h"
 #include "fb_test_fabric.h"
+#include "incident.h"
 #include "inventory.h"
+#include "rc_event.h"
 #include "rootcause.h"
 #include "topology.h"
 
@@ -203,8 +207,145 @@ static void reports_that_keep_coming_keep_the_window_open_up_to_a_cap(void)
 	fb_topology_free(t);
 }
 
+/* leaf3 loses its 4 uplinks: the event names it, cuts off node[021-030],
+ * lists the 8 symptoms, opens an incident; 2 more reports later are an
+ * update of it (same group); the cables back close it. */
+static void a_verdict_becomes_one_incident_event_and_updates_keep_its_group(void)
+{
+	struct fb_topology *t = fattree46();
+	struct fb_inventory *inv = fb_inventory_new();
+	struct fb_rootcause *rc = fb_rootcause_new(0);
+	struct fb_incidents *in = fb_incidents_new(0);
+	CHECK(t && inv && rc && in);
+	for (int k = 21; k <= 30; k++) {
+		struct fb_event ev = inventory_event(k);
+		fb_inventory_learn(inv, &ev);
+	}
+	uint64_t id = 1000;
+	for (int u = 0; u < 3; u++) {
+		int s = up_spine(u);
+		report(rc, t, isl_event(FB_KIND_LINK_DOWN, LEAF(3), "leaf3", up_port(u), SPINE(s), spine_port(3, u), 1),
+		       ++id, 0);
+		id += 2; /* other agents' events in between */
+	}
+	struct fb_rc_verdict v;
+	CHECK_EQ(fb_rootcause_decide(rc, t, inv, 600 * MS, &v), 1);
+	CHECK_VERDICT(v, FB_RC_SWITCH_DEGRADED, "leaf3", 14, 3, 3, 0, 10);
+	const struct fb_incident *inc = fb_incidents_verdict(in, v.switch_guid, 2000, 600 * MS, v.n_no_path);
+	CHECK_EQ(inc->group, 2000);
+	CHECK_EQ(inc->updates, 0);
+	struct fb_event ev;
+	CHECK_EQ(fb_rc_event_fill(&v, inc, &ev), 0);
+	ev.seq = 1; /* the broker's emit numbers it */
+	const char *why = NULL;
+	CHECK_EQ(fb_event_check(&ev, &why), 0);
+	CHECK_EQ(ev.kind, FB_KIND_SWITCH_DEGRADED);
+	CHECK_EQ(ev.severity, FB_SEV_WARNING); /* nobody cut off yet: one uplink left */
+	CHECK_STR(ev.agent_id, FB_BROKER_AGENT_ID);
+	CHECK_STR(ev.subj.switch_name, "leaf3");
+	CHECK_EQ(ev.subj.switch_guid, LEAF(3));
+	CHECK_STR(ev.text, "");
+	CHECK_STR(ev.subj.peer_name, "node[021-030]");
+	CHECK_STR(ev.subj.device, "1001,1004,1007");
+	CHECK_EQ(fb_event_counter(&ev, FB_CTR_EVENT_GROUP_ID, 0), 2000);
+	CHECK_EQ(fb_event_counter(&ev, FB_CTR_SYMPTOMS, 0), 3);
+	CHECK_EQ(fb_event_counter(&ev, FB_CTR_FIRST_SYMPTOM_ID, 0), 1001);
+	CHECK_EQ(fb_event_counter(&ev, FB_CTR_LAST_SYMPTOM_ID, 0), 1007);
+	CHECK_EQ(fb_event_counter(&ev, FB_CTR_HOSTS_DEGRADED, 0), 10);
+	CHECK_EQ(fb_event_counter(&ev, FB_CTR_LISTS_CUT, 0), 0);
+	fb_rc_verdict_free(&v);
+
+	/* The last uplink trickles in after the window closed: the same
+	 * incident, now with leaf3's hosts cut off. */
+	report(rc, t, isl_event(FB_KIND_LINK_DOWN, LEAF(3), "leaf3", up_port(3), SPINE(2), spine_port(3, 3), 1),
+	       3001, 2000 * MS);
+	report(rc, t, isl_event(FB_KIND_LINK_DOWN, SPINE(2), "spine2", spine_port(3, 3), LEAF(3), up_port(3), 1),
+	       3002, 2000 * MS);
+	/* Two reports of one cable: spine2 and leaf3 both touch it once; the
+	 * tie goes to the larger share of its own cables. */
+	CHECK_EQ(fb_rootcause_decide(rc, t, inv, 2600 * MS, &v), 1);
+	CHECK_EQ(v.kind, FB_RC_NONE); /* one cable: no switch's story on its own */
+	fb_rc_verdict_free(&v);
+	size_t cables, down;
+	CHECK_EQ(fb_rootcause_switch_cables(t, inv, LEAF(3), &cables, &down), 0);
+	CHECK_EQ(cables, 14);
+	CHECK_EQ(down, 4);
+	inc = fb_incidents_verdict(in, LEAF(3), 4000, 2600 * MS, 10);
+	CHECK_EQ(inc->group, 2000);
+	CHECK_EQ(inc->updates, 1);
+	CHECK_EQ(fb_incidents_count(in), 1);
+
+	/* Weighed again while it is open: all 10 hosts cut off. */
+	CHECK_EQ(fb_rootcause_reweigh(t, inv, LEAF(3), &v), 1);
+	CHECK_VERDICT(v, FB_RC_SWITCH_DEGRADED, "leaf3", 14, 4, 0, 10, 0);
+	fb_rc_verdict_free(&v);
+	/* Every uplink back: the incident closes with a switch_recovered; one
+	 * back already gives every host its path (an update with nobody). */
+	for (int u = 0; u < 4; u++) {
+		int s = up_spine(u);
+		struct fb_event up = isl_event(FB_KIND_LINK_UP, LEAF(3), "leaf3", up_port(u), SPINE(s), spine_port(3, u), 4);
+		fb_topology_learn(t, &up);
+		/* a cable is down while either end says so */
+		up = isl_event(FB_KIND_LINK_UP, SPINE(s), spine_name[s], spine_port(3, u), LEAF(3), up_port(u), 4);
+		fb_topology_learn(t, &up);
+		CHECK_EQ(fb_rootcause_switch_cables(t, inv, LEAF(3), &cables, &down), 0);
+		CHECK_EQ(down, (size_t)(3 - u));
+		CHECK_EQ(fb_rootcause_reweigh(t, inv, LEAF(3), &v), 1);
+		CHECK_EQ(v.cables_down, (size_t)(3 - u));
+		CHECK_EQ(v.n_no_path, 0);
+		CHECK_EQ(v.n_degraded, u < 3 ? 10 : 0);
+		fb_rc_verdict_free(&v);
+	}
+	CHECK_EQ(fb_rootcause_reweigh(t, inv, 0x42, &v), 0); /* unknown switch */
+	struct fb_incident done;
+	CHECK_EQ(fb_incidents_close(in, LEAF(3), &done), 1);
+	CHECK_EQ(fb_incidents_close(in, LEAF(3), &done), 0);
+	fb_rc_event_recovered(&done, "leaf3", cables, &ev);
+	ev.seq = 2;
+	CHECK_EQ(fb_event_check(&ev, &why), 0);
+	CHECK_EQ(ev.kind, FB_KIND_SWITCH_RECOVERED);
+	CHECK_EQ(fb_event_counter(&ev, FB_CTR_EVENT_GROUP_ID, 0), 2000);
+	/* A later verdict on it is a new story. */
+	inc = fb_incidents_verdict(in, LEAF(3), 5000, 9000 * MS, 0);
+	CHECK_EQ(inc->group, 5000);
+	fb_incidents_free(in);
+	fb_rootcause_free(rc);
+	fb_inventory_free(inv);
+	fb_topology_free(t);
+}
+
+/* Lists longer than their field keep what fits, and say so. */
+static void lists_that_do_not_fit_are_cut_whole_names_first(void)
+{
+	char buf[16];
+	const char *names[] = { "node001", "node002", "node003", "nodeX", "h1", "h7" };
+	CHECK_EQ(fb_rc_hostlist_fit(names, 3, buf, sizeof(buf)), 1);
+	CHECK_STR(buf, "node[001-003]");
+	CHECK_EQ(fb_rc_hostlist_fit(names, 6, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "node[001-003]"); /* the first 3 fit, the 4th not: "node[001-003],nodeX" */
+	CHECK_EQ(fb_rc_hostlist_fit(names, 0, buf, sizeof(buf)), 1);
+	CHECK_STR(buf, "");
+	uint64_t ids[] = { 5, 6, 7, 9, 11, 12, 100000, 100001 };
+	CHECK_EQ(fb_rc_ranges_fit(ids, 6, buf, sizeof(buf)), 1);
+	CHECK_STR(buf, "5-7,9,11-12");
+	CHECK_EQ(fb_rc_ranges_fit(ids, 8, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "5-7,9,11-12");
+	/* The incident table forgets the oldest past its bound. */
+	struct fb_incidents *in = fb_incidents_new(2);
+	CHECK(in);
+	fb_incidents_verdict(in, 1, 10, 1, 0);
+	fb_incidents_verdict(in, 2, 20, 2, 0);
+	fb_incidents_verdict(in, 3, 30, 3, 0);
+	CHECK_EQ(fb_incidents_count(in), 2);
+	CHECK(!fb_incidents_find(in, 1));
+	CHECK_EQ(fb_incidents_find(in, 3)->group, 30);
+	fb_incidents_free(in);
+}
+
 int main(void)
 {
+	RUN(a_verdict_becomes_one_incident_event_and_updates_keep_its_group);
+	RUN(lists_that_do_not_fit_are_cut_whole_names_first);
 	RUN(a_dead_spine_is_one_switch_failed_and_cuts_off_nobody);
 	RUN(a_leaf_without_uplinks_is_degraded_with_exactly_its_hosts_cut_off);
 	RUN(reports_that_keep_coming_keep_the_window_open_up_to_a_cap);

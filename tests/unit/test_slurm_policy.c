@@ -362,6 +362,90 @@ static void switch_condition_covers_every_host(void)
 	fbs_fabmap_free(&m);
 }
 
+/* The broker's root cause (kind switch_degraded, agent fabricbusd): the
+ * hosts it left without a path are drained, no map needed, with a reason
+ * naming the switch; its degraded hosts only with DrainDegraded; a dead
+ * spine that cuts nobody off drains nothing (it clears); switch_recovered
+ * undrains only what it drained. */
+static struct fb_event root_cause_event(uint8_t kind, const char *no_path, const char *degraded)
+{
+	struct fb_event ev;
+	memset(&ev, 0, sizeof(ev));
+	strcpy(ev.agent_id, "fabricbusd");
+	ev.kind = kind;
+	ev.tech = FB_TECH_IB;
+	strcpy(ev.subj.switch_name, "leaf1");
+	ev.subj.switch_guid = LEAF1;
+	strcpy(ev.text, no_path);
+	strcpy(ev.subj.peer_name, degraded);
+	return ev;
+}
+
+static void root_cause_drains_exactly_its_hosts_without_a_path(void)
+{
+	struct fbs_policy *p = policy(60 * S, 0, 0);
+	struct fb_event ev = root_cause_event(FB_KIND_SWITCH_DEGRADED, "node[001-003]", "node[004-005]");
+	struct fbs_obs o;
+	char nodes[8][FB_NAME_MAX];
+	size_t n;
+	const char *how, *why;
+	CHECK_EQ(fbs_classify(&ev, 300, &ccfg, &o, NULL), FBS_OP_START);
+	CHECK_EQ(fbs_route(&ev, &o, NULL, NULL, nodes, 8, &n, &how), 0); /* no map needed */
+	CHECK_EQ(n, 3);
+	CHECK_STR(nodes[0], "node001");
+	CHECK_STR(nodes[2], "node003");
+	for (size_t i = 0; i < n; i++)
+		CHECK_EQ(fbs_policy_observe(p, nodes[i], &o, 0), 1);
+	/* DrainDegraded: the degraded ones too */
+	struct fbs_classify_cfg c = ccfg;
+	c.drain_degraded = 1;
+	struct fbs_obs o2;
+	CHECK_EQ(fbs_classify(&ev, 300, &c, &o2, NULL), FBS_OP_START);
+	CHECK_EQ(fbs_route(&ev, &o2, NULL, NULL, nodes, 8, &n, &how), 0);
+	CHECK_EQ(n, 5);
+	CHECK_STR(nodes[4], "node005");
+	struct fbs_decision d;
+	CHECK_EQ(decide(p, 2 * S, &d), 1);
+	CHECK_EQ(d.batches[0].n, 3);
+	CHECK_STR(d.batches[0].reason, "fabric: switch leaf1 degraded, hosts without a path (EventId 300)");
+	settle(p, &d, 2 * S);
+	fbs_decision_free(&d);
+	/* An update of the incident (same switch): the same condition, so the
+	 * held nodes keep theirs and a new host joins. */
+	ev = root_cause_event(FB_KIND_SWITCH_FAILED, "node[001-004]", "");
+	CHECK_EQ(fbs_classify(&ev, 310, &ccfg, &o, NULL), FBS_OP_START);
+	CHECK_EQ(fbs_route(&ev, &o, NULL, NULL, nodes, 8, &n, &how), 0);
+	CHECK_EQ(n, 4);
+	for (size_t i = 0; i < 3; i++)
+		CHECK_EQ(fbs_policy_observe(p, nodes[i], &o, 3 * S), 0);
+	CHECK_EQ(fbs_policy_observe(p, nodes[3], &o, 3 * S), 1);
+	/* A link condition on a node the root cause does not hold. */
+	CHECK_EQ(feed(p, FB_KIND_LINK_DOWN, 9, "node009", 320, 3 * S), 1);
+	CHECK_EQ(decide(p, 5 * S, &d), 2);
+	settle(p, &d, 5 * S);
+	fbs_decision_free(&d);
+	CHECK_EQ(fbs_policy_held(p), 5);
+	/* Every cable back: the root cause clears wherever it was. */
+	ev = root_cause_event(FB_KIND_SWITCH_RECOVERED, "", "");
+	CHECK_EQ(fbs_classify(&ev, 330, &ccfg, &o, NULL), FBS_OP_CLEAR);
+	CHECK_EQ(fbs_policy_observe_all(p, &o, 6 * S), 1);
+	CHECK_EQ(decide(p, 66 * S, &d), 1);
+	CHECK_EQ(d.batches[0].action, FBS_A_UNDRAIN);
+	CHECK_EQ(d.batches[0].n, 4); /* node009's link is still down */
+	fbs_decision_free(&d);
+	/* Nobody cut off (a dead spine, or an update once every host has a
+	 * path again): the condition ends wherever it is, nothing drains. */
+	ev = root_cause_event(FB_KIND_SWITCH_FAILED, "", "node[001-324]");
+	CHECK_EQ(fbs_classify(&ev, 340, &ccfg, &o, &why), FBS_OP_CLEAR);
+	CHECK_EQ(fbs_policy_observe_all(p, &o, 70 * S), 0); /* nothing holds it any more */
+	/* Not in DrainOn: nothing either. */
+	c = ccfg;
+	c.drain_on &= ~FBS_C_BIT(FBS_C_ROOT_CAUSE);
+	ev = root_cause_event(FB_KIND_SWITCH_DEGRADED, "node[001-003]", "");
+	CHECK_EQ(fbs_classify(&ev, 350, &c, &o, &why), FBS_OP_NONE);
+	fbs_policy_free(p);
+}
+
 static void routing_prefers_the_event_node_then_mapfile_then_the_map(void)
 {
 	char path[128], err[256];
@@ -966,6 +1050,7 @@ int main(void)
 	RUN(a_foreign_reason_is_not_retried_until_a_new_condition);
 	RUN(isl_and_uplink_events_drain_nothing);
 	RUN(switch_condition_covers_every_host);
+	RUN(root_cause_drains_exactly_its_hosts_without_a_path);
 	RUN(routing_prefers_the_event_node_then_mapfile_then_the_map);
 	RUN(seeding_restores_conditions_from_link_states);
 	RUN(ethernet_switch_conditions_have_one_key);
