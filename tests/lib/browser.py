@@ -95,7 +95,7 @@ class Chromium:
     def click(self, selector):
         self.cmd("click", selector=selector)
 
-    def screenshot(self, name, full=True):
+    def screenshot(self, name, full=False):
         path = os.path.join(self.artifacts, name + ".png")
         self.cmd("screenshot", path=path, full=full)
         print(f"  screenshot: {path}", flush=True)

@@ -2,8 +2,8 @@
  * every 10 s and its Redfish event stream over /ws/events, with severity and
  * text filters, pause, and resume from the last EventId after a reconnect or
  * a reload (sessionStorage). No framework, no build step: served as is by
- * fabricbusd. Every request goes through api() and wsUrl(), the one place to
- * add credentials. New rows are drawn once a frame, not once an event. */
+ * fabricbusd. Every request goes through api() and wsUrl(), which add the
+ * token of a broker with logins. New rows are drawn once a frame, not once an event. */
 "use strict";
 
 const MAX_ROWS = 1000;      /* rows kept in the table */
@@ -18,12 +18,34 @@ let held = [];              /* events received while paused */
 let pending = [];           /* rows waiting for the next frame */
 let lastId = Number(sessionStorage.getItem(KEY) || 0);
 
-/* Every HTTP request of the page. */
-function api(path) {
-  return fetch(path, { cache: "no-store", headers: { Accept: "application/json" } });
+/* Every HTTP request of the page. A broker with logins (RedfishAccounts,
+ * HttpTokens) answers 401: the page then asks once for a token, keeps it in
+ * the tab (sessionStorage) and sends it as a Bearer token, and on the
+ * WebSocket URL as access_token (a browser cannot set headers there). */
+const TOKEN_KEY = "fabricbus.token";
+let token = sessionStorage.getItem(TOKEN_KEY) || "";
+let tokenDeclined = false;
+function askToken(used) {
+  if (token !== used) return true;            /* another request asked meanwhile */
+  if (tokenDeclined) return false;
+  const t = window.prompt("This fabricbus needs a token (its HttpTokens, or a Redfish session's):", "");
+  if (!t || !t.trim()) { tokenDeclined = true; return false; }
+  token = t.trim();
+  sessionStorage.setItem(TOKEN_KEY, token);
+  return true;
+}
+async function api(path) {
+  for (let tries = 0; ; tries++) {
+    const used = token;
+    const headers = { Accept: "application/json" };
+    if (used) headers.Authorization = "Bearer " + used;
+    const r = await fetch(path, { cache: "no-store", headers });
+    if (r.status !== 401 || tries >= 2 || !askToken(used)) return r;
+  }
 }
 function wsUrl(path) {
-  return (location.protocol === "https:" ? "wss:" : "ws:") + "//" + location.host + path;
+  const url = (location.protocol === "https:" ? "wss:" : "ws:") + "//" + location.host + path;
+  return token ? url + (path.includes("?") ? "&" : "?") + "access_token=" + encodeURIComponent(token) : url;
 }
 
 function fmtBytes(n) {
@@ -164,6 +186,7 @@ function trackDrains(rec, oem) {
 async function refreshStatus() {
   try {
     const r = await api("/status");
+    if (!r.ok) throw new Error("/status: HTTP " + r.status);
     const st = await r.json();
     const b = st.broker || {}, ev = b.events || {}, j = b.journal || {}, k = b.kafka || {};
     const agents = b.agents || [];
@@ -180,7 +203,7 @@ async function refreshStatus() {
     $("health").className = "badge " + h.level;
     return b.events ? b.events.committed_id : undefined;
   } catch (e) {
-    $("health").textContent = "status unavailable";
+    $("health").textContent = "status unavailable" + (e.message ? " (" + e.message + ")" : "");
     $("health").className = "badge CRIT";
     return undefined;
   }
