@@ -153,8 +153,8 @@ def main():
         page.goto(url)
         page.wait(f"document.querySelectorAll('#fabric .sw').length === {SWITCHES}", 120,
                   f"{SWITCHES} switches drawn")
-        print(f"switches: {SWITCHES} x {PORTS} ports "
-              f"({page.eval('document.querySelectorAll(\"#fabric .port\").length')} port cells)")
+        cells = page.eval("document.querySelectorAll('#fabric .port').length")
+        print(f"switches: {SWITCHES} x {PORTS} ports ({cells} port cells)")
         print(f"first_draw: {(time.monotonic() - t0) * 1000:.0f} ms (load to {SWITCHES} switches drawn)")
         time.sleep(2)
         idle = frame_run(page, b.agent_addr, False)

@@ -47,14 +47,17 @@ def available():
 
 
 def _free_port_range(n):
-    """n consecutive free ports (slurm.conf's Port=[a-b] needs a range)."""
-    for _ in range(50):
+    """n consecutive free ports (slurm.conf's Port=[a-b] needs a range).
+    Probed as slurmd binds them, with SO_REUSEADDR: a port that only has
+    connections in TIME_WAIT (thousands after a load test) is free to it."""
+    for _ in range(200):
         base = fbtest.free_port()
         if base + n >= 65535:
             continue
         ok = True
         for p in range(base, base + n):
             with socket.socket() as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 try:
                     s.bind(("127.0.0.1", p))
                 except OSError:
