@@ -89,7 +89,7 @@ function badge(td, cls, text) {
 function renderAgents(agents) {
   const tb = document.querySelector("#agents tbody");
   tb.textContent = "";
-  for (const a of agents) {
+  for (const a of [...agents].sort((x, y) => x.id.localeCompare(y.id, "en", { numeric: true }))) {
     const tr = tb.insertRow();
     tr.dataset.agent = a.id;
     cell(tr, a.id);
