@@ -73,9 +73,11 @@ def cpu_ns(pid):
 
 
 RECORDER = """(() => {
-  window.__fb = { frames: [], loaf: [], script: 0 };
-  const tick = (t) => { window.__fb.frames.push(t); requestAnimationFrame(tick); };
-  requestAnimationFrame(tick);
+  window.__fb = { frames: [], loaf: [] };
+  if (!window.__fbTick) {  /* one rAF chain, however often this runs */
+    window.__fbTick = (t) => { window.__fb.frames.push(t); requestAnimationFrame(window.__fbTick); };
+    requestAnimationFrame(window.__fbTick);
+  }
   if (!window.__fbObs) {
     window.__fbObs = new PerformanceObserver((l) => { for (const e of l.getEntries())
       if (window.__fb) window.__fb.loaf.push(e.duration); });
@@ -125,14 +127,27 @@ def show(name, r):
         print(f"{name}_events: {r['sent']} ({r['sent'] / SECONDS * 60:.0f}/min)")
 
 
-def broker_run(b, addr):
+def broker_run(b, addr, stream):
+    """The broker's CPU over SECONDS, with or without the stream; and the
+    events sent."""
     c0 = cpu_ns(b.proc.pid)
-    s = Stream(addr).start()
+    s = Stream(addr).start() if stream else None
     time.sleep(SECONDS)
-    sent = s.stop()
-    # The last batch's delivery to the subscribers.
-    time.sleep(1.0)
-    return (cpu_ns(b.proc.pid) - c0) / max(1, sent), sent
+    sent = s.stop() if s else 0
+    return cpu_ns(b.proc.pid) - c0, sent
+
+
+def broker_cost(b, label):
+    """CPU per event above the broker's CPU without events in the same state
+    (its timers, and the pages' /status and /fabric/map polls)."""
+    idle, _ = broker_run(b, b.agent_addr, False)
+    busy, sent = broker_run(b, b.agent_addr, True)
+    per = (busy - idle) / max(1, sent)
+    print(f"{label}_broker_cpu_idle: {idle / SECONDS / 1e7:.2f} % of a core (no events)")
+    print(f"{label}_broker_cpu_per_event: {per / 1000:.1f} us ({sent} events in {SECONDS:.0f} s, "
+          f"above idle)")
+    time.sleep(1.0)  # the last batch's delivery
+    return per
 
 
 def main():
@@ -170,17 +185,14 @@ def main():
 
         page.goto("about:blank")
         time.sleep(1)
-        ref_cpu, n0 = broker_run(b, b.agent_addr)
-        print(f"reference_broker_cpu_per_event: {ref_cpu / 1000:.1f} us ({n0} events, no page)")
+        ref_cpu = broker_cost(b, "reference_no_page")
         page.tabs(url, TABS)
         b.wait_status(lambda st: sum(1 for s in st["websocket"]["subscribers"]
                                      if s.get("state") == "live") >= TABS, timeout=120)
         time.sleep(2)
-        tab_cpu, n1 = broker_run(b, b.agent_addr)
-        st = b.status()
-        dropped = st["websocket"].get("dropped_slow", 0)
-        print(f"broker_cpu_per_event_{TABS}_pages: {tab_cpu / 1000:.1f} us ({n1} events, "
-              f"{dropped} subscriber(s) dropped as slow)")
+        tab_cpu = broker_cost(b, f"pages_{TABS}")
+        dropped = b.status()["websocket"].get("dropped_slow", 0)
+        print(f"pages_{TABS}_dropped_as_slow: {dropped}")
         print(f"ratio: {TABS} pages/no page broker cpu per event {tab_cpu / max(ref_cpu, 1):.2f}")
         page.close_tabs()
     finally:

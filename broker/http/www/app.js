@@ -109,22 +109,29 @@ function renderAgents(agents) {
  * ("drain: <reason>", "undrain: ..."; "dry-run " first in a dry run). */
 const drained = new Map();
 
-/* The fabric view: /fabric/map at start and every 10 s, the stream's link,
+/* The fabric view: /fabric/map at start and then every 10 s (less often for
+ * a big map, below), the stream's link,
  * switch and job stamps in between; drawn at most once a frame. */
 let fabric = null, fabricDirty = false;
 /* The stream's fabric events lately seen: a map rendered before them (it
  * lags the stream by up to 100 ms) gets them again. */
 const recent = [];
 const RECENT = 5000;
+/* Every 10 s, or less often for a map that takes long to take in (a
+ * refresh costs at most about 1 % of the page's time). */
 async function refreshFabric() {
+  const t0 = performance.now();
   try {
     const r = await api("/fabric/map");
-    if (!r.ok) return;
-    const fresh = FabricView.model(await r.json());
-    for (const [oem, id] of recent) FabricView.apply(fresh, oem, id);
-    fabric = FabricView.update(fabric, fresh);
-    drawFabric();
+    if (r.ok) {
+      const fresh = FabricView.model(await r.json());
+      for (const [oem, id] of recent) FabricView.apply(fresh, oem, id);
+      fabric = FabricView.update(fabric, fresh);
+      drawFabric();
+    }
   } catch (e) { /* the next refresh tries again */ }
+  const took = performance.now() - t0;
+  setTimeout(refreshFabric, Math.min(60000, Math.max(10000, 100 * took)));
 }
 function drawFabric() {
   if (fabricDirty || !fabric) return;
@@ -325,7 +332,6 @@ readFilter();
   const committed = await refreshStatus();
   setInterval(refreshStatus, 2000);
   await refreshFabric();
-  setInterval(refreshFabric, 10000);
   const since = lastId || Math.max(0, (committed || 0) - BACKLOG);
   connect(since);
 })();
