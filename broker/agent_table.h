@@ -25,6 +25,8 @@ struct fb_agent {
 	uint64_t duplicates;  /* dropped as already stored */
 	uint64_t gaps;        /* sequence numbers the agent skipped */
 	uint64_t last_seen_ns;
+	uint64_t last_ts_ns;  /* the newest accepted event's own time (agent's CLOCK_REALTIME) */
+	int64_t lag_ns;       /* its age when its frame arrived (the page's agent lag) */
 	struct fb_conn *conn; /* live connection, or NULL */
 	int dirty;            /* on the commit's ack list */
 };

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Largest frame body before HELLO: a HELLO is at most 74 bytes, and room is
@@ -382,15 +383,28 @@ static int accept_event(struct fb_conn *c, struct fb_record *slot, const uint8_t
 		fb_rf_tree_learn(b->redfish->tree, &slot->ev);
 	b->last_event_id++;
 	a->stored_seq = slot->ev.seq;
+	a->last_ts_ns = slot->ev.ts_ns;
 	a->events++;
 	b->st.events++;
 	return 1;
+}
+
+/* How old the frame's newest event was on arrival (wall clocks, as the
+ * agent stamps them): once per frame, not per event. Shown in /status. */
+static void agent_lag(struct fb_agent *a, uint64_t events_before)
+{
+	if (a->events == events_before || !a->last_ts_ns)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	a->lag_ns = (int64_t)((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec - a->last_ts_ns);
 }
 
 static void handle_events(struct fb_conn *c, const uint8_t *body, size_t len)
 {
 	struct fb_broker *b = c->b;
 	struct fb_events_reader r;
+	uint64_t before = c->agent->events;
 	int rc = fb_events_open(&r, body, len);
 	if (rc) {
 		conn_reject(c, FB_WERR_MALFORMED, "bad EVENTS frame: %s", fb_strerror(rc));
@@ -433,6 +447,7 @@ static void handle_events(struct fb_conn *c, const uint8_t *body, size_t len)
 			b->pending[b->n_pending - 1]->n++;
 	}
 	c->agent->last_seen_ns = c->last_rx_ns;
+	agent_lag(c->agent, before);
 	if (c->state != CONN_ERROR_AFTER_ACK)
 		fb_commit_mark(b, c->agent);
 }

@@ -73,6 +73,7 @@ static void agent_json(void *arg, struct fb_agent *a)
 	json_object_set_new(o, "last_seen_s",
 			    a->last_seen_ns ? json_real((double)(ctx->now_ns - a->last_seen_ns) / 1e9)
 					    : json_null());
+	json_object_set_new(o, "lag_s", a->last_ts_ns ? json_real((double)a->lag_ns / 1e9) : json_null());
 	json_array_append_new(ctx->arr, o);
 }
 

@@ -69,6 +69,11 @@ need util-linux /usr/bin/prlimit
 need libevent-dev /usr/include/event2/bufferevent_ssl.h
 need libssl-dev /usr/include/openssl/ssl.h
 need openssl /usr/bin/openssl
+# The live page's browser tests: Debian's Chromium, driven by playwright-core
+# (npm ci in tests/browser, done by install-deps.sh).
+need chromium /usr/bin/chromium
+need nodejs /usr/bin/node
+need "npm (npm ci in tests/browser)" "$(cd "$(dirname "$0")/.." && pwd)/tests/browser/node_modules/playwright-core/package.json"
 if [ "$miss" -ne 0 ]; then
 	echo "check-deps: run deploy/install-deps.sh as root (or install the packages above)" >&2
 	exit 1

@@ -43,6 +43,13 @@
 # - libcrypt-dev (libxcrypt): crypt(3) with yescrypt and SHA-512 for the
 #   Redfish accounts file (fabricbus passwd, fabricbusd's logins); libssl-dev
 #   also gives the SHA-256 that keeps session tokens only as digests.
+# - chromium + nodejs (with npm): the live page's browser tests
+#   (tests/integration/test_browser.py, tests/bench/bench_page.sh) drive
+#   Debian's headless Chromium with playwright-core from npm, pinned in
+#   tests/browser/package-lock.json and installed below by `npm ci` into
+#   tests/browser/node_modules (never `playwright install`: it downloads a
+#   browser build of its own). npm comes with NodeSource's nodejs; Debian's
+#   nodejs needs the npm package, installed only when `npm` is missing.
 # - procps (pgrep/ps), iproute2 (ip netns), util-linux (unshare, prlimit):
 #   used by the test helpers; present on most images, named so a minimal one
 #   works too.
@@ -58,6 +65,7 @@ kcat python3-confluent-kafka
 slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
 snmpd snmp snmptrapd
 libpmix-dev openmpi-bin libopenmpi-dev
+chromium nodejs
 procps iproute2 util-linux"
 missing=""
 for p in $pkgs; do
@@ -65,6 +73,7 @@ for p in $pkgs; do
 done
 command -v java >/dev/null 2>&1 || missing="$missing default-jre-headless"
 command -v mvn >/dev/null 2>&1 || missing="$missing maven"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ -z "$missing" ]; then
 	echo "install-deps: all packages present"
 else
@@ -73,5 +82,14 @@ else
 	echo "install-deps: installing$missing"
 	$SUDO apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+# playwright-core for the browser tests, exactly as locked (npm ci), into
+# tests/browser/node_modules; again only when the lock changed since (the
+# copy kept beside the modules says which lock they came from).
+browser=$(cd "$(dirname "$0")/../tests/browser" && pwd)
+if ! cmp -s "$browser/package-lock.json" "$browser/node_modules/.fabricbus-lock" 2>/dev/null; then
+	echo "install-deps: npm ci in $browser"
+	(cd "$browser" && npm ci --no-audit --no-fund --ignore-scripts >/dev/null &&
+		cp package-lock.json node_modules/.fabricbus-lock)
 fi
 exec "$(dirname "$0")/check-deps.sh"

@@ -11,8 +11,8 @@ www/embed.py; ws_www.c):
 - fabric_view_follows_map_and_events: the fabric view's model (fabric.js,
   run by node) built from the broker's real GET /fabric/map and then fed the
   stream's real events: a port down in the map, back up by a later link_up;
-  a degraded port; an unreachable switch; events already in the map ignored. The browser tests of issue 16 (headless Chromium) are
-  not here yet.
+  a degraded port; an unreachable switch; events already in the map ignored. The page itself in headless Chromium:
+  test_browser.py.
 
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \\
      /usr/bin/python3 tests/integration/test_page.py [test_name ...]

@@ -46,15 +46,29 @@ def available():
     return ", ".join(missing) if missing else None
 
 
+def _ephemeral_low():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def _free_port_range(n):
-    """n consecutive free ports (slurm.conf's Port=[a-b] needs a range)."""
-    for _ in range(50):
-        base = fbtest.free_port()
-        if base + n >= 65535:
-            continue
+    """n consecutive free ports (slurm.conf's Port=[a-b] needs a range),
+    below the kernel's ephemeral range: there, thousands of client
+    connections (a load test's, still open or in TIME_WAIT) never take them
+    (seen: 50 random tries in the ephemeral range, each with a taken port).
+    Probed as slurmd binds them, with SO_REUSEADDR."""
+    import random
+    hi = _ephemeral_low()
+    lo = 10000 if hi > 10000 + 8 * n else 1024
+    for _ in range(200):
+        base = random.randrange(lo, hi - n)
         ok = True
         for p in range(base, base + n):
             with socket.socket() as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 try:
                     s.bind(("127.0.0.1", p))
                 except OSError:
@@ -62,7 +76,7 @@ def _free_port_range(n):
                     break
         if ok:
             return base
-    raise RuntimeError(f"no {n} consecutive free ports")
+    raise RuntimeError(f"no {n} consecutive free ports in {lo}-{hi}")
 
 
 def _pid_alive(pid):

@@ -1,18 +1,52 @@
-/* fabricbus live page: the broker's /status summary every 2 s and its
- * Redfish event stream over /ws/events, with severity and text filters,
- * pause, and resume from the last EventId after a reconnect or a reload
- * (sessionStorage). No framework, no build step: served as is by fabricbusd. */
+/* fabricbus live page: the broker's /status summary every 2 s, /fabric/map
+ * every 10 s and its Redfish event stream over /ws/events, with severity and
+ * text filters, pause, and resume from the last EventId after a reconnect or
+ * a reload (sessionStorage). No framework, no build step: served as is by
+ * fabricbusd. Every request goes through api() and wsUrl(), which add the
+ * token of a broker with logins. New rows are drawn once a frame, not once an event. */
 "use strict";
 
 const MAX_ROWS = 1000;      /* rows kept in the table */
 const BACKLOG = 200;        /* events replayed on a first visit */
 const KEY = "fabricbus.lastEventId";
+const LAG_WARN_S = 5;       /* an agent whose events arrive older than this is late */
 
 const $ = (id) => document.getElementById(id);
 const tbody = document.querySelector("#events tbody");
 let paused = false;
 let held = [];              /* events received while paused */
+let pending = [];           /* rows waiting for the next frame */
 let lastId = Number(sessionStorage.getItem(KEY) || 0);
+
+/* Every HTTP request of the page. A broker with logins (RedfishAccounts,
+ * HttpTokens) answers 401: the page then asks once for a token, keeps it in
+ * the tab (sessionStorage) and sends it as a Bearer token, and on the
+ * WebSocket URL as access_token (a browser cannot set headers there). */
+const TOKEN_KEY = "fabricbus.token";
+let token = sessionStorage.getItem(TOKEN_KEY) || "";
+let tokenDeclined = false;
+function askToken(used) {
+  if (token !== used) return true;            /* another request asked meanwhile */
+  if (tokenDeclined) return false;
+  const t = window.prompt("This fabricbus needs a token (its HttpTokens, or a Redfish session's):", "");
+  if (!t || !t.trim()) { tokenDeclined = true; return false; }
+  token = t.trim();
+  sessionStorage.setItem(TOKEN_KEY, token);
+  return true;
+}
+async function api(path) {
+  for (let tries = 0; ; tries++) {
+    const used = token;
+    const headers = { Accept: "application/json" };
+    if (used) headers.Authorization = "Bearer " + used;
+    const r = await fetch(path, { cache: "no-store", headers });
+    if (r.status !== 401 || tries >= 2 || !askToken(used)) return r;
+  }
+}
+function wsUrl(path) {
+  const url = (location.protocol === "https:" ? "wss:" : "ws:") + "//" + location.host + path;
+  return token ? url + (path.includes("?") ? "&" : "?") + "access_token=" + encodeURIComponent(token) : url;
+}
 
 function fmtBytes(n) {
   const u = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -35,21 +69,37 @@ function health(st) {
   return { level: ["OK", "WARN", "CRIT"][h], why: why.join(", ") };
 }
 
-/* Agents from /status: connected or not, events, gaps, last seen. */
+/* One agent's health: disconnected, skipped sequence numbers, or late events. */
+function agentHealth(a) {
+  if (!a.connected) return ["Warning", "disconnected"];
+  if (a.gaps) return ["Warning", "gaps"];
+  if (a.lag_s !== null && a.lag_s !== undefined && a.lag_s > LAG_WARN_S) return ["Warning", "late"];
+  return ["OK", "healthy"];
+}
+
+function badge(td, cls, text) {
+  const s = document.createElement("span");
+  s.className = cls;
+  s.textContent = text;
+  td.appendChild(s);
+}
+
+/* Agents from /status: health, events, gaps, lag (the age of its newest
+ * event when it reached the broker), last seen. */
 function renderAgents(agents) {
   const tb = document.querySelector("#agents tbody");
   tb.textContent = "";
-  for (const a of agents) {
+  for (const a of [...agents].sort((x, y) => x.id.localeCompare(y.id, "en", { numeric: true }))) {
     const tr = tb.insertRow();
+    tr.dataset.agent = a.id;
     cell(tr, a.id);
-    const st = cell(tr, "", "sev");
-    const s = document.createElement("span");
-    s.className = a.connected ? "OK" : "Warning";
-    s.textContent = a.connected ? "connected" : "disconnected";
-    st.appendChild(s);
+    const [cls, text] = agentHealth(a);
+    badge(cell(tr, "", "sev"), cls, text);
     cell(tr, a.events);
     const g = cell(tr, a.gaps);
     if (a.gaps) g.className = "Warning";
+    const lag = a.lag_s === null || a.lag_s === undefined ? "-" : (a.lag_s * 1000).toFixed(0) + " ms";
+    cell(tr, lag, "lag");
     cell(tr, a.last_seen_s === null || a.last_seen_s === undefined ? "-"
       : a.last_seen_s.toFixed(1) + " s ago");
   }
@@ -59,30 +109,65 @@ function renderAgents(agents) {
  * ("drain: <reason>", "undrain: ..."; "dry-run " first in a dry run). */
 const drained = new Map();
 
-/* The fabric view: /fabric/map at start and every 30 s, the stream's link
- * and switch events in between; drawn at most once a frame. */
+/* The fabric view: /fabric/map at start and then every 10 s (less often for
+ * a big map, below), the stream's link,
+ * switch and job stamps in between; drawn at most once a frame. */
 let fabric = null, fabricDirty = false;
+/* The stream's fabric events lately seen: a map rendered before them (it
+ * lags the stream by up to 100 ms) gets them again. */
+const recent = [];
+const RECENT = 5000;
+/* Every 10 s, or less often for a map that takes long to take in (a
+ * refresh costs at most about 1 % of the page's time). */
 async function refreshFabric() {
+  const t0 = performance.now();
   try {
-    const r = await fetch("/fabric/map", { cache: "no-store" });
-    if (!r.ok) return;
-    fabric = FabricView.model(await r.json());
-    drawFabric();
+    const r = await api("/fabric/map");
+    if (r.ok) {
+      const fresh = FabricView.model(await r.json());
+      for (const [oem, id] of recent) FabricView.apply(fresh, oem, id);
+      fabric = FabricView.update(fabric, fresh);
+      drawFabric();
+    }
   } catch (e) { /* the next refresh tries again */ }
+  const took = performance.now() - t0;
+  setTimeout(refreshFabric, Math.min(60000, Math.max(10000, 100 * took)));
 }
 function drawFabric() {
   if (fabricDirty || !fabric) return;
   fabricDirty = true;
   requestAnimationFrame(() => {
     fabricDirty = false;
+    const full = fabric.full || !fabric.els;
     FabricView.render($("fabric"), fabric);
     let ports = 0, down = 0;
     for (const sw of fabric.switches.values())
       for (const p of sw.ports.values()) { ports++; down += p.state === "down"; }
     $("fabric-count").textContent = "(" + fabric.switches.size + " switches, " + ports +
       " ports, " + down + " down)";
+    if (full) renderJobs();
   });
 }
+
+/* Hosts running jobs (from the map and the events' Jobs stamps). */
+function renderJobs() {
+  const ul = $("jobs");
+  ul.textContent = "";
+  const rows = [...fabric.jobs].sort((a, b) => a[0].localeCompare(b[0], "en", { numeric: true }));
+  if (!rows.length) {
+    const li = document.createElement("li");
+    li.className = "none";
+    li.textContent = "no job registered";
+    ul.appendChild(li);
+  }
+  for (const [node, jobs] of rows) {
+    const li = document.createElement("li");
+    li.dataset.node = node;
+    li.textContent = node + ": " + jobs.join(", ");
+    ul.appendChild(li);
+  }
+}
+
 function trackDrains(rec, oem) {
   if (oem.Kind !== "action" || !oem.Node || !oem.Text) return;
   const m = /^(dry-run )?(drain|undrain): (.*)$/.exec(oem.Text);
@@ -99,6 +184,7 @@ function trackDrains(rec, oem) {
   }
   for (const [node, why] of [...drained].sort()) {
     const li = document.createElement("li");
+    li.dataset.node = node;
     li.textContent = node + ": " + why;
     ul.appendChild(li);
   }
@@ -106,7 +192,8 @@ function trackDrains(rec, oem) {
 
 async function refreshStatus() {
   try {
-    const r = await fetch("/status", { cache: "no-store" });
+    const r = await api("/status");
+    if (!r.ok) throw new Error("/status: HTTP " + r.status);
     const st = await r.json();
     const b = st.broker || {}, ev = b.events || {}, j = b.journal || {}, k = b.kafka || {};
     const agents = b.agents || [];
@@ -115,34 +202,43 @@ async function refreshStatus() {
     $("s-agents").textContent = agents.filter((a) => a.connected).length + " / " + agents.length;
     $("s-subs").textContent = ((st.websocket || {}).subscribers || []).length;
     $("s-journal").textContent = j.bytes !== undefined ? fmtBytes(j.bytes) : "-";
-    $("s-kafka").textContent = k.enabled ? k.backlog : "off";
+    $("s-kafka").textContent = !k.enabled ? "off"
+      : k.backlog + (k.connected ? "" : " (unreachable)");
     renderAgents(agents);
     const h = health(st);
     $("health").textContent = h.level + (h.why ? ": " + h.why : "");
     $("health").className = "badge " + h.level;
     return b.events ? b.events.committed_id : undefined;
   } catch (e) {
-    $("health").textContent = "status unavailable";
+    $("health").textContent = "status unavailable" + (e.message ? " (" + e.message + ")" : "");
     $("health").className = "badge CRIT";
     return undefined;
   }
 }
 
+/* The filters, read once per change rather than once per row. */
+let filter = null;
+function readFilter() {
+  filter = {
+    sev: new Set([...document.querySelectorAll(".sev:checked")].map((c) => c.value)),
+    text: $("text").value.trim().toLowerCase(),
+  };
+}
 function visible(tr) {
-  const sev = new Set([...document.querySelectorAll(".sev:checked")].map((c) => c.value));
-  const text = $("text").value.trim().toLowerCase();
-  return sev.has(tr.dataset.sev) && (!text || tr.dataset.text.includes(text));
+  return filter.sev.has(tr.dataset.sev) && (!filter.text || tr.dataset.text.includes(filter.text));
+}
+
+function showCount() {
+  let shown = 0;
+  for (const tr of tbody.rows) shown += !tr.classList.contains("hidden");
+  $("count").textContent = shown + " of " + tbody.rows.length + " shown" +
+    (held.length ? ", " + held.length + " held" : "");
 }
 
 function applyFilters() {
-  let shown = 0;
-  for (const tr of tbody.rows) {
-    const v = visible(tr);
-    tr.classList.toggle("hidden", !v);
-    shown += v;
-  }
-  $("count").textContent = shown + " of " + tbody.rows.length + " shown" +
-    (held.length ? ", " + held.length + " held" : "");
+  readFilter();
+  for (const tr of tbody.rows) tr.classList.toggle("hidden", !visible(tr));
+  showCount();
 }
 
 function cell(tr, text, cls) {
@@ -152,47 +248,69 @@ function cell(tr, text, cls) {
   return td;
 }
 
-function addRow(doc) {
+function makeRow(doc) {
   const rec = (doc.Events || [])[0] || {};
   const oem = (rec.Oem || {}).Fabricbus || {};
   const origin = (rec.OriginOfCondition || {})["@odata.id"] || "";
   const tr = document.createElement("tr");
+  tr.dataset.id = rec.EventId || "";
+  tr.dataset.msg = rec.MessageId || "";
   tr.dataset.sev = rec.MessageSeverity || "OK";
   tr.dataset.text = [rec.MessageId, origin, oem.Node, oem.SwitchName, oem.Device]
     .filter(Boolean).join(" ").toLowerCase();
   cell(tr, rec.EventId);
   cell(tr, (rec.EventTimestamp || "").replace("T", " ").replace("Z", ""));
-  const sev = cell(tr, "", "sev");
-  const s = document.createElement("span");
-  s.className = tr.dataset.sev;
-  s.textContent = tr.dataset.sev;
-  sev.appendChild(s);
+  badge(cell(tr, "", "sev"), tr.dataset.sev, tr.dataset.sev);
   cell(tr, rec.MessageId);
   cell(tr, origin);
   cell(tr, oem.Node);
   cell(tr, rec.Message);
   tr.classList.toggle("hidden", !visible(tr));
-  tbody.insertBefore(tr, tbody.firstChild);
-  while (tbody.rows.length > MAX_ROWS) tbody.deleteRow(-1);
+  return tr;
+}
+
+/* Newest first; a frame's rows go in at once. */
+let flushing = false;
+function addRows(docs) {
+  pending.push(...docs);
+  if (flushing) return;
+  flushing = true;
+  requestAnimationFrame(() => {
+    flushing = false;
+    const frag = document.createDocumentFragment();
+    const take = pending.slice(-MAX_ROWS);
+    pending = [];
+    for (let i = take.length - 1; i >= 0; i--) frag.appendChild(makeRow(take[i]));
+    tbody.insertBefore(frag, tbody.firstChild);
+    while (tbody.rows.length > MAX_ROWS) tbody.deleteRow(-1);
+    showCount();
+  });
 }
 
 function onEvent(doc) {
   const rec = (doc.Events || [])[0] || {};
   const id = Number(rec.EventId || 0);
-  const resume = ((rec.Oem || {}).Fabricbus || {}).ResumeSince;
-  if (resume !== undefined) lastId = Number(resume); /* the missed notice */
+  const oem = (rec.Oem || {}).Fabricbus || {};
+  if (oem.ResumeSince !== undefined) lastId = Number(oem.ResumeSince); /* the missed notice */
   else if (id > lastId) lastId = id;
   sessionStorage.setItem(KEY, String(lastId));
-  trackDrains(rec, (rec.Oem || {}).Fabricbus || {});
-  if (fabric && FabricView.apply(fabric, (rec.Oem || {}).Fabricbus || {}, id)) drawFabric();
-  if (paused) held.push(doc); else addRow(doc);
+  trackDrains(rec, oem);
+  if (oem.SwitchGUID || oem.Jobs) {
+    recent.push([oem, id]);
+    if (recent.length > RECENT) recent.splice(0, recent.length - RECENT);
+  }
+  if (fabric && FabricView.apply(fabric, oem, id)) drawFabric();
+  if (paused) held.push(doc); else addRows([doc]);
 }
 
 function connect(since) {
-  const proto = location.protocol === "https:" ? "wss:" : "ws:";
-  const ws = new WebSocket(proto + "//" + location.host + "/ws/events?since=" + since);
+  const ws = new WebSocket(wsUrl("/ws/events?since=" + since));
   ws.onopen = () => { $("conn").textContent = "live"; $("conn").className = "badge OK"; };
-  ws.onmessage = (m) => { try { onEvent(JSON.parse(m.data)); applyFilters(); } catch (e) { /* not an event */ } };
+  ws.onmessage = (m) => {
+    let doc;
+    try { doc = JSON.parse(m.data); } catch (e) { return; /* not an event */ }
+    onEvent(doc);
+  };
   ws.onclose = () => {
     $("conn").textContent = "reconnecting";
     $("conn").className = "badge WARN";
@@ -203,17 +321,17 @@ function connect(since) {
 $("pause").onclick = () => {
   paused = !paused;
   $("pause").textContent = paused ? "Resume" : "Pause";
-  if (!paused) { held.forEach(addRow); held = []; }
-  applyFilters();
+  if (!paused) { addRows(held); held = []; }
+  showCount();
 };
 document.querySelectorAll(".sev").forEach((c) => (c.onchange = applyFilters));
 $("text").oninput = applyFilters;
+readFilter();
 
 (async () => {
   const committed = await refreshStatus();
   setInterval(refreshStatus, 2000);
   await refreshFabric();
-  setInterval(refreshFabric, 30000);
   const since = lastId || Math.max(0, (committed || 0) - BACKLOG);
   connect(since);
 })();
