@@ -248,7 +248,8 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 static int open_journal(struct fb_broker *b)
 {
 	const struct fb_config *c = b->cfg;
-	struct fb_journal_opts jo = { c->journal_dir, c->segment_bytes, c->retain_bytes, c->retain_age_s };
+	struct fb_journal_opts jo = { c->journal_dir, c->segment_bytes, c->retain_bytes, c->retain_age_s,
+				      c->sync_policy == FB_SYNC_NONE };
 	uint64_t t0 = fb_now_ns();
 	int rc = fb_journal_open(&jo, recover_cb, b, &b->journal);
 	if (rc) {

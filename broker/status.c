@@ -1,6 +1,7 @@
 #include "status.h"
 
 #include "fabric_map.h"
+#include "fb_err.h"
 #include "inventory.h"
 #include "journal.h"
 #include "kafka_sink.h"
@@ -148,6 +149,17 @@ static json_t *guards_json(const struct fb_broker *b)
 			 "expired_ids_kept", jint(fb_agent_expired_count(b->agents)));
 }
 
+/* The disk-full alarm: stalled is true while nothing can be acked. */
+static void journal_alarm_json(json_t *j, const struct fb_journal_stats *js)
+{
+	json_object_set_new(j, "stalled", json_boolean(js->stalled != 0));
+	json_object_set_new(j, "stall_error",
+			    js->stalled ? json_string(fb_strerror(js->stalled)) : json_null());
+	json_object_set_new(j, "stalled_for_s", json_real((double)js->stalled_for_ms / 1e3));
+	json_object_set_new(j, "stalls", json_integer((json_int_t)js->stalls));
+	json_object_set_new(j, "waiting_bytes", json_integer((json_int_t)js->waiting_bytes));
+}
+
 char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 {
 	struct fb_journal_stats js;
@@ -171,6 +183,7 @@ char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 		"agents", ctx.arr);
 	if (!root)
 		return NULL;
+	journal_alarm_json(json_object_get(root, "journal"), &js);
 	json_object_set_new(root, "listeners", listeners_json(b));
 	json_object_set_new(root, "agent_guards", guards_json(b));
 	json_object_set_new(root, "kafka", kafka_json(b));

@@ -49,7 +49,7 @@ static int event_matches(const struct fb_event *ev, uint64_t id)
 static struct fb_journal *jopen(const char *dir, uint64_t seg, uint64_t retain, uint64_t age,
 				fb_journal_recover_cb cb, void *arg)
 {
-	struct fb_journal_opts o = { dir, seg, retain, age };
+	struct fb_journal_opts o = { dir, seg, retain, age, 0 };
 	struct fb_journal *j = NULL;
 	return fb_journal_open(&o, cb, arg, &j) == 0 ? j : NULL;
 }
