@@ -223,6 +223,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 	uint64_t now = fb_now_ns();
 	int second = t->n++ % 10 == 0;
 	if (second) {
+		fb_fabric_map_expire_jobs(b->fabric_map, now);
 		fb_ingest_tick(b, now);
 		fb_status_sample(t->status, b, now);
 	}
@@ -527,6 +528,8 @@ int main(int argc, char **argv)
 		fb_rf_auth_core_free(&auth);
 		return 1;
 	}
+	fb_fabric_map_set_job_limits(b.fabric_map, cfg.jobs_max, cfg.job_members_max,
+				     cfg.job_nodes_max, cfg.job_ttl_s);
 	b.metrics = fb_metrics_new();
 	b.bmetrics = b.metrics ? fb_broker_metrics_new(b.metrics) : NULL;
 	if (!b.bmetrics) {
