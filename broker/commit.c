@@ -236,10 +236,10 @@ static void sync_timer_cb(evutil_socket_t fd, short what, void *arg)
 	struct fb_broker *b = arg;
 	if (b->exit_code || (!b->unsynced && b->n_dirty == 0))
 		return;
-	/* Appends made since the last commit event are in the journal buffer
-	 * only: write them too, so the sync covers everything we release. */
 	if (b->held & FB_HOLD_JOURNAL)
 		return; /* the retry timer syncs */
+	/* Appends made since the last commit event are in the journal buffer
+	 * only: write them too, so the sync covers everything we release. */
 	int rc = fb_journal_flush(b->journal);
 	if (rc) {
 		journal_failed(b, "journal write", rc);
