@@ -426,6 +426,8 @@ static void stall_over(struct fb_journal *j)
 /* The records before wr are durable (or, with no_sync, never rewritten). */
 static void drop_written(struct fb_journal *j)
 {
+	if (!j->wr)
+		return; /* also: no buffer at all yet */
 	memmove(j->buf.data, j->buf.data + j->wr, j->buf.len - j->wr);
 	j->buf.len -= j->wr;
 	j->wr = 0;

@@ -67,12 +67,12 @@ def wait_stalled(b, timeout=60):
     return st
 
 
-def journal_full_stalls_and_recovers():
+def full_disk_run(sync):
     mnt = os.path.join(tempfile.mkdtemp(prefix="fb-jfull-"), "disk")
     os.makedirs(mnt)
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt], check=True)
     jdir = os.path.join(mnt, "journal")
-    b = Broker(JournalDir=jdir, JournalSegmentSize="64k", JournalSync="batch").start()
+    b = Broker(JournalDir=jdir, JournalSegmentSize="64k", JournalSync=sync).start()
     r = publish(b.agent_addr, AGENT, generate=BEFORE, timeout=60)
     assert r.returncode == 0, r.stderr
     assert not stalled(b.status())
@@ -126,6 +126,12 @@ def journal_full_stalls_and_recovers():
     print("".join(line + "\n" for line in b.log().splitlines() if "journal" in line), flush=True)
     fbtest.assert_no_sanitizer_report(b.log(), "fabricbusd")
     subprocess.run(["umount", mnt], check=False)
+
+
+def journal_full_stalls_and_recovers():
+    for sync in ("batch", "interval", "none"):
+        print(f"JournalSync={sync}", flush=True)
+        full_disk_run(sync)
 
 
 if __name__ == "__main__":
