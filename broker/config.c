@@ -238,7 +238,7 @@ void fb_config_defaults(struct fb_config *c)
 	c->agent_idle_expiry_s = 3600;
 	c->agent_read_budget = 256u << 10;
 	c->jobs_max = 20000;
-	c->job_members_max = 1u << 20;
+	c->job_members_max = 1u << 18;
 	c->job_nodes_max = 16384;
 	c->job_ttl_s = 7 * 86400;
 	c->agent_tls = FB_AGENT_TLS_OFF;
