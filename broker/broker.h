@@ -42,6 +42,10 @@ struct fb_peer_count;
  * formula in docs/configuration.md). */
 #define FB_PENDING_BATCHES_MAX 16
 
+/* Why agents are not read (fb_broker.held). */
+#define FB_HOLD_OUTPUT 1  /* an output is over its bound */
+#define FB_HOLD_JOURNAL 2 /* the journal cannot be written (disk full): commit.c */
+
 struct fb_broker_stats {
 	uint64_t events;        /* accepted and journaled */
 	uint64_t duplicates;    /* dropped by (agent id, seq) */
@@ -82,7 +86,7 @@ struct fb_broker {
 	/* Called with 1 when an output is over its bound, 0 when all are ready
 	 * again (set by main to fb_ingest_hold). */
 	void (*hold_agents)(struct fb_broker *b, int hold);
-	int held;                 /* agents are held (see hold_agents) */
+	int held;                 /* agents are held: FB_HOLD_* bits (see hold_agents) */
 	struct event *resume_ev;  /* activated (any thread) when outputs are ready again */
 	struct fb_agent_table *agents;
 	struct fb_inventory *inventory; /* port GUID/MAC -> node (inventory.h) */
@@ -99,6 +103,7 @@ struct fb_broker {
 	struct event *commit_ev;  /* low priority: runs after all reads */
 	struct event *sync_timer; /* JournalSync=interval */
 	struct event *tick_ev;    /* 1 s housekeeping */
+	struct event *journal_retry; /* while the journal is stalled (commit.c) */
 
 	/* Appended to the journal buffer but not committed yet. */
 	struct fb_batch *pending[FB_PENDING_BATCHES_MAX];
@@ -149,13 +154,17 @@ void fb_accept_http_close(struct fb_broker *b);
 /* commit.c */
 int fb_commit_init(struct fb_broker *b);
 void fb_commit_fini(struct fb_broker *b);
-/* A record slot in the pending batch for the next event (NULL on ENOMEM). */
+/* A record slot in the pending batch for the next event (NULL on ENOMEM, or
+ * when the pending batches are full and the journal is stalled). */
 struct fb_record *fb_commit_slot(struct fb_broker *b);
 /* Mark that a is owed an ack at the next commit, and schedule it. */
 void fb_commit_mark(struct fb_broker *b, struct fb_agent *a);
-/* Write, sync per policy, ack and publish now. Returns 0 or a fatal error
- * (the journal could not be written: the broker stops rather than ack). */
+/* Write, sync per policy, ack and publish now. Returns 0, or an error: the
+ * journal is stalled (disk full: nothing acked, retried every second, agents
+ * held) or broken (the broker stops rather than ack). */
 int fb_commit_now(struct fb_broker *b);
+/* 1 while the journal is stalled and nothing is acked. */
+int fb_commit_stalled(const struct fb_broker *b);
 /* Resume reading agents; safe from any thread (an output's `ready`). */
 void fb_commit_outputs_ready(void *broker);
 /* emit.c */

@@ -16,6 +16,13 @@
  * falls behind says so (FB_OUTPUT_BUSY): the broker then stops reading its
  * agents until the output is ready again, so the agents wait instead of the
  * output dropping events or subscribers.
+ *
+ * A journal that cannot be written (disk full, quota, I/O error) stalls
+ * instead of stopping the broker: the journal keeps the records in memory
+ * and leaves no torn bytes on disk (journal.h), the broker acks nothing more
+ * and stops reading agents (they keep their unacked events), and retries
+ * every JOURNAL_RETRY_MS until the write and sync succeed; then it acks and
+ * publishes everything at once and reads the agents again.
  */
 #include "broker.h"
 
@@ -23,12 +30,38 @@
 #include "fb_log.h"
 #include "journal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void commit_cb(evutil_socket_t fd, short what, void *arg);
 static void sync_timer_cb(evutil_socket_t fd, short what, void *arg);
 static void resume_cb(evutil_socket_t fd, short what, void *arg);
+static void journal_retry_cb(evutil_socket_t fd, short what, void *arg);
+
+#define JOURNAL_RETRY_MS 1000
+
+/* The agents are read while no reason to hold them remains (FB_HOLD_*). */
+static void set_hold(struct fb_broker *b, int why, int on)
+{
+	int was = b->held != 0;
+	b->held = on ? (b->held | why) : (b->held & ~why);
+	if (was != (b->held != 0) && b->hold_agents)
+		b->hold_agents(b, b->held != 0);
+}
+
+/* A failed write or sync: fatal only if the journal is broken for good. */
+static void journal_failed(struct fb_broker *b, const char *what, int err)
+{
+	if (fb_journal_broken(b->journal)) {
+		fb_broker_fatal(b, what, err);
+		return;
+	}
+	set_hold(b, FB_HOLD_JOURNAL, 1);
+	struct timeval tv = { JOURNAL_RETRY_MS / 1000, (JOURNAL_RETRY_MS % 1000) * 1000 };
+	if (!evtimer_pending(b->journal_retry, NULL))
+		evtimer_add(b->journal_retry, &tv);
+}
 
 void fb_broker_fatal(struct fb_broker *b, const char *what, int err)
 {
@@ -47,7 +80,8 @@ int fb_commit_init(struct fb_broker *b)
 	if (!b->commit_ev || event_priority_set(b->commit_ev, 1) != 0)
 		return -12;
 	b->resume_ev = event_new(b->base, -1, 0, resume_cb, b);
-	if (!b->resume_ev)
+	b->journal_retry = evtimer_new(b->base, journal_retry_cb, b);
+	if (!b->resume_ev || !b->journal_retry)
 		return -12;
 	if (b->cfg->sync_policy == FB_SYNC_INTERVAL) {
 		b->sync_timer = event_new(b->base, -1, EV_PERSIST, sync_timer_cb, b);
@@ -67,7 +101,9 @@ void fb_commit_fini(struct fb_broker *b)
 		event_free(b->sync_timer);
 	if (b->resume_ev)
 		event_free(b->resume_ev);
-	b->commit_ev = b->sync_timer = b->resume_ev = NULL;
+	if (b->journal_retry)
+		event_free(b->journal_retry);
+	b->commit_ev = b->sync_timer = b->resume_ev = b->journal_retry = NULL;
 	for (unsigned i = 0; i < b->n_pending; i++)
 		fb_batch_unref(b->pending[i]);
 	b->n_pending = 0;
@@ -130,11 +166,8 @@ static void release(struct fb_broker *b)
 	}
 	b->n_pending = 0;
 	b->committed_id = b->last_event_id;
-	if (busy && !b->held) {
-		b->held = 1;
-		if (b->hold_agents)
-			b->hold_agents(b, 1);
-	}
+	if (busy)
+		set_hold(b, FB_HOLD_OUTPUT, 1);
 	b->unsynced = 0;
 	b->st.commits++;
 }
@@ -143,9 +176,13 @@ int fb_commit_now(struct fb_broker *b)
 {
 	if (b->exit_code)
 		return -1;
+	/* Stalled: only the retry timer writes, so that a full disk costs one
+	 * failed write a second, not one per agent frame. */
+	if (b->held & FB_HOLD_JOURNAL)
+		return -EAGAIN;
 	int rc = fb_journal_flush(b->journal);
 	if (rc) {
-		fb_broker_fatal(b, "journal write", rc);
+		journal_failed(b, "journal write", rc);
 		return rc;
 	}
 	if (b->cfg->sync_policy == FB_SYNC_INTERVAL) {
@@ -157,13 +194,15 @@ int fb_commit_now(struct fb_broker *b)
 	if (b->cfg->sync_policy != FB_SYNC_NONE) {
 		rc = fb_journal_sync(b->journal);
 		if (rc) {
-			fb_broker_fatal(b, "journal fdatasync", rc);
+			journal_failed(b, "journal fdatasync", rc);
 			return rc;
 		}
 	}
 	release(b);
 	return 0;
 }
+
+int fb_commit_stalled(const struct fb_broker *b) { return (b->held & FB_HOLD_JOURNAL) != 0; }
 
 /* Any thread: an output drained below its bound. Level-triggered on the
  * loop: the hold ends only if no output is still busy, which the next
@@ -180,11 +219,7 @@ static void resume_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct fb_broker *b = arg;
-	if (!b->held)
-		return;
-	b->held = 0;
-	if (b->hold_agents)
-		b->hold_agents(b, 0);
+	set_hold(b, FB_HOLD_OUTPUT, 0);
 }
 
 static void commit_cb(evutil_socket_t fd, short what, void *arg)
@@ -201,17 +236,39 @@ static void sync_timer_cb(evutil_socket_t fd, short what, void *arg)
 	struct fb_broker *b = arg;
 	if (b->exit_code || (!b->unsynced && b->n_dirty == 0))
 		return;
+	if (b->held & FB_HOLD_JOURNAL)
+		return; /* the retry timer syncs */
 	/* Appends made since the last commit event are in the journal buffer
 	 * only: write them too, so the sync covers everything we release. */
 	int rc = fb_journal_flush(b->journal);
 	if (rc) {
-		fb_broker_fatal(b, "journal write", rc);
+		journal_failed(b, "journal write", rc);
 		return;
 	}
 	rc = fb_journal_sync(b->journal);
 	if (rc) {
-		fb_broker_fatal(b, "journal fdatasync", rc);
+		journal_failed(b, "journal fdatasync", rc);
 		return;
 	}
 	release(b);
+}
+
+/* Stalled: write and sync everything kept (whatever the sync policy, the
+ * retry is rare and what it releases must be on disk), then ack it all. */
+static void journal_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fb_broker *b = arg;
+	if (b->exit_code)
+		return;
+	int rc = fb_journal_flush(b->journal);
+	if (!rc && b->cfg->sync_policy != FB_SYNC_NONE)
+		rc = fb_journal_sync(b->journal);
+	if (rc) {
+		journal_failed(b, "journal write", rc);
+		return;
+	}
+	release(b);
+	set_hold(b, FB_HOLD_JOURNAL, 0);
 }

@@ -116,6 +116,14 @@ static const struct fb_conf_key keys[] = {
 	  .max = 365ull * 86400, .help = "forget unconnected agent ids after this (0 = never)" },
 	{ "AgentReadBudget", FB_CONF_SIZE, F(agent_read_budget), .min = 4096, .max = 64u << 20,
 	  .help = "frame bytes one agent connection is served before the others get a turn" },
+	{ "JobsMax", FB_CONF_COUNT, F(jobs_max), .min = 1, .max = 10000000,
+	  .help = "jobs registered at once (POST /fabric/jobs); beyond, 429" },
+	{ "JobMembersMax", FB_CONF_COUNT, F(job_members_max), .min = 1, .max = 1ull << 28,
+	  .help = "(job, node) pairs over all registered jobs; beyond, 429" },
+	{ "JobNodesMax", FB_CONF_COUNT, F(job_nodes_max), .min = 1, .max = 65536,
+	  .help = "nodes in one job registration; beyond, 413" },
+	{ "JobTtl", FB_CONF_DURATION_S, F(job_ttl_s), .min = 0, .max = 365ull * 86400,
+	  .help = "forget a job not registered again within this (0 = never)" },
 	{ "AgentTls", FB_CONF_ENUM, F(agent_tls), .names = tls_names,
 	  .help = "off, optional or required: TLS with client certificates on the agent port" },
 	{ "AgentTlsCert", FB_CONF_STRING, F(agent_tls_cert), 0, S(agent_tls_cert),
@@ -240,6 +248,10 @@ void fb_config_defaults(struct fb_config *c)
 	c->max_agents_per_addr = 1024;
 	c->agent_idle_expiry_s = 3600;
 	c->agent_read_budget = 256u << 10;
+	c->jobs_max = 20000;
+	c->job_members_max = 1u << 18;
+	c->job_nodes_max = 16384;
+	c->job_ttl_s = 7 * 86400;
 	c->agent_tls = FB_AGENT_TLS_OFF;
 	c->max_http_connections = 8192;
 	c->ws_ring_events = 65536;
@@ -344,6 +356,9 @@ void fb_config_print(const struct fb_config *c, void *file)
 		   "\nAgentIdleExpiry=%" PRIu64 "s\nAgentReadBudget=%" PRIu64 "\n",
 		c->max_seq_gap, c->hello_timeout_ms, c->max_agents_per_addr, c->agent_idle_expiry_s,
 		c->agent_read_budget);
+	fprintf(f, "JobsMax=%" PRIu64 "\nJobMembersMax=%" PRIu64 "\nJobNodesMax=%" PRIu64
+		   "\nJobTtl=%" PRIu64 "s\n",
+		c->jobs_max, c->job_members_max, c->job_nodes_max, c->job_ttl_s);
 	fprintf(f, "AgentTls=%s\nAgentTlsCert=%s\nAgentTlsKey=%s\nAgentTlsCa=%s\n",
 		tls_names[c->agent_tls], c->agent_tls_cert, c->agent_tls_key, c->agent_tls_ca);
 	for (unsigned i = 0; i < c->agent_identity.n; i++) {

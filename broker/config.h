@@ -57,6 +57,10 @@ struct fb_config {
 	uint64_t max_agents_per_addr; /* connections at once from one source address */
 	uint64_t agent_idle_expiry_s; /* unconnected agent ids leave memory after this (0 never) */
 	uint64_t agent_read_budget;   /* bytes of frames one connection may have handled per turn */
+	uint64_t jobs_max;            /* jobs registered at once (POST /fabric/jobs) */
+	uint64_t job_members_max;     /* (job, node) pairs over all jobs */
+	uint64_t job_nodes_max;       /* nodes of one job */
+	uint64_t job_ttl_s;           /* a registration not made again within this expires (0 never) */
 	int agent_tls;                /* enum fb_agent_tls_mode */
 	char agent_tls_cert[4096];
 	char agent_tls_key[4096];

@@ -4,6 +4,7 @@
 #include "fb_event.h"
 
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 void fb_filter_init(struct fb_filter *f) { memset(f, 0, sizeof(*f)); }
@@ -72,6 +73,16 @@ static int add_severity(struct fb_filter *f, const char *e, const char **why)
 	return 0;
 }
 
+/* MessageIds and Redfish paths are printable ASCII; anything else (a
+ * non-UTF-8 byte) would also make the filter's JSON in /status invalid. */
+static int printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || (unsigned char)*s >= 0x7f)
+			return 0;
+	return 1;
+}
+
 int fb_filter_arg(struct fb_filter *f, const char *arg, const char **why)
 {
 	static const char *const names[] = { "since", "prefix", "severity", "origin" };
@@ -97,6 +108,11 @@ int fb_filter_arg(struct fb_filter *f, const char *arg, const char **why)
 	memcpy(buf, val, strlen(val) + 1);
 	if (!buf[0]) {
 		*why = empty[which];
+		return FB_EMALFORMED;
+	}
+	if ((which == 1 || which == 3) && !printable(buf)) {
+		*why = which == 1 ? "prefix: only printable ASCII without spaces"
+				  : "origin: only printable ASCII without spaces";
 		return FB_EMALFORMED;
 	}
 
@@ -159,8 +175,12 @@ int fb_filter_json(const struct fb_filter *f, struct fb_buf *out)
 	const char *sep = "";
 	if (!rc && f->has_since) {
 		rc = fb_buf_puts(out, "\"since\":");
+		/* Past INT64_MAX most JSON readers (jansson: fabricbus status)
+		 * refuse the whole document; such a since is "after everything"
+		 * anyway, as INT64_MAX is. */
 		if (!rc)
-			rc = fb_buf_put_uint(out, f->since);
+			rc = fb_buf_put_uint(out, f->since > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX
+										: f->since);
 		sep = ",";
 	}
 	if (!rc && f->n_prefix) {

@@ -240,6 +240,9 @@ void fb_ingest_hold(struct fb_broker *b, int hold)
 		} else {
 			c->last_rx_ns = now; /* not their silence: we did not read */
 			bufferevent_enable(c->bev, EV_READ);
+			/* Frames already buffered raise no read event by themselves. */
+			bufferevent_trigger(c->bev, EV_READ,
+					    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 		}
 	}
 }
@@ -306,6 +309,8 @@ static void handle_hello(struct fb_conn *c, const uint8_t *body, size_t len)
 	a->conn = c;
 	c->agent = a;
 	c->state = CONN_READY;
+	if (b->held)
+		bufferevent_disable(c->bev, EV_READ); /* like the others (fb_ingest_hold) */
 	/* Authenticated now: a frame may be as large as MaxFrameSize. */
 	bufferevent_setwatermark(c->bev, EV_READ, 0,
 				 FB_FRAME_HDR_LEN + b->cfg->max_frame + b->cfg->agent_read_budget);
@@ -413,7 +418,9 @@ static void handle_events(struct fb_conn *c, const uint8_t *body, size_t len)
 	for (;;) {
 		struct fb_record *slot = fb_commit_slot(b);
 		if (!slot) {
-			conn_reject(c, FB_WERR_INTERNAL, "out of memory");
+			conn_reject(c, FB_WERR_INTERNAL, "%s", fb_commit_stalled(b)
+				    ? "the journal cannot be written (disk full?); send again later"
+				    : "out of memory");
 			return;
 		}
 		const uint8_t *raw;
@@ -494,6 +501,8 @@ static void conn_read_cb(struct bufferevent *bev, void *arg)
 		size_t avail = evbuffer_get_length(in);
 		if (avail == 0)
 			return;
+		if (c->state == CONN_READY && b->held)
+			return; /* fb_ingest_hold(0) triggers the rest */
 		if (served >= b->cfg->agent_read_budget) {
 			/* Its turn is over: run again after the connections already
 			 * waiting (deferred callbacks go to the back of the queue). */

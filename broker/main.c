@@ -224,6 +224,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 	uint64_t now = fb_now_ns();
 	int second = t->n++ % 10 == 0;
 	if (second) {
+		fb_fabric_map_expire_jobs(b->fabric_map, now);
 		fb_ingest_tick(b, now);
 		fb_status_sample(t->status, b, now);
 	}
@@ -249,7 +250,8 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 static int open_journal(struct fb_broker *b)
 {
 	const struct fb_config *c = b->cfg;
-	struct fb_journal_opts jo = { c->journal_dir, c->segment_bytes, c->retain_bytes, c->retain_age_s };
+	struct fb_journal_opts jo = { c->journal_dir, c->segment_bytes, c->retain_bytes, c->retain_age_s,
+				      c->sync_policy == FB_SYNC_NONE };
 	uint64_t t0 = fb_now_ns();
 	int rc = fb_journal_open(&jo, recover_cb, b, &b->journal);
 	if (rc) {
@@ -534,6 +536,8 @@ int main(int argc, char **argv)
 		fb_rf_auth_core_free(&auth);
 		return 1;
 	}
+	fb_fabric_map_set_job_limits(b.fabric_map, cfg.jobs_max, cfg.job_members_max,
+				     cfg.job_nodes_max, cfg.job_ttl_s);
 	b.metrics = fb_metrics_new();
 	b.bmetrics = b.metrics ? fb_broker_metrics_new(b.metrics) : NULL;
 	if (!b.bmetrics) {

@@ -23,7 +23,8 @@ enum {
 	M_LAST_ID, M_COMMITTED_ID,
 	M_AGENT_CONNS, M_AGENT_ACCEPTED, M_AGENT_REJECTED, M_AGENTS_KNOWN, M_AGENT_GAPS,
 	M_HTTP_CONNS, M_REFUSED_AGENTS, M_REFUSED_HTTP, M_ACCEPT_ERR_AGENTS, M_ACCEPT_ERR_HTTP,
-	M_J_BYTES, M_J_SEGMENTS, M_J_SYNCS, M_J_FIRST, M_J_REMOVED,
+	M_J_BYTES, M_J_SEGMENTS, M_J_SYNCS, M_J_FIRST, M_J_REMOVED, M_J_STALLED, M_J_STALLS,
+	M_J_WAITING,
 	M_K_CONNECTED, M_K_BACKLOG, M_K_CURSOR, M_K_INFLIGHT, M_K_PRODUCED, M_K_SKIPPED, M_K_ERRORS,
 	M_COUNT
 };
@@ -89,6 +90,12 @@ static const struct fb_metric_def defs[] = {
 	  NULL, BM(M_J_FIRST) },
 	{ C, "fabricbus_journal_segments_removed_total",
 	  "Segments removed by retention.", NULL, BM(M_J_REMOVED) },
+	{ G, "fabricbus_journal_stalled", "1 while the journal cannot be written (disk full, "
+	  "quota, I/O error): nothing is acked and agents are not read.", NULL, BM(M_J_STALLED) },
+	{ C, "fabricbus_journal_stalls_total", "Times a journal write or sync failed and stalled it.",
+	  NULL, BM(M_J_STALLS) },
+	{ G, "fabricbus_journal_waiting_bytes", "Records held in memory, not yet durable.", NULL,
+	  BM(M_J_WAITING) },
 	{ G, "fabricbus_kafka_connected", "1 when the Kafka sink is connected.",
 	  NULL, BM(M_K_CONNECTED) },
 	{ G, "fabricbus_kafka_backlog_events",
@@ -200,6 +207,9 @@ void fb_broker_metrics_update(struct fb_broker_metrics *m, struct fb_broker *b)
 	fb_metric_set(m->m[M_OUT_JOURNAL], (double)js.appended);
 	fb_metric_set(m->m[M_J_FIRST], (double)js.first_id);
 	fb_metric_set(m->m[M_J_REMOVED], (double)js.removed_segments);
+	fb_metric_set(m->m[M_J_STALLED], js.stalled ? 1.0 : 0.0);
+	fb_metric_set(m->m[M_J_STALLS], (double)js.stalls);
+	fb_metric_set(m->m[M_J_WAITING], (double)js.waiting_bytes);
 	update_listeners(m, b);
 	update_kafka(m, b);
 }

@@ -1,6 +1,7 @@
 #include "status.h"
 
 #include "fabric_map.h"
+#include "fb_err.h"
 #include "inventory.h"
 #include "journal.h"
 #include "kafka_sink.h"
@@ -103,11 +104,13 @@ static json_t *fabric_map_json(const struct fb_broker *b)
 {
 	struct fb_fabric_map_stats st;
 	fb_fabric_map_get_stats(b->fabric_map, &st);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I}", "nodes", (json_int_t)st.nodes,
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I}", "nodes",
+			 (json_int_t)st.nodes, "job_members", (json_int_t)st.job_members,
 			 "switches", (json_int_t)st.switches, "switch_ports", (json_int_t)st.switch_ports,
 			 "jobs", (json_int_t)st.jobs, "job_nodes", (json_int_t)st.job_nodes, "renders",
 			 (json_int_t)st.renders, "render_ms", st.render_ms, "job_requests",
-			 (json_int_t)st.job_ops, "refused", (json_int_t)st.refused);
+			 (json_int_t)st.job_ops, "refused", (json_int_t)st.refused, "jobs_expired",
+			 (json_int_t)st.jobs_expired);
 }
 
 void fb_status_sample(struct fb_status *s, const struct fb_broker *b, uint64_t now_ns)
@@ -150,6 +153,17 @@ static json_t *guards_json(const struct fb_broker *b)
 			 "expired_ids_kept", jint(fb_agent_expired_count(b->agents)));
 }
 
+/* The disk-full alarm: stalled is true while nothing can be acked. */
+static void journal_alarm_json(json_t *j, const struct fb_journal_stats *js)
+{
+	json_object_set_new(j, "stalled", json_boolean(js->stalled != 0));
+	json_object_set_new(j, "stall_error",
+			    js->stalled ? json_string(fb_strerror(js->stalled)) : json_null());
+	json_object_set_new(j, "stalled_for_s", json_real((double)js->stalled_for_ms / 1e3));
+	json_object_set_new(j, "stalls", json_integer((json_int_t)js->stalls));
+	json_object_set_new(j, "waiting_bytes", json_integer((json_int_t)js->waiting_bytes));
+}
+
 char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 {
 	struct fb_journal_stats js;
@@ -173,6 +187,7 @@ char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 		"agents", ctx.arr);
 	if (!root)
 		return NULL;
+	journal_alarm_json(json_object_get(root, "journal"), &js);
 	json_object_set_new(root, "listeners", listeners_json(b));
 	json_object_set_new(root, "agent_guards", guards_json(b));
 	json_object_set_new(root, "kafka", kafka_json(b));

@@ -33,7 +33,8 @@ struct fb_fabric_map {
 	char fabric[FB_FABRIC_MAX];
 	int dirty;
 	size_t last_nodes;
-	uint64_t renders, job_ops, refused;
+	uint64_t renders, job_ops, refused, jobs_expired;
+	uint64_t job_ttl_ns; /* 0: registrations never expire */
 	uint64_t warned_topo_ns, warned_jobs_ns;
 	uint64_t render_ns, next_render_ns; /* the last render's duration; no render before */
 	struct fb_loopq *ops;   /* the job operations from the lws thread */
@@ -89,6 +90,46 @@ struct fb_fabric_map *fb_fabric_map_new(struct event_base *base, const struct fb
 		return NULL;
 	}
 	return m;
+}
+
+void fb_fabric_map_set_job_limits(struct fb_fabric_map *m, size_t max_jobs, size_t max_members,
+				  size_t max_nodes, uint64_t ttl_s)
+{
+	fb_jobs_set_limits(m->jobs, max_jobs, max_members, max_nodes);
+	m->job_ttl_ns = ttl_s * 1000000000ull;
+}
+
+size_t fb_fabric_map_expire_jobs(struct fb_fabric_map *m, uint64_t now_ns)
+{
+	if (!m->job_ttl_ns || now_ns < m->job_ttl_ns || !fb_jobs_count(m->jobs))
+		return 0;
+	size_t n = fb_jobs_expire(m->jobs, now_ns - m->job_ttl_ns);
+	if (n) {
+		m->dirty = 1;
+		m->jobs_expired += n;
+		fb_log_info("%zu jobs expired: not registered again within JobTtl=%llus (their "
+			    "DELETE was lost, or nothing re-registers them); %zu jobs left", n,
+			    (unsigned long long)(m->job_ttl_ns / 1000000000ull), fb_jobs_count(m->jobs));
+	}
+	return n;
+}
+
+/* The 4xx detail for a refused registration: which bound, its key, and the
+ * registry's state. */
+static void refusal_text(const struct fb_fabric_map *m, struct fb_job_op *op)
+{
+	size_t mj, mm, mn;
+	fb_jobs_get_limits(m->jobs, &mj, &mm, &mn);
+	char *e = op->err;
+	if (op->result == -E2BIG)
+		snprintf(e, sizeof(op->err), "Nodes: %zu nodes, at most %zu per job (JobNodesMax)",
+			 op->n_nodes, mn);
+	else if (op->result == -ENOSPC)
+		snprintf(e, sizeof(op->err), "the registry is full: %zu of at most %zu jobs (JobsMax), "
+			 "%zu of at most %zu job nodes (JobMembersMax); delete finished jobs",
+			 fb_jobs_count(m->jobs), mj, fb_jobs_members(m->jobs), mm);
+	else
+		snprintf(e, sizeof(op->err), "%s", fb_strerror(op->result));
 }
 
 void fb_fabric_map_free(struct fb_fabric_map *m)
@@ -181,8 +222,9 @@ void fb_fabric_map_apply(struct fb_fabric_map *m, struct fb_job_op *op)
 		return;
 	}
 	m->refused++;
+	refusal_text(m, op);
 	uint64_t now = fb_now_ns();
-	if (now - m->warned_jobs_ns >= WARN_EVERY_NS) {
+	if (op->result != -E2BIG && now - m->warned_jobs_ns >= WARN_EVERY_NS) {
 		m->warned_jobs_ns = now;
 		fb_log_warn("job %s not registered: %s (%zu jobs on %zu nodes, %zu job nodes in all); "
 			    "is something registering jobs without deleting them at job end?",
@@ -288,6 +330,7 @@ void fb_fabric_map_get_stats(const struct fb_fabric_map *m, struct fb_fabric_map
 	st->render_ms = (double)m->render_ns / 1e6;
 	st->job_ops = m->job_ops;
 	st->refused = m->refused;
+	st->jobs_expired = m->jobs_expired;
 }
 
 const struct fb_topology *fb_fabric_map_topology(const struct fb_fabric_map *m) { return m->topo; }

@@ -88,6 +88,7 @@ struct fb_job_op {
 	struct fb_job_reg reg;      /* REGISTER; emptied once applied */
 	size_t n_nodes;             /* REGISTER: nodes registered */
 	int result;                 /* set by the loop */
+	char err[200];              /* result < 0: why, naming the limit and its key */
 };
 void fb_job_op_free(struct fb_job_op *op);
 
@@ -102,6 +103,7 @@ struct fb_fabric_map_stats {
 	double render_ms;    /* the last render took */
 	uint64_t job_ops;    /* registrations and deletions applied */
 	uint64_t refused;    /* topology entries or jobs refused (bounds) */
+	uint64_t jobs_expired; /* not registered again within JobTtl */
 };
 
 struct fb_fabric_map;
@@ -113,6 +115,14 @@ struct fb_fabric_map *fb_fabric_map_new(struct event_base *base, const struct fb
 					const char *fabric);
 /* After the loop has stopped and the lws thread is gone. */
 void fb_fabric_map_free(struct fb_fabric_map *m);
+/* The job registry's bounds (JobsMax, JobMembersMax, JobNodesMax; 0: the
+ * default) and how long a registration lives without being made again
+ * (JobTtl; 0: for ever). */
+void fb_fabric_map_set_job_limits(struct fb_fabric_map *m, size_t max_jobs, size_t max_members,
+				  size_t max_nodes, uint64_t ttl_s);
+/* Forget the jobs not registered again within JobTtl (main.c: every
+ * second). Returns how many. */
+size_t fb_fabric_map_expire_jobs(struct fb_fabric_map *m, uint64_t now_ns);
 
 /* Learn from an accepted (or recovered) event, after the inventory did. */
 void fb_fabric_map_learn(struct fb_fabric_map *m, const struct fb_event *ev);

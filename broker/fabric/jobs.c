@@ -201,7 +201,7 @@ struct job {
 
 struct fb_jobs {
 	struct htab jobs, nodes;
-	size_t members, max_jobs, max_members;
+	size_t members, max_jobs, max_members, max_nodes;
 	uint64_t seed;
 };
 
@@ -270,11 +270,28 @@ struct fb_jobs *fb_jobs_new(size_t max_jobs, size_t max_members)
 		return NULL;
 	j->max_jobs = max_jobs ? max_jobs : FB_JOBS_DEFAULT_MAX;
 	j->max_members = max_members ? max_members : FB_JOBS_DEFAULT_MAX_MEMBERS;
+	j->max_nodes = FB_JOBS_DEFAULT_MAX_NODES;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	/* Node names come from the network: do not let them pick the buckets. */
 	j->seed = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)j;
 	return j;
+}
+
+void fb_jobs_set_limits(struct fb_jobs *j, size_t max_jobs, size_t max_members, size_t max_nodes)
+{
+	j->max_jobs = max_jobs ? max_jobs : FB_JOBS_DEFAULT_MAX;
+	j->max_members = max_members ? max_members : FB_JOBS_DEFAULT_MAX_MEMBERS;
+	j->max_nodes = !max_nodes ? FB_JOBS_DEFAULT_MAX_NODES
+		       : max_nodes > FB_JOB_NODES_MAX ? FB_JOB_NODES_MAX : max_nodes;
+}
+
+void fb_jobs_get_limits(const struct fb_jobs *j, size_t *max_jobs, size_t *max_members,
+			size_t *max_nodes)
+{
+	*max_jobs = j->max_jobs;
+	*max_members = j->max_members;
+	*max_nodes = j->max_nodes;
 }
 
 /* Frees every record (each starts with its link) and the buckets. */
@@ -387,6 +404,8 @@ int fb_jobs_register(struct fb_jobs *j, const struct fb_job_reg *reg, uint64_t n
 	uint64_t h = hash_str(j->seed, reg->job_id);
 	struct job *job = (struct job *)ht_get(&j->jobs, reg->job_id, h);
 	size_t old_n = job ? job->n_nodes : 0;
+	if (reg->n_nodes > j->max_nodes)
+		return -E2BIG;
 	if ((!job && j->jobs.n >= j->max_jobs) || j->members - old_n + reg->n_nodes > j->max_members)
 		return -ENOSPC;
 	/* Everything that can fail comes first, so a failure changes nothing. */
@@ -451,6 +470,20 @@ int fb_jobs_delete(struct fb_jobs *j, const char *job_id)
 	free(job->nodes);
 	free(job);
 	return 1;
+}
+
+size_t fb_jobs_expire(struct fb_jobs *j, uint64_t before_ns)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < j->jobs.cap; i++) {
+		struct hlink *l = j->jobs.b[i], *next;
+		for (; l; l = next) {
+			next = l->next; /* fb_jobs_delete frees l */
+			if (((struct job *)l)->reg_ns < before_ns)
+				n += (size_t)fb_jobs_delete(j, l->key);
+		}
+	}
+	return n;
 }
 
 size_t fb_jobs_node_list(const struct fb_jobs *j, const char *node, char *out, size_t outsz)

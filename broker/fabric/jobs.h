@@ -21,8 +21,12 @@
 #define FB_JOB_ID_MAX 21            /* 1..20 decimal digits + NUL */
 #define FB_JOB_NAME_MAX 64          /* user and node names: 1..63 bytes + NUL */
 #define FB_JOB_NODES_MAX 65536      /* nodes in one registration */
-#define FB_JOBS_DEFAULT_MAX 100000  /* jobs registered at once */
-#define FB_JOBS_DEFAULT_MAX_MEMBERS (1u << 22) /* (job, node) pairs over all jobs */
+#define FB_JOBS_DEFAULT_MAX 20000   /* jobs registered at once (JobsMax) */
+/* (job, node) pairs over all jobs (JobMembersMax). The map is rendered on
+ * the event loop: 262144 pairs render in ~0.2 s, 1048576 in ~0.9 s (release
+ * build, docs/fabric-map.md), and acks wait that long. */
+#define FB_JOBS_DEFAULT_MAX_MEMBERS (1u << 18)
+#define FB_JOBS_DEFAULT_MAX_NODES 16384 /* nodes of one job (JobNodesMax) */
 #define FB_JOB_BODY_MAX (4u << 20)  /* bytes of a POST /fabric/jobs body */
 
 /* One parsed registration. nodes holds n_nodes names, sorted (strcmp) and
@@ -56,15 +60,24 @@ struct fb_jobs;
 
 /* 0 for a bound means its default. NULL on ENOMEM. */
 struct fb_jobs *fb_jobs_new(size_t max_jobs, size_t max_members);
+/* Change the bounds (0: the default); max_nodes is per job, at most
+ * FB_JOB_NODES_MAX. Jobs already registered stay, even past them. */
+void fb_jobs_set_limits(struct fb_jobs *j, size_t max_jobs, size_t max_members, size_t max_nodes);
+void fb_jobs_get_limits(const struct fb_jobs *j, size_t *max_jobs, size_t *max_members,
+			size_t *max_nodes);
 void fb_jobs_free(struct fb_jobs *j);
 
 /* Register reg's job (copied; reg stays the caller's), replacing an earlier
- * registration of the same JobId. Returns 0 (new), 1 (replaced), -ENOSPC
- * (past max_jobs or max_members; nothing changed) or -ENOMEM (nothing
- * changed). */
+ * registration of the same JobId (which also refreshes its time: see
+ * fb_jobs_expire). Returns 0 (new), 1 (replaced), -E2BIG (more than
+ * max_nodes nodes), -ENOSPC (past max_jobs or max_members) or -ENOMEM;
+ * nothing changed on an error. */
 int fb_jobs_register(struct fb_jobs *j, const struct fb_job_reg *reg, uint64_t now_ns);
 /* Returns 1 if the job was registered and is now gone, 0 if unknown. */
 int fb_jobs_delete(struct fb_jobs *j, const char *job_id);
+/* Delete every job last registered before before_ns (a job whose end was
+ * never reported: a lost DELETE, a crashed node). Returns how many. */
+size_t fb_jobs_expire(struct fb_jobs *j, uint64_t before_ns);
 
 /* The jobs on node as "12,123" (ascending by number), at most outsz - 1
  * bytes: only whole ids that fit. Returns the length written (0: none). */

@@ -383,10 +383,10 @@ int fb_ws_fabric_writeable(struct lws *wsi, struct fb_ws_fabric_req *r)
 				 op->n_nodes);
 		rc = fb_ws_http_reply(wsi, op->result == FB_JOB_REPLACED ? 200 : 201, "application/json",
 				      body, (size_t)n);
+	} else if (op->result == -E2BIG) {
+		rc = fb_ws_http_error(wsi, 413, "too many nodes in one job", "Nodes", op->err);
 	} else if (op->result == -ENOSPC) {
-		rc = fb_ws_http_error(wsi, 503, "too many jobs registered", NULL,
-				      "the registry holds at most 100000 jobs and 4194304 job nodes; "
-				      "delete finished jobs");
+		rc = fb_ws_http_error(wsi, 429, "too many jobs registered", NULL, op->err);
 	} else {
 		rc = fb_ws_http_error(wsi, 503, "cannot register the job", NULL, fb_strerror(op->result));
 	}

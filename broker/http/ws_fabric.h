@@ -15,7 +15,8 @@
  *                              here (fb_jobs_parse_register), hand it to the
  *                              loop (fb_fabric_map_submit) and answer once
  *                              the loop has applied it: 201 new, 200
- *                              replaced, 503 registry full;
+ *                              replaced, 413 over JobNodesMax, 429 registry
+ *                              full (JobsMax, JobMembersMax);
  *   DELETE /fabric/jobs/<id>   the same way; 204 whether or not it existed.
  * With Redfish accounts configured, POST and DELETE need a login whose role
  * holds ConfigureComponents (Basic or X-Auth-Token, ws_auth.h): 401 with

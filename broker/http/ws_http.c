@@ -51,25 +51,35 @@ enum fb_ws_method fb_ws_http_method(struct lws *wsi)
 	return FB_WS_OTHER;
 }
 
-int fb_ws_http_content_length(struct lws *wsi, unsigned long long *out)
+int fb_ws_http_parse_content_length(const char *v, int n, unsigned long long *out)
 {
-	char v[24];
-	int n = lws_hdr_copy(wsi, v, sizeof(v), WSI_TOKEN_HTTP_CONTENT_LENGTH);
 	if (n <= 0 || n > 19 || strspn(v, "0123456789") != (size_t)n)
 		return -1;
 	*out = strtoull(v, NULL, 10);
 	return 0;
 }
 
-int fb_ws_http_is_json(struct lws *wsi)
+int fb_ws_http_content_length(struct lws *wsi, unsigned long long *out)
+{
+	char v[24];
+	int n = lws_hdr_copy(wsi, v, sizeof(v), WSI_TOKEN_HTTP_CONTENT_LENGTH);
+	return fb_ws_http_parse_content_length(v, n, out);
+}
+
+int fb_ws_http_ctype_is_json(const char *v)
 {
 	static const char want[] = "application/json";
-	char v[128];
-	if (lws_hdr_copy(wsi, v, sizeof(v), WSI_TOKEN_HTTP_CONTENT_TYPE) <= 0 ||
-	    strncasecmp(v, want, sizeof(want) - 1) != 0)
+	if (strncasecmp(v, want, sizeof(want) - 1) != 0)
 		return 0;
 	char c = v[sizeof(want) - 1];
 	return c == '\0' || c == ';' || c == ' ' || c == '\t';
+}
+
+int fb_ws_http_is_json(struct lws *wsi)
+{
+	char v[128];
+	return lws_hdr_copy(wsi, v, sizeof(v), WSI_TOKEN_HTTP_CONTENT_TYPE) > 0 &&
+	       fb_ws_http_ctype_is_json(v);
 }
 
 /* For refusing an upgrade: lws 4.1 never parsed the request version on the

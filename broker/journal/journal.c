@@ -40,8 +40,16 @@ struct fb_journal {
 	int fd;     /* active segment, -1 until the first flush needs one */
 	int dirty;  /* bytes written to fd since its last fdatasync */
 	struct fb_metric *sync_hist; /* each fdatasync's duration, or NULL */
-	int err;    /* sticky: after a failed write or sync nothing is trusted */
-	struct fb_buf buf; /* encoded records not yet written */
+	int err;    /* sticky: the journal is broken (a torn write could not be cut) */
+	/* Encoded records: [0, wr) written to the active segment since its last
+	 * good sync (kept to write again if that sync fails), [wr, len) not
+	 * written yet. With no_sync, written records are dropped at once. */
+	struct fb_buf buf;
+	size_t wr;
+	uint64_t synced_bytes; /* the active segment's size at its last good sync */
+	int no_sync;
+	int stall;             /* errno of the failure that stalls us, 0 when healthy */
+	uint64_t stall_since_ns, stall_log_ns;
 	uint64_t last_id;
 	struct fb_journal_stats st; /* the counters; sizes are filled on demand */
 };
@@ -235,10 +243,12 @@ static int recover_segment(struct fb_journal *j, uint64_t first, int newest,
 			   (unsigned long long)(size - end));
 	}
 	rc = rc ? rc : segs_push(j, first, size);
-	if (rc || !newest)
+	if (rc || !newest) {
 		close(fd);
-	else
+	} else {
 		j->fd = fd;
+		j->synced_bytes = size; /* recovery made it durable (truncate_tail syncs) */
+	}
 	return rc;
 }
 
@@ -280,6 +290,7 @@ int fb_journal_open(const struct fb_journal_opts *o, fb_journal_recover_cb cb, v
 	j->segment_bytes = o->segment_bytes ? o->segment_bytes : FBJ_DEFAULT_SEGMENT_BYTES;
 	j->retain_bytes = o->retain_bytes;
 	j->retain_age_s = o->retain_age_s;
+	j->no_sync = o->no_sync;
 	int rc = mkdir_p(j->dir);
 	if (!rc && (j->dirfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = -errno;
@@ -300,6 +311,10 @@ void fb_journal_close(struct fb_journal *j)
 		return;
 	/* Best effort: close is also the error path, so failures are logged by
 	 * flush/sync and not returned. */
+	if (!j->err && j->stall && j->buf.len)
+		fb_log_warn("journal: closing while stalled (%s): %zu bytes of records were never "
+			    "written; their agents were not acked and send them again",
+			    fb_strerror(j->stall), j->buf.len);
 	if (!j->err && j->buf.len)
 		(void)fb_journal_flush(j);
 	if (!j->err)
@@ -356,6 +371,68 @@ int fb_journal_append(struct fb_journal *j, uint64_t event_id, const struct fb_e
 
 static uint64_t *active_bytes(struct fb_journal *j) { return &j->segs[j->nsegs - 1].bytes; }
 
+/* Unusable for good: bytes that are not whole records may sit in the active
+ * segment and anything appended after them would be lost at recovery. */
+static int journal_break(struct fb_journal *j, const char *path, const char *what, int err)
+{
+	fb_log_err("journal: cannot %s (%s): %s; journal stopped, check the disk and restart",
+		   what, path, fb_strerror(err));
+	j->err = err;
+	return err;
+}
+
+static void active_path(const struct fb_journal *j, char out[PATH_MAX])
+{
+	seg_path(j, j->nsegs ? j->segs[j->nsegs - 1].first : 0, out);
+}
+
+/* A write or sync failed but nothing torn is left on disk: keep the records
+ * and say so once, then once a minute while it lasts (the broker retries
+ * every second). */
+#define STALL_LOG_EVERY_NS (60ull * 1000000000ull)
+
+static int stall(struct fb_journal *j, const char *what, int err)
+{
+	char path[PATH_MAX];
+	active_path(j, path);
+	uint64_t now = (uint64_t)fb_time_ns();
+	if (!j->stall) {
+		j->st.stalls++;
+		j->stall_since_ns = j->stall_log_ns = now;
+		fb_log_err("journal: %s %s failed: %s; nothing more is acked until it can be written "
+			   "again (free space in %s); the %zu bytes of records waiting are kept and "
+			   "retried", what, path, fb_strerror(err), j->dir, j->buf.len);
+	} else if (now - j->stall_log_ns >= STALL_LOG_EVERY_NS) {
+		j->stall_log_ns = now;
+		fb_log_err("journal: still cannot write %s: %s, for %llu s now; %zu bytes of records "
+			   "waiting (free space in %s)", path, fb_strerror(err),
+			   (unsigned long long)((now - j->stall_since_ns) / 1000000000ull), j->buf.len,
+			   j->dir);
+	}
+	j->stall = err;
+	return err;
+}
+
+static void stall_over(struct fb_journal *j)
+{
+	if (!j->stall)
+		return;
+	fb_log_info("journal: %s is writable again after %.1f s; acking resumes", j->dir,
+		    (double)((uint64_t)fb_time_ns() - j->stall_since_ns) / 1e9);
+	j->stall = 0;
+	j->stall_since_ns = 0;
+}
+
+/* The records before wr are durable (or, with no_sync, never rewritten). */
+static void drop_written(struct fb_journal *j)
+{
+	if (!j->wr)
+		return; /* also: no buffer at all yet */
+	memmove(j->buf.data, j->buf.data + j->wr, j->buf.len - j->wr);
+	j->buf.len -= j->wr;
+	j->wr = 0;
+}
+
 static int seg_create(struct fb_journal *j, uint64_t first)
 {
 	char name[FBJ_NAME_LEN + 1], path[PATH_MAX];
@@ -371,13 +448,19 @@ static int seg_create(struct fb_journal *j, uint64_t first)
 		rc = -errno;
 	rc = rc ? rc : segs_push(j, first, FBJ_HDR_LEN);
 	if (rc) {
-		fb_log_err("journal: cannot create segment %s: %s", path, fb_strerror(rc));
-		if (fd >= 0)
+		/* A full disk fails the header write: remove the file, or the
+		 * retry's O_EXCL would fail on it for good. */
+		if (fd >= 0) {
 			close(fd);
+			if (unlinkat(j->dirfd, name, 0) < 0)
+				return journal_break(j, path, "remove the half-created segment",
+						     -errno);
+		}
 		return rc;
 	}
 	j->fd = fd;
 	j->dirty = 1;
+	j->synced_bytes = FBJ_HDR_LEN;
 	return 0;
 }
 
@@ -437,48 +520,77 @@ static int flush_some(struct fb_journal *j, const uint8_t *p, size_t left, size_
 	return 0;
 }
 
+/* A write that failed part-way left part of a record at the end of the
+ * active segment: cut it, so that the retry appends whole records after
+ * whole records (recovery would cut it too, but only at the end). */
+static int flush_failed(struct fb_journal *j, int err)
+{
+	if (j->err)
+		return j->err;
+	char path[PATH_MAX];
+	active_path(j, path);
+	if (j->fd >= 0 && ftruncate(j->fd, (off_t)*active_bytes(j)) < 0)
+		return journal_break(j, path, "cut a torn write off", -errno);
+	return stall(j, "write to", err);
+}
+
 int fb_journal_flush(struct fb_journal *j)
 {
 	if (j->err)
 		return j->err;
-	size_t off = 0;
-	while (off < j->buf.len) {
+	/* j->wr, not a local: a roll's sync inside flush_some drops the
+	 * records it made durable and moves wr back to 0. */
+	while (j->wr < j->buf.len) {
 		size_t done = 0;
-		int rc = flush_some(j, j->buf.data + off, j->buf.len - off, &done);
-		if (rc) {
-			char path[PATH_MAX];
-			seg_path(j, j->nsegs ? j->segs[j->nsegs - 1].first : 0, path);
-			fb_log_err("journal: write to %s failed: %s; journal stopped, check the disk "
-				   "and restart", path, fb_strerror(rc));
-			j->err = rc;
-			return rc;
-		}
-		off += done;
+		int rc = flush_some(j, j->buf.data + j->wr, j->buf.len - j->wr, &done);
+		if (rc)
+			return flush_failed(j, rc);
+		j->wr += done;
 	}
-	fb_buf_reset(&j->buf);
+	if (j->no_sync) {
+		drop_written(j);
+		stall_over(j);
+	}
 	return 0;
+}
+
+/* After a failed fdatasync the page cache may have dropped the dirty pages
+ * (and a second fdatasync would report success for them): cut the segment
+ * back to its last good sync and write the kept records again. */
+static int sync_failed(struct fb_journal *j, int err)
+{
+	char path[PATH_MAX];
+	active_path(j, path);
+	if (j->no_sync)
+		return journal_break(j, path, "fdatasync", err);
+	if (ftruncate(j->fd, (off_t)j->synced_bytes) < 0)
+		return journal_break(j, path, "cut records whose fdatasync failed", -errno);
+	uint64_t *ab = active_bytes(j);
+	j->total_bytes -= *ab - j->synced_bytes;
+	*ab = j->synced_bytes;
+	j->wr = 0;
+	return stall(j, "fdatasync", err);
 }
 
 int fb_journal_sync(struct fb_journal *j)
 {
 	if (j->err)
 		return j->err;
-	if (j->fd < 0 || !j->dirty)
+	if (j->fd < 0 || !j->dirty) {
+		if (j->wr == j->buf.len)
+			stall_over(j);
 		return 0;
-	int64_t t0 = fb_time_ns();
-	if (fdatasync(j->fd) < 0) {
-		/* After a failed fdatasync the page cache may have dropped the
-		 * dirty pages: retrying would report success for lost data. */
-		j->err = -errno;
-		char path[PATH_MAX];
-		seg_path(j, j->segs[j->nsegs - 1].first, path);
-		fb_log_err("journal: fdatasync %s failed: %s; journal stopped", path,
-			   strerror(-j->err));
-		return j->err;
 	}
+	int64_t t0 = fb_time_ns();
+	if (fdatasync(j->fd) < 0)
+		return sync_failed(j, -errno);
 	j->dirty = 0;
 	j->st.syncs++;
 	fb_metric_observe(j->sync_hist, (double)(fb_time_ns() - t0) / 1e9);
+	j->synced_bytes = *active_bytes(j);
+	drop_written(j);
+	if (j->wr == j->buf.len)
+		stall_over(j);
 	return 0;
 }
 
@@ -544,6 +656,11 @@ void fb_journal_get_stats(const struct fb_journal *j, struct fb_journal_stats *s
 	st->first_id = (j->last_id && j->nsegs) ? j->segs[0].first : 0;
 	st->bytes = j->total_bytes;
 	st->segments = (uint32_t)j->nsegs;
+	st->stalled = j->stall;
+	st->stalled_for_ms = j->stall ? ((uint64_t)fb_time_ns() - j->stall_since_ns) / 1000000u : 0;
+	st->waiting_bytes = j->buf.len;
 }
+
+int fb_journal_broken(const struct fb_journal *j) { return j->err; }
 
 const char *fb_journal_dir(const struct fb_journal *j) { return j->dir; }

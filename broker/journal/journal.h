@@ -27,6 +27,9 @@ struct fb_journal_opts {
 	uint64_t segment_bytes;   /* roll to a new segment past this size */
 	uint64_t retain_bytes;    /* delete oldest segments past this total (0 = no limit) */
 	uint64_t retain_age_s;    /* delete segments whose newest record is older (0 = no limit) */
+	/* JournalSync=none: fb_journal_sync runs only at segment rolls, so
+	 * written records are not kept for a rewrite after a failed sync. */
+	int no_sync;
 };
 
 struct fb_journal_stats {
@@ -38,6 +41,10 @@ struct fb_journal_stats {
 	uint64_t syncs;        /* fdatasync calls since open */
 	uint64_t truncated_bytes; /* torn tail removed at recovery */
 	uint64_t removed_segments; /* by retention since open */
+	int stalled;           /* 0, or the errno (negative) of the failure that stalled it */
+	uint64_t stalled_for_ms; /* how long it has been stalled (0 when not) */
+	uint64_t stalls;       /* times a write or sync failed and left the journal stalled */
+	uint64_t waiting_bytes; /* encoded records held in memory, not yet durable */
 };
 
 struct fb_journal;
@@ -60,10 +67,21 @@ void fb_journal_close(struct fb_journal *j);
 int fb_journal_append(struct fb_journal *j, uint64_t event_id, const struct fb_event *ev,
 		      const uint8_t *raw, size_t raw_len);
 /* write(2) everything buffered, rolling segments at segment_bytes. Handles
- * short writes; on error the journal is unusable (returns negative errno). */
+ * short writes. A failed write (ENOSPC, EDQUOT, EIO...) cuts what it tore off
+ * the segment again and keeps the records buffered: the journal is *stalled*
+ * (fb_journal_get_stats().stalled) and the next flush retries them. Only when
+ * the torn bytes cannot be cut is the journal broken for good
+ * (fb_journal_broken). Returns 0 or negative errno. */
 int fb_journal_flush(struct fb_journal *j);
-/* fdatasync the segment(s) written since the last sync. */
+/* fdatasync the segment(s) written since the last sync. After a failed sync
+ * the kernel may have dropped the dirty pages, so the segment is cut back to
+ * where the last good sync left it and the records are written again by the
+ * next flush (stalled, as above). With no_sync the records are gone from
+ * memory by then, so a failed sync breaks the journal. */
 int fb_journal_sync(struct fb_journal *j);
+/* The negative errno that made the journal unusable for good, or 0 (a
+ * stalled journal is not broken: flush and sync again later). */
+int fb_journal_broken(const struct fb_journal *j);
 /* Observe each fdatasync's duration in seconds into hist (fb_metrics.h). */
 struct fb_metric;
 void fb_journal_set_sync_metric(struct fb_journal *j, struct fb_metric *hist);

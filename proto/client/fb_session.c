@@ -254,6 +254,9 @@ static void send_frame_buf(struct fb_session *s, int rc)
 		disconnect(s, -ENOMEM, "out of memory");
 }
 
+#define HB_MIN_MS 100u
+#define HB_MAX_MS 3600000u
+
 static void hb_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -317,6 +320,13 @@ static void on_hello_ack(struct fb_session *s, const struct fb_hello_ack *a)
 	if (!s->penalty)
 		s->backoff_ms = BACKOFF_MIN_MS;
 	s->broker_hb_ms = a->heartbeat_ms ? a->heartbeat_ms : DEFAULT_HB_MS;
+	/* fabricbusd allows 100 ms .. 1 h (HeartbeatInterval); a value past
+	 * INT_MAX made the timers below negative, which libevent aborts on
+	 * (found by fuzz_session). */
+	if (s->broker_hb_ms < HB_MIN_MS)
+		s->broker_hb_ms = HB_MIN_MS;
+	if (s->broker_hb_ms > HB_MAX_MS)
+		s->broker_hb_ms = HB_MAX_MS;
 	/* Silence for 3x the broker's heartbeat means the connection is dead. */
 	uint64_t to = 3ull * s->broker_hb_ms;
 	struct timeval rd = { (time_t)(to / 1000), (suseconds_t)(to % 1000) * 1000 };

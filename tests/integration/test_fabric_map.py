@@ -339,7 +339,7 @@ def fabric_map_streams_to_slow_and_stalled_readers():
     off after ~5 s), to two requests on one keep-alive connection, and 40
     readers that take nothing cost the broker a chunk each, not a copy of
     the map each (they used to cost ~40 x 10 MB)."""
-    br = Broker().start()
+    br = Broker(JobNodesMax=65536).start()
     ok = False
     socks = []
     try:

@@ -276,6 +276,44 @@ static void jobs_refuse_past_the_job_and_member_caps(void)
 	fb_jobs_free(j);
 }
 
+/* JobNodesMax refuses a registration by itself (-E2BIG, nothing changed);
+ * fb_jobs_expire drops exactly the jobs not registered again since. */
+static void jobs_node_cap_and_expiry(void)
+{
+	struct fb_jobs *j = fb_jobs_new(0, 0);
+	CHECK(j);
+	fb_jobs_set_limits(j, 0, 0, 2);
+	const char *two[] = { "a", "b" };
+	const char *three[] = { "a", "b", "c" };
+	struct fb_job_reg r = reg_of("1", "u", three, 3);
+	CHECK_EQ(fb_jobs_register(j, &r, 100), -E2BIG);
+	CHECK_EQ(fb_jobs_count(j), 0);
+	CHECK_EQ(fb_jobs_nodes(j), 0);
+	fb_job_reg_free(&r);
+	r = reg_of("1", "u", two, 2);
+	CHECK_EQ(fb_jobs_register(j, &r, 100), 0);
+	snprintf(r.job_id, sizeof(r.job_id), "2");
+	CHECK_EQ(fb_jobs_register(j, &r, 100), 0);
+	snprintf(r.job_id, sizeof(r.job_id), "3");
+	CHECK_EQ(fb_jobs_register(j, &r, 100), 0);
+	snprintf(r.job_id, sizeof(r.job_id), "2");
+	CHECK_EQ(fb_jobs_register(j, &r, 200), 1); /* registered again: refreshed */
+	fb_job_reg_free(&r);
+	CHECK_EQ(fb_jobs_expire(j, 100), 0);  /* "before 100": none */
+	CHECK_EQ(fb_jobs_expire(j, 150), 2);  /* 1 and 3 */
+	CHECK_EQ(fb_jobs_count(j), 1);
+	CHECK_EQ(fb_jobs_members(j), 2);
+	CHECK_EQ(fb_jobs_get(j, "2", NULL, NULL, NULL), 0);
+	CHECK_EQ(fb_jobs_get(j, "1", NULL, NULL, NULL), -1);
+	char list[FB_JOBS_MAX];
+	fb_jobs_node_list(j, "a", list, sizeof(list));
+	CHECK_STR(list, "2");
+	CHECK_EQ(fb_jobs_expire(j, 201), 1);
+	CHECK_EQ(fb_jobs_count(j), 0);
+	CHECK_EQ(fb_jobs_nodes(j), 0);
+	fb_jobs_free(j);
+}
+
 static void jobs_node_list_is_ascending_and_keeps_whole_ids_only(void)
 {
 	struct fb_jobs *j = fb_jobs_new(0, 0);
@@ -686,6 +724,7 @@ int main(void)
 	RUN(topology_refuses_entries_past_its_bounds);
 	RUN(jobs_add_replace_delete);
 	RUN(jobs_refuse_past_the_job_and_member_caps);
+	RUN(jobs_node_cap_and_expiry);
 	RUN(jobs_node_list_is_ascending_and_keeps_whole_ids_only);
 	RUN(parse_accepts_a_registration);
 	RUN(parse_refusals_name_the_parameter);

@@ -11,6 +11,8 @@
 #include "test_journal_files.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -49,7 +51,7 @@ static int event_matches(const struct fb_event *ev, uint64_t id)
 static struct fb_journal *jopen(const char *dir, uint64_t seg, uint64_t retain, uint64_t age,
 				fb_journal_recover_cb cb, void *arg)
 {
-	struct fb_journal_opts o = { dir, seg, retain, age };
+	struct fb_journal_opts o = { dir, seg, retain, age, 0 };
 	struct fb_journal *j = NULL;
 	return fb_journal_open(&o, cb, arg, &j) == 0 ? j : NULL;
 }
@@ -494,6 +496,59 @@ DIR_TEST(journal_reader_gone_after_retention)
 	CHECK(!o2.bad && !o3.bad);
 }
 
+/* A file size limit (RLIMIT_FSIZE) makes write(2) fail part-way with EFBIG
+ * as a full disk does with ENOSPC, without root or a tmpfs: the journal
+ * stalls (not broken), cuts what the failed write tore off, keeps the
+ * records, and writes them all once the limit is lifted; nothing is lost,
+ * nothing torn is left for recovery to cut. */
+DIR_TEST(journal_write_failure_stalls_and_retries)
+{
+	struct fb_journal *j = jopen(dir, 4096, 0, 0, NULL, NULL);
+	CHECK(j != NULL);
+	CHECK_EQ(append_range(j, 1, 10, 5), 0);
+	CHECK_EQ(fb_journal_sync(j), 0);
+	struct fb_journal_stats st;
+	fb_journal_get_stats(j, &st);
+	long long before = file_size(dir, 1);
+	CHECK(before > 0);
+	struct rlimit old, lim;
+	CHECK_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = (rlim_t)before + 300; /* room for part of the next flush */
+	CHECK_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	int rc = append_range(j, 11, 60, 100);
+	CHECK_EQ(rc, -EFBIG);
+	CHECK_EQ(fb_journal_broken(j), 0);
+	fb_journal_get_stats(j, &st);
+	CHECK_EQ(st.stalled, -EFBIG);
+	CHECK_EQ(st.stalls, 1);
+	CHECK(st.waiting_bytes > 0);
+	CHECK_EQ(file_size(dir, 1), before); /* the torn part is cut again */
+	CHECK_EQ(fb_journal_flush(j), -EFBIG); /* still full: still one stall */
+	fb_journal_get_stats(j, &st);
+	CHECK_EQ(st.stalls, 1);
+	CHECK_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, prev);
+	CHECK_EQ(fb_journal_flush(j), 0);
+	CHECK_EQ(fb_journal_sync(j), 0);
+	fb_journal_get_stats(j, &st);
+	CHECK_EQ(st.stalled, 0);
+	CHECK_EQ(st.waiting_bytes, 0);
+	CHECK_EQ(st.last_id, 60);
+	CHECK(st.segments > 1); /* it rolled past 4096 once it could write */
+	fb_journal_close(j);
+
+	struct recovered rec = { 0, 0, 0 };
+	j = jopen(dir, 4096, 0, 0, on_recover, &rec);
+	CHECK(j != NULL);
+	fb_journal_get_stats(j, &st);
+	CHECK_EQ(rec.count, 60);
+	CHECK(!rec.bad);
+	CHECK_EQ(st.truncated_bytes, 0);
+	fb_journal_close(j);
+}
+
 DIR_TEST(journal_reopen_keeps_ids)
 {
 	struct fb_journal *j = jopen(dir, 2048, 0, 0, NULL, NULL);
@@ -629,6 +684,7 @@ int main(void)
 	RUN(journal_reader_waits_for_partial_record);
 	RUN(journal_reader_gone_after_retention);
 	RUN(journal_reopen_keeps_ids);
+	RUN(journal_write_failure_stalls_and_retries);
 	RUN(journal_torn_header_segment_recreated);
 	RUN(journal_older_segment_corruption_skipped);
 	return TEST_DONE();
