@@ -22,7 +22,7 @@ int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv
 	char authz[512], token[FB_RF_TOKEN_LEN + 8], peer[64], name[80];
 	if (who)
 		memset(who, 0, sizeof(*who));
-	if (!c || !c->enabled)
+	if (!fb_rf_auth_core_on(c))
 		return FB_RF_AUTH_OK;
 	copy_token(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, authz, sizeof(authz));
 	/* X-Auth-Token is one of lws's known headers (not a custom one) */
@@ -35,6 +35,15 @@ int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv
 				      who);
 	memset(authz, 0, sizeof(authz));
 	return v;
+}
+
+int fb_ws_auth_read(struct fb_rf_auth_core *c, struct lws *wsi, int anonymous_ok)
+{
+	if (anonymous_ok && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) <= 0 &&
+	    lws_hdr_total_length(wsi, WSI_TOKEN_X_AUTH_TOKEN) <= 0)
+		return FB_RF_AUTH_OK;
+	/* is_read 0: RedfishAnonymousReads is for /redfish/v1 only */
+	return fb_ws_auth_check(c, wsi, FB_RF_PRIV_LOGIN, 0, NULL);
 }
 
 #define CHALLENGE "Basic realm=\"" FB_WS_AUTH_REALM "\", charset=\"UTF-8\""
