@@ -26,6 +26,12 @@ int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv
  * HttpPublicMetrics); bad credentials are a 401 all the same.
  * RedfishAnonymousReads does not open these. */
 int fb_ws_auth_read(struct fb_rf_auth_core *c, struct lws *wsi, int anonymous_ok);
+/* The same for the WebSocket upgrade of /ws/events, which also takes the
+ * token as ?access_token=<token> (RFC 6750 2.3) when no header carries
+ * credentials: a browser's WebSocket cannot set Authorization. */
+int fb_ws_auth_read_ws(struct fb_rf_auth_core *c, struct lws *wsi, int anonymous_ok);
+/* 1 when the query argument "name=value" is the access token (not a filter). */
+int fb_ws_auth_is_token_arg(const char *arg);
 /* Write a whole 401 (FB_RF_AUTH_NO_SESSION, with WWW-Authenticate) or 403
  * (FB_RF_AUTH_FORBIDDEN) reply with this JSON body. 0, or -1 (close). */
 int fb_ws_auth_refuse(struct lws *wsi, int verdict, const char *body, size_t len);

@@ -159,6 +159,8 @@ static int parse_query(struct lws *wsi, struct fb_filter *f, const char **why)
 		}
 		if (lws_hdr_copy_fragment(wsi, arg, sizeof(arg), WSI_TOKEN_HTTP_URI_ARGS, i) < 0)
 			return 0;
+		if (fb_ws_auth_is_token_arg(arg)) /* credentials, checked at the upgrade */
+			continue;
 		int rc = fb_filter_arg(f, arg, why);
 		if (rc)
 			return rc;
@@ -323,7 +325,7 @@ static int on_confirm_upgrade(struct fb_ws *ws, struct lws *wsi)
 					"this port takes wss:// only (HttpTls=required)") ? -1 : 1;
 	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 || strcmp(uri, WS_PATH) != 0)
 		return fb_ws_http_error(wsi, 404, "not found", NULL, "WebSocket endpoint is " WS_PATH) ? -1 : 1;
-	int v = fb_ws_auth_read(ws->o.auth, wsi, ws->o.anonymous_reads);
+	int v = fb_ws_auth_read_ws(ws->o.auth, wsi, ws->o.anonymous_reads);
 	if (v)
 		return fb_ws_http_error(wsi, 401, "unauthorized", NULL,
 					"send Authorization: Bearer (a token of HttpTokens), Basic or "
