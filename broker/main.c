@@ -151,7 +151,7 @@ static int load_auth(const struct fb_config *cfg, struct fb_rf_auth_core *auth)
 static void log_auth(const struct fb_config *c, const struct fb_rf_auth_core *auth)
 {
 	if (!fb_rf_auth_core_on(auth)) {
-		fb_log_warn("%sneither RedfishAccounts nor HttpTokens is set: /redfish/v1, /ws/events, "
+		fb_log_warn("%sRedfishAccounts is not set, nor HttpTokens: /redfish/v1, /ws/events, "
 			    "/fabric/map and /status need no login and POST/DELETE /fabric/jobs are "
 			    "unauthenticated: anyone who reaches %s:%d can read events and register "
 			    "and delete jobs. Make accounts with `fabricbus passwd -f FILE USER ROLE` "
