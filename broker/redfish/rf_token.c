@@ -16,21 +16,27 @@ static int name_ok(const char *s, size_t n)
 	if (!n || n > FB_RF_USER_MAX)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && !strchr("-_.@", s[i]))
+		if (!isalnum((unsigned char)s[i]) && (!s[i] || !strchr("-_.@", s[i])))
 			return 0;
 	return 1;
 }
 
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* n bytes of hex (not NUL-terminated) into a digest. */
 static int unhex(const char *s, size_t n, uint8_t *out)
 {
 	if (n != 2 * FB_RF_DIGEST_LEN)
 		return -1;
 	for (size_t i = 0; i < FB_RF_DIGEST_LEN; i++) {
-		unsigned v;
-		if (!isxdigit((unsigned char)s[2 * i]) || !isxdigit((unsigned char)s[2 * i + 1]) ||
-		    sscanf(s + 2 * i, "%2x", &v) != 1)
+		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
 			return -1;
-		out[i] = (uint8_t)v;
+		out[i] = (uint8_t)(hi << 4 | lo);
 	}
 	return 0;
 }
@@ -38,6 +44,8 @@ static int unhex(const char *s, size_t n, uint8_t *out)
 /* One "NAME:ROLE:SHA256HEX" (blanks around it already cut) into e. */
 static int parse_line(const char *l, size_t n, struct fb_rf_bearer *e, char *why, size_t whysz)
 {
+	if (memchr(l, '\0', n))
+		return fb_err_set(why, whysz, FB_ECONFIG, "a NUL byte in the line");
 	const char *c1 = memchr(l, ':', n);
 	const char *c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - l)) : NULL;
 	if (!c2)

@@ -34,9 +34,7 @@ static const char *errtext(int e, char *buf, size_t n)
 	return buf;
 }
 
-/* 0 when fd is ready for what (or has an error to report), else -ETIMEDOUT
- * once the deadline passes, or -errno. */
-static int wait_fd(int fd, short what, int64_t deadline)
+int fb_http_wait_fd(int fd, short what, int64_t deadline)
 {
 	for (;;) {
 		int64_t left = deadline - fb_time_ms();
@@ -82,7 +80,7 @@ static int dial(const char *host, uint16_t port, const char *peer, int64_t deadl
 		}
 		rc = connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ? 0 : -errno;
 		if (rc == -EINPROGRESS || rc == -EINTR) {
-			rc = wait_fd(fd, POLLOUT, deadline);
+			rc = fb_http_wait_fd(fd, POLLOUT, deadline);
 			int e = 0;
 			socklen_t l = sizeof(e);
 			if (!rc)
@@ -106,7 +104,7 @@ static int send_all(int fd, const uint8_t *p, size_t n, int64_t deadline)
 	while (n) {
 		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
 		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-			int rc = wait_fd(fd, POLLOUT, deadline);
+			int rc = fb_http_wait_fd(fd, POLLOUT, deadline);
 			if (rc)
 				return rc;
 			continue;
@@ -136,7 +134,7 @@ static long conn_recv(struct conn *c, void *p, size_t n, int64_t deadline)
 {
 	if (c->t)
 		return c->t->recv(c->tc, p, n, deadline);
-	int rc = wait_fd(c->fd, POLLIN, deadline);
+	int rc = fb_http_wait_fd(c->fd, POLLIN, deadline);
 	if (rc)
 		return rc;
 	ssize_t got = recv(c->fd, p, n, 0);

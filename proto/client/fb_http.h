@@ -68,6 +68,10 @@ struct fb_http_client {
 	const struct fb_http_transport *transport;
 };
 
+/* 0 when fd is ready for what (POLLIN/POLLOUT, or has an error to report),
+ * -ETIMEDOUT once deadline (fb_time_ms clock) passes, or -errno. */
+int fb_http_wait_fd(int fd, short what, int64_t deadline);
+
 /* fb_http_request with a client's token and transport (cl may be NULL). */
 int fb_http_request_as(const struct fb_http_client *cl, const char *host, uint16_t port,
 		       const char *method, const char *path, const char *content_type,

@@ -40,20 +40,7 @@ int fb_http_token_file_read(const char *path, char *out, size_t outsz, char *err
 /* Wait for what SSL asked for (e: SSL_ERROR_WANT_READ/WRITE) until deadline. */
 static int ssl_wait(SSL *ssl, int e, int64_t deadline)
 {
-	for (;;) {
-		int64_t left = deadline - fb_time_ms();
-		if (left <= 0)
-			return -ETIMEDOUT;
-		struct pollfd p = { .fd = SSL_get_fd(ssl),
-				    .events = e == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN };
-		int n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
-		if (n > 0)
-			return 0;
-		if (n == 0)
-			return -ETIMEDOUT;
-		if (errno != EINTR)
-			return -errno;
-	}
+	return fb_http_wait_fd(SSL_get_fd(ssl), e == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN, deadline);
 }
 
 static void *tls_start(const struct fb_http_transport *t, int fd, const char *host,
