@@ -219,8 +219,6 @@ def read_only_token_cannot_write():
         assert st == 403, f"ReadOnly POST Subscriptions: {st} {body[:300]}"
         st, _, body = request(b, "POST", "/fabric/jobs", token=s.tokens["slurm"], body=job)
         assert st in (200, 201), f"Operator POST /fabric/jobs: {st} {body}"
-        st, _, body = request(b, "GET", "/fabric/map", token=s.tokens["viewer"])
-        assert st == 200 and "42" in body, body[:400]
         st, _, body = request(b, "DELETE", "/fabric/jobs/42", token=s.tokens["root"])
         assert st == 204, f"Administrator DELETE: {st} {body}"
     finally:
