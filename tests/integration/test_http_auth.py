@@ -323,6 +323,14 @@ def cli_status_and_tail_with_token_and_ca():
             os.chmod(s.path("viewer.token"), 0o600)
         env = dict(os.environ, FABRICBUS_TOKEN_FILE=s.path("viewer.token"),
                    FABRICBUS_TLS_CA=s.path("ca.pem"))
+        r = subprocess.run(base + ["topology", "--http", b.http_addr, "--format", "json",
+                                   "--tls-ca", s.path("ca.pem")], capture_output=True, text=True,
+                           timeout=30)
+        assert r.returncode == 1 and "401" in r.stderr, r.stderr
+        r = subprocess.run(base + ["topology", "--http", b.http_addr, "--format", "json"], env=env,
+                           capture_output=True, text=True, timeout=30)
+        assert "401" not in r.stderr and "301" not in r.stderr and "cannot reach" not in r.stderr, \
+            r.stderr
         t = subprocess.Popen(base + ["tail", "--http", b.http_addr, "--since", "0", "--count", "1",
                                      "--timeout", "60"], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
