@@ -296,7 +296,7 @@ def jobs_need_a_login_when_accounts_exist():
     # reads of the broker's own routes need a login too once accounts exist
     # (docs/security.md, "HTTP and WebSocket"); any role will do
     assert req(br, "GET", "/fabric/map")[0] == 401
-    assert req(br, "GET", "/fabric/map", basic("ro"))[0] in (200, 503)
+    assert req(br, "GET", "/fabric/map", headers=basic("viewer"))[0] in (200, 503)
     assert br.stop() == 0
 
 
