@@ -113,8 +113,12 @@ int fb_accept_http_listen(struct fb_broker *b)
 	int rc = fb_listener_open(b->base, "HttpListen", "HTTP listener", b->cfg->http_host,
 				  b->cfg->http_port, http_accept_cb, b, &b->http_listener);
 	if (rc == 0)
-		fb_log_info("listening for HTTP/WebSocket on %s:%d (at most %llu connections at once)",
-			    b->cfg->http_host, b->cfg->http_port, (unsigned long long)b->fd_http);
+		fb_log_info("listening for HTTP/WebSocket on %s:%d, %s (at most %llu connections at once)",
+			    b->cfg->http_host, b->cfg->http_port,
+			    b->cfg->http_tls == FB_AGENT_TLS_REQUIRED   ? "HTTPS only"
+			    : b->cfg->http_tls == FB_AGENT_TLS_OPTIONAL ? "HTTPS and plain HTTP"
+									: "plain HTTP",
+			    (unsigned long long)b->fd_http);
 	return rc;
 }
 

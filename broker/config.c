@@ -137,6 +137,24 @@ static const struct fb_conf_key keys[] = {
 	  .help = "CN:<glob> -> <id-glob>... or SAN:<glob> -> ...: ids a certificate may use" },
 	{ "MaxHttpConnections", FB_CONF_COUNT, F(max_http_connections), .min = 1, .max = 10000000,
 	  .help = "HTTP and WebSocket connections at once" },
+	{ "HttpTls", FB_CONF_ENUM, F(http_tls), .names = tls_names,
+	  .help = "off, optional or required: HTTPS and wss on HttpListen (docs/security.md)" },
+	{ "HttpTlsCert", FB_CONF_STRING, F(http_tls_cert), 0, S(http_tls_cert),
+	  .flags = FB_CONF_EMPTY_OK, .help = "PEM certificate (chain) of HttpListen" },
+	{ "HttpTlsKey", FB_CONF_STRING, F(http_tls_key), 0, S(http_tls_key),
+	  .flags = FB_CONF_EMPTY_OK, .help = "PEM private key of HttpTlsCert (mode 0600)" },
+	{ "HttpTlsCa", FB_CONF_STRING, F(http_tls_ca), 0, S(http_tls_ca),
+	  .flags = FB_CONF_EMPTY_OK,
+	  .help = "PEM CA bundle: HTTPS clients must present a certificate chaining to it (empty = none asked)" },
+	{ "HttpAllowPlain", FB_CONF_BOOL, F(http_allow_plain),
+	  .help = "let HttpListen take plain HTTP on a non-loopback address (a SECURITY warning)" },
+	{ "HttpTokens", FB_CONF_STRING, F(http_tokens), 0, S(http_tokens),
+	  .flags = FB_CONF_EMPTY_OK, .expect = PATH_EXPECT,
+	  .help = "bearer tokens file (NAME:ROLE:SHA256 lines, mode 0600; empty = none)" },
+	{ "HttpAnonymousReads", FB_CONF_BOOL, F(http_anonymous_reads),
+	  .help = "with logins configured, let /status, /fabric/map and /ws/events through without one" },
+	{ "HttpPublicMetrics", FB_CONF_BOOL, F(http_public_metrics),
+	  .help = "with logins configured, let GET /metrics through without one" },
 	{ "WsRingEvents", FB_CONF_COUNT, F(ws_ring_events), .min = 1024, .max = 1u << 24,
 	  .help = "serialized events kept in memory for subscribers" },
 	{ "WsQueueEvents", FB_CONF_COUNT, F(ws_queue_events), .min = 16, .max = 1u << 24,
@@ -308,6 +326,12 @@ int fb_config_load_file(struct fb_config *c, const char *path, char *err, size_t
 	return fb_conf_load_file(&table, c, path, err, errsz);
 }
 
+int fb_config_is_loopback(const char *host)
+{
+	return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 ||
+	       strcasecmp(host, "localhost") == 0;
+}
+
 int fb_config_check(const struct fb_config *c, char *err, size_t errsz)
 {
 	if (c->agent_port == c->http_port && strcmp(c->agent_host, c->http_host) == 0) {
@@ -319,6 +343,19 @@ int fb_config_check(const struct fb_config *c, char *err, size_t errsz)
 	    (!c->agent_tls_cert[0] || !c->agent_tls_key[0] || !c->agent_tls_ca[0])) {
 		snprintf(err, errsz, "AgentTls=%s needs AgentTlsCert, AgentTlsKey and AgentTlsCa "
 			 "(docs/security.md)", tls_names[c->agent_tls]);
+		return FB_ECONFIG;
+	}
+	if (c->http_tls != FB_AGENT_TLS_OFF && (!c->http_tls_cert[0] || !c->http_tls_key[0])) {
+		snprintf(err, errsz, "HttpTls=%s needs HttpTlsCert and HttpTlsKey (docs/security.md)",
+			 tls_names[c->http_tls]);
+		return FB_ECONFIG;
+	}
+	if (c->http_tls != FB_AGENT_TLS_REQUIRED && !c->http_allow_plain &&
+	    !fb_config_is_loopback(c->http_host)) {
+		snprintf(err, errsz, "HttpListen=%s:%d would take plain HTTP from the network (tokens, "
+			 "passwords and events in the clear): set HttpTls=required with HttpTlsCert and "
+			 "HttpTlsKey, or HttpAllowPlain=yes to accept that (docs/security.md)",
+			 c->http_host, c->http_port);
 		return FB_ECONFIG;
 	}
 	if (c->ws_queue_events > c->ws_ring_events) {
@@ -366,6 +403,11 @@ void fb_config_print(const struct fb_config *c, void *file)
 		fb_ident_rule_format(&c->agent_identity.r[i], rule, sizeof(rule));
 		fprintf(f, "AgentIdentity=%s\n", rule);
 	}
+	fprintf(f, "HttpTls=%s\nHttpTlsCert=%s\nHttpTlsKey=%s\nHttpTlsCa=%s\nHttpAllowPlain=%s\n"
+		   "HttpTokens=%s\nHttpAnonymousReads=%s\nHttpPublicMetrics=%s\n",
+		tls_names[c->http_tls], c->http_tls_cert, c->http_tls_key, c->http_tls_ca,
+		c->http_allow_plain ? "yes" : "no", c->http_tokens,
+		c->http_anonymous_reads ? "yes" : "no", c->http_public_metrics ? "yes" : "no");
 	fprintf(f, "WsRingEvents=%" PRIu64 "\nWsQueueEvents=%" PRIu64 "\nWsMaxSubscribers=%" PRIu64
 		   "\nWsPingInterval=%" PRIu64 "s\n",
 		c->ws_ring_events, c->ws_queue_events, c->ws_max_subscribers, c->ws_ping_s);

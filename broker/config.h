@@ -67,6 +67,15 @@ struct fb_config {
 	char agent_tls_ca[4096];
 	struct fb_ident_rules agent_identity;
 	uint64_t max_http_connections; /* HTTP + WebSocket connections at once */
+	/* TLS and auth on HttpListen (broker/http/ws_tls.h, docs/security.md). */
+	int http_tls;                 /* enum fb_agent_tls_mode: off, optional, required */
+	char http_tls_cert[4096];
+	char http_tls_key[4096];
+	char http_tls_ca[4096];       /* "" = no client certificates asked for */
+	int http_allow_plain;         /* plain HTTP on a non-loopback HttpListen */
+	char http_tokens[4096];       /* bearer tokens file (rf_token.h); "" = none */
+	int http_anonymous_reads;     /* /status, /fabric/map, /ws/events without a login */
+	int http_public_metrics;      /* GET /metrics without a login */
 	uint64_t ws_ring_events;
 	uint64_t ws_queue_events;
 	uint64_t ws_max_subscribers;
@@ -130,6 +139,10 @@ void fb_config_print(const struct fb_config *c, void *file /* FILE* */);
 const char *fb_sync_policy_name(int policy);
 /* Every key with a one-line meaning (for --help-config). */
 void fb_config_help(void *file /* FILE* */);
+
+/* 1 when host is a loopback address or "localhost" (plain TCP/HTTP on it
+ * stays on this machine). */
+int fb_config_is_loopback(const char *host);
 
 /* Value parsers, exposed for tests: sizes take K/M/G/T (binary) suffixes,
  * durations ms/s/m/h/d (a bare number is seconds). 0 or FB_ECONFIG. */

@@ -23,6 +23,7 @@
 #include "rf_tree.h"
 #include "ws_server.h"
 #include "rf_auth_core.h"
+#include "ws_tls.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -133,7 +134,16 @@ static int load_auth(const struct fb_config *cfg, struct fb_rf_auth_core *auth)
 {
 	char err[600];
 	if (fb_rf_auth_core_init(auth, cfg, err, sizeof(err))) {
-		fprintf(stderr, "fabricbusd: RedfishAccounts: %s\n", err);
+		fprintf(stderr, "fabricbusd: %s: %s\n",
+			cfg->http_tokens[0] && strstr(err, cfg->http_tokens) ? "HttpTokens"
+									     : "RedfishAccounts", err);
+		return 2;
+	}
+	if (cfg->http_tls != FB_AGENT_TLS_OFF &&
+	    fb_ws_tls_check(cfg->http_tls_cert, cfg->http_tls_key, cfg->http_tls_ca, err,
+			    sizeof(err))) {
+		fb_rf_auth_core_free(auth);
+		fprintf(stderr, "fabricbusd: %s\n", err);
 		return 2;
 	}
 	return 0;
@@ -141,16 +151,32 @@ static int load_auth(const struct fb_config *cfg, struct fb_rf_auth_core *auth)
 
 static void log_auth(const struct fb_config *c, const struct fb_rf_auth_core *auth)
 {
-	if (!auth->enabled) {
-		fb_log_warn("RedfishAccounts is not set: /redfish/v1 needs no login and POST/DELETE "
-			    "/fabric/jobs are unauthenticated: anyone who reaches %s:%d can register "
+	if (!fb_rf_auth_core_on(auth)) {
+		fb_log_warn("%sRedfishAccounts is not set, nor HttpTokens: /redfish/v1, /ws/events, "
+			    "/fabric/map and /status need no login and POST/DELETE /fabric/jobs are "
+			    "unauthenticated: anyone who reaches %s:%d can read events and register "
 			    "and delete jobs. Make accounts with `fabricbus passwd -f FILE USER ROLE` "
-			    "and set RedfishAccounts=FILE (docs/redfish.md)", c->http_host, c->http_port);
-		return;
+			    "(RedfishAccounts=FILE) or tokens (HttpTokens=FILE; docs/security.md)",
+			    fb_config_is_loopback(c->http_host) ? "" : "SECURITY: ", c->http_host,
+			    c->http_port);
+	} else {
+		if (auth->enabled)
+			fb_log_info("redfish: %zu accounts from %s; anonymous reads %s; session timeout "
+				    "%llu s", auth->accounts.n, c->rf_accounts,
+				    auth->anonymous_reads ? "allowed" : "refused",
+				    (unsigned long long)auth->sessions.timeout_s);
+		if (auth->tokens)
+			fb_log_info("http: %zu bearer tokens from %s", auth->bearers.n, c->http_tokens);
+		fb_log_info("http: /status, /fabric/map and /ws/events %s; /metrics %s",
+			    c->http_anonymous_reads ? "open to anyone (HttpAnonymousReads=yes)"
+						    : "need a login",
+			    c->http_anonymous_reads || c->http_public_metrics
+				    ? "open to anyone" : "needs a login");
 	}
-	fb_log_info("redfish: %zu accounts from %s; anonymous reads %s; session timeout %llu s",
-		    auth->accounts.n, c->rf_accounts, auth->anonymous_reads ? "allowed" : "refused",
-		    (unsigned long long)auth->sessions.timeout_s);
+	if (c->http_tls != FB_AGENT_TLS_REQUIRED && !fb_config_is_loopback(c->http_host))
+		fb_log_warn("SECURITY: HttpListen %s:%d takes plain HTTP from the network "
+			    "(HttpAllowPlain=yes): tokens, passwords and events cross it in the clear; "
+			    "set HttpTls=required (docs/security.md)", c->http_host, c->http_port);
 }
 
 /* The journal's epoch: random, made once per journal directory, so an agent
@@ -298,6 +324,9 @@ static int start_ws(struct fb_broker *b, struct fb_rf_auth_core *auth)
 		.metrics = b->metrics,
 		.module = fb_rf_service_module(b->redfish),
 		.ready = fb_commit_outputs_ready, .ready_arg = b, .auth = auth,
+		.anonymous_reads = c->http_anonymous_reads, .public_metrics = c->http_public_metrics,
+		.tls = c->http_tls, .tls_cert = c->http_tls_cert, .tls_key = c->http_tls_key,
+		.tls_ca = c->http_tls_ca,
 	};
 	if (fb_rf_tree_rebuild(b->redfish->tree, b->last_event_id) < 0)
 		fb_log_warn("out of memory building the Redfish tree; retrying every 100 ms");
@@ -422,9 +451,13 @@ static int start_ofmf(struct fb_broker *b)
 	if (c->ofmf_base_url[0])
 		snprintf(base_url, sizeof(base_url), "%s", c->ofmf_base_url);
 	else if (strchr(c->http_host, ':'))
-		snprintf(base_url, sizeof(base_url), "http://[%s]:%d", c->http_host, c->http_port);
+		snprintf(base_url, sizeof(base_url), "%s://[%s]:%d",
+			 c->http_tls == FB_AGENT_TLS_REQUIRED ? "https" : "http", c->http_host,
+			 c->http_port);
 	else
-		snprintf(base_url, sizeof(base_url), "http://%s:%d", c->http_host, c->http_port);
+		snprintf(base_url, sizeof(base_url), "%s://%s:%d",
+			 c->http_tls == FB_AGENT_TLS_REQUIRED ? "https" : "http", c->http_host,
+			 c->http_port);
 	snprintf(state, sizeof(state), "%s/ofmf.state", c->journal_dir);
 	struct fb_ofmf_opts o = {
 		.base = b->base, .core = c->ofmf_core, .base_url = base_url,

@@ -512,6 +512,8 @@ int fbs_adapter_init(struct fbs_adapter *a, const struct fbs_config *cfg, struct
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
+	if (fb_http_auth_init(&a->http, cfg->broker_token_file, cfg->broker_tls_ca, err, errsz))
+		return FB_ECONFIG;
 	if (cfg->map_file[0] && fbs_mapfile_load(cfg->map_file, &a->mapfile, err, errsz))
 		return FB_ECONFIG;
 	if (cfg->source == FBS_SRC_KAFKA && fbs_source_kafka_check(cfg, err, errsz))
@@ -610,6 +612,7 @@ void fbs_adapter_free(struct fbs_adapter *a)
 	if (a->act)
 		fbs_actuator_stop(a->act, 0);
 	fb_session_free(a->sess);
+	fb_http_auth_free(&a->http);
 	struct event *evs[] = { a->flush_ev, a->due_ev, a->retry_ev, a->resync_ev };
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (evs[i])

@@ -22,6 +22,7 @@
 #ifndef FBS_ADAPTER_H
 #define FBS_ADAPTER_H
 
+#include "fb_http_auth.h"
 #include "fb_session.h"
 #include "slurm_actuator.h"
 #include "slurm_conf.h"
@@ -38,6 +39,7 @@ struct fbs_adapter {
 	const struct fbs_config *cfg;
 	struct event_base *base;
 	enum fbs_phase phase;
+	struct fb_http_auth http;      /* BrokerTokenFile, BrokerTlsCa: for Broker */
 
 	struct fbs_policy *pol;
 	struct fbs_state st;

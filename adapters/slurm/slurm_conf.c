@@ -128,6 +128,14 @@ static const struct fb_conf_key keys[] = {
 	{ "Broker", FB_CONF_HOSTPORT, F(broker_host), F(broker_port), S(broker_host),
 	  .def = "127.0.0.1:7412",
 	  .help = "fabricbusd HttpListen: events from ws://HOST:PORT/ws/events, GET /fabric/map" },
+	{ "BrokerTokenFile", FB_CONF_STRING, F(broker_token_file), 0, S(broker_token_file),
+	  .flags = FB_CONF_EMPTY_OK, .def = "",
+	  .help = "file (mode 0600) with the bearer token sent to Broker (fabricbusd HttpTokens; "
+		  "empty = none)" },
+	{ "BrokerTlsCa", FB_CONF_STRING, F(broker_tls_ca), 0, S(broker_tls_ca),
+	  .flags = FB_CONF_EMPTY_OK, .def = "",
+	  .help = "PEM CA of fabricbusd's HttpTlsCert: talk https/wss to Broker and verify it "
+		  "(empty = plain http/ws)" },
 	{ "BrokerAgent", FB_CONF_HOSTPORT, F(agent_host), F(agent_port), S(agent_host),
 	  .def = "127.0.0.1:7411",
 	  .help = "fabricbusd AgentListen: where the adapter publishes its actions" },
@@ -278,6 +286,7 @@ void fbs_config_print(const struct fbs_config *c, void *file)
 	fprintf(f, "Broker=%s:%d\nBrokerAgent=%s:%d\nAgentId=%s\nStateFile=%s\nReasonPrefix=%s\n",
 		c->broker_host, c->broker_port, c->agent_host, c->agent_port, c->agent_id,
 		c->state_file, c->reason_prefix);
+	fprintf(f, "BrokerTokenFile=%s\nBrokerTlsCa=%s\n", c->broker_token_file, c->broker_tls_ca);
 	fprintf(f, "DrainOn=%s\nHoldDown=%s\nStableFor=%s\nCongestionPpm=%" PRIu64
 		   "\nCongestionFor=%s\n", drain_on, hold, stable, c->congestion_ppm, cfor);
 	fprintf(f, "MaxDrainNodes=%" PRIu64 "\nMaxDrainPercent=%" PRIu64 "\nCapPartition=%s\n",

@@ -30,6 +30,8 @@ struct fbs_kafka_prop {
 struct fbs_config {
 	char broker_host[256];      /* Broker: fabricbusd HttpListen */
 	int broker_port;
+	char broker_token_file[4096]; /* BrokerTokenFile: bearer token for Broker; "" = none */
+	char broker_tls_ca[4096];   /* BrokerTlsCa: https/wss to Broker, verified; "" = plain */
 	char agent_host[256];       /* BrokerAgent: fabricbusd AgentListen */
 	int agent_port;
 	char agent_id[FB_AGENT_ID_MAX]; /* AgentId; "" = slurm@<hostname> */

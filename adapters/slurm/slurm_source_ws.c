@@ -48,6 +48,7 @@ struct fbs_source *fbs_source_ws_start(struct fbs_adapter *a)
 	memset(&o, 0, sizeof(o));
 	o.host = a->cfg->broker_host;
 	o.port = (uint16_t)a->cfg->broker_port;
+	o.auth = &a->http;
 	o.base = a->base;
 	o.on_message = fbs_adapter_on_message;
 	o.on_state = on_ws_state;

@@ -100,8 +100,9 @@ int fbs_map_fetch(struct fbs_adapter *a, int level)
 	char err[256];
 	const struct fbs_config *c = a->cfg;
 	a->map_fetched_ms = fbs_now_ms();
-	int rc = fb_http_request(c->broker_host, (uint16_t)c->broker_port, "GET", "/fabric/map",
-				 NULL, NULL, 0, MAP_TIMEOUT_MS, MAP_MAX_BYTES, &r, err, sizeof(err));
+	int rc = fb_http_request_as(&a->http.client, c->broker_host, (uint16_t)c->broker_port, "GET",
+				    "/fabric/map", NULL, NULL, 0, MAP_TIMEOUT_MS, MAP_MAX_BYTES, &r, err,
+				    sizeof(err));
 	if (rc) {
 		fb_log(level, "broker map: GET /fabric/map: %s (is fabricbusd's HttpListen at "
 		       "%s:%d?)", err, c->broker_host, c->broker_port);

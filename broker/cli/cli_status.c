@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "fb_err.h"
 #include "fb_http.h"
+#include "fb_http_auth.h"
 #include "fb_usage.h"
 
 #include <errno.h>
@@ -25,7 +26,8 @@ static void help(void)
 	       "    fabricbus status - show what fabricbusd is doing\n"
 	       "\n"
 	       "SYNOPSIS\n"
-	       "    fabricbus status [--http HOST:PORT] [--json] [--color WHEN]\n"
+	       "    fabricbus status [--http HOST:PORT] [--token-file FILE] [--tls-ca FILE]\n"
+	       "                     [--json] [--color WHEN]\n"
 	       "\n"
 	       "DESCRIPTION\n"
 	       "    Fetches http://HOST:PORT/status from the broker and prints a summary:\n"
@@ -40,6 +42,10 @@ static void help(void)
 	       "OPTIONS\n"
 	       "    -H, --http HOST:PORT  broker HTTP address (default %s);\n"
 	       "                          also [IPV6]:PORT or :PORT\n"
+	       "        --token-file FILE send the bearer token in FILE (mode 0600; one of\n"
+	       "                          fabricbusd's HttpTokens); default $FABRICBUS_TOKEN_FILE\n"
+	       "        --tls-ca FILE     talk HTTPS and verify the broker's certificate\n"
+	       "                          against this CA; default $FABRICBUS_TLS_CA\n"
 	       "    -j, --json            print the broker's JSON document as received\n"
 	       "        --color WHEN      auto (default: on a terminal, unless NO_COLOR is\n"
 	       "                          set), always or never\n"
@@ -65,11 +71,12 @@ static void help(void)
  * reached or did not answer; its FB_E* ones, which sit below the errno range
  * (fb_err.h), mean something answered but not with a usable HTTP response.
  * Either way err already starts with the peer. */
-static int fetch_status(const char *host, int port, struct fb_http_resp *r)
+static int fetch_status(const struct fb_http_auth *a, const char *host, int port,
+			struct fb_http_resp *r)
 {
 	char err[400];
-	int rc = fb_http_request(host, (uint16_t)port, "GET", "/status", NULL, NULL, 0, STATUS_TIMEOUT_MS,
-				 MAX_RESPONSE, r, err, sizeof(err));
+	int rc = fb_http_request_as(&a->client, host, (uint16_t)port, "GET", "/status", NULL, NULL, 0,
+				    STATUS_TIMEOUT_MS, MAX_RESPONSE, r, err, sizeof(err));
 	if (rc == 0)
 		return 0;
 	fprintf(stderr, "fabricbus status: %sfabricbusd at %s\n", rc > FB_EAGAIN ? "cannot reach " : "", err);
@@ -319,10 +326,13 @@ int fb_cli_status(int argc, char **argv)
 		{ "http", required_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "color", required_argument, NULL, 'C' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "tls-ca", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *addr = FB_CLI_DEFAULT_HTTP_ADDR;
+	const char *token_file = getenv("FABRICBUS_TOKEN_FILE"), *tls_ca = getenv("FABRICBUS_TLS_CA");
 	int raw = 0, c;
 	const char *color = "auto";
 	optind = 1;
@@ -332,6 +342,8 @@ int fb_cli_status(int argc, char **argv)
 		case 'H': addr = optarg; break;
 		case 'j': raw = 1; break;
 		case 'C': color = optarg; break;
+		case 'T': token_file = optarg; break;
+		case 'A': tls_ca = optarg; break;
 		case 'h': help(); return 0;
 		case ':': return fb_usage_error("fabricbus status", "%s needs a value", argv[optind - 1]);
 		default: return fb_usage_error("fabricbus status", "unknown option '%s'", argv[optind - 1]);
@@ -354,13 +366,23 @@ int fb_cli_status(int argc, char **argv)
 		return 2;
 	snprintf(hosthdr, sizeof(hosthdr), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 
+	struct fb_http_auth auth;
+	char aerr[600];
+	if (fb_http_auth_init(&auth, token_file, tls_ca, aerr, sizeof(aerr))) {
+		fprintf(stderr, "fabricbus status: %s\n", aerr);
+		return 2;
+	}
 	struct fb_http_resp r;
-	if (fetch_status(host, port, &r))
+	int frc = fetch_status(&auth, host, port, &r);
+	fb_http_auth_free(&auth);
+	if (frc)
 		return 1;
 	const char *body = (const char *)r.body.data;
 	if (r.status != 200) {
-		fprintf(stderr, "fabricbus status: fabricbusd at %s answered HTTP %d: %.200s\n",
-			hosthdr, r.status, body);
+		fprintf(stderr, "fabricbus status: fabricbusd at %s answered HTTP %d: %.200s%s\n",
+			hosthdr, r.status, body,
+			r.status == 301 ? "(it takes HTTPS: give --tls-ca with the CA of its certificate)"
+			: r.status == 401 ? "(give --token-file with a token of its HttpTokens)" : "");
 		fb_http_resp_free(&r);
 		return 1;
 	}

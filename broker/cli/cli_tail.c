@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "cli_tail.h"
 #include "fb_event_scan.h"
+#include "fb_http_auth.h"
 #include "fb_time.h"
 #include "fb_ws_client.h"
 
@@ -50,6 +51,7 @@
 
 struct tail {
 	struct fb_tail_opts o;
+	struct fb_http_auth auth; /* --token-file, --tls-ca */
 	char url[320];       /* ws://host:port/ws/events, for messages */
 	char hosthdr[300];
 	struct fb_buf filters; /* "&prefix=..&severity=.." encoded, NUL-terminated */
@@ -327,11 +329,28 @@ static int tail_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
 		fb_wsc_close_text(in, len, t->close_why, sizeof(t->close_why));
 		break;
-	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: { /* in: char ** cursor, len: room */
+		if (!t->auth.token[0])
+			break;
+		char v[FB_HTTP_TOKEN_MAX + 8];
+		int n = snprintf(v, sizeof(v), "Bearer %s", t->auth.token);
+		int rc = lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_AUTHORIZATION,
+						      (const unsigned char *)v, n,
+						      (unsigned char **)in, *(unsigned char **)in + len);
+		memset(v, 0, sizeof(v));
+		return rc ? -1 : 0;
+	}
+	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
+		int status = wsi ? (int)lws_http_client_http_response(wsi) : 0;
 		snprintf(t->close_why, sizeof(t->close_why), "%.*s", in ? (int)(len > 120 ? 120 : len) : 0,
 			 in ? (const char *)in : "");
+		if (status > 0 && status != 101)
+			snprintf(t->close_why + strlen(t->close_why),
+				 sizeof(t->close_why) - strlen(t->close_why), " (HTTP %d%s)", status,
+				 status == 401 ? ": give --token-file" : "");
 		tail_lost(t, t->close_why[0] ? t->close_why : "connection failed");
 		break;
+	}
 	case LWS_CALLBACK_CLIENT_CLOSED:
 		tail_lost(t, t->close_why[0] ? t->close_why : "connection closed");
 		break;
@@ -363,6 +382,10 @@ static void tail_connect(struct tail *t)
 	ci.host = t->hosthdr;
 	ci.origin = t->hosthdr;
 	ci.ietf_version_or_minus_one = -1;
+	if (t->auth.tls) {
+		ci.ssl_connection = LCCSCF_USE_SSL; /* chain and host name checked */
+		ci.alpn = "http/1.1";
+	}
 	t->next_connect_us = 0;
 	t->close_why[0] = '\0';
 	t->attempt_live = 1;
@@ -401,6 +424,11 @@ static int tail_create_context(struct tail *t)
 	info.user = t;
 	info.pt_serv_buf_size = TAIL_RX_BUF;
 	info.fd_limit_per_thread = 16; /* else lws sizes its fd table from ulimit -n */
+	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
+	if (t->auth.tls) {
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+		info.client_ssl_ca_filepath = t->auth.tls_ca;
+	}
 	t->ctx = lws_create_context(&info);
 	if (!t->ctx) {
 		fprintf(stderr, "fabricbus tail: cannot create the libwebsockets context\n");
@@ -508,7 +536,8 @@ static int tail_setup(struct tail *t)
 	int v6 = strchr(o->host, ':') != NULL;
 
 	snprintf(t->hosthdr, sizeof(t->hosthdr), v6 ? "[%s]:%d" : "%s:%d", o->host, o->port);
-	snprintf(t->url, sizeof(t->url), "ws://%s/ws/events", t->hosthdr);
+	snprintf(t->url, sizeof(t->url), "%s://%s/ws/events", fb_http_auth_scheme(&t->auth, 1),
+		 t->hosthdr);
 	t->last_id = o->since;
 	t->have_last = o->have_since;
 	return fb_tail_opts_filters(o, &t->filters);
@@ -524,7 +553,13 @@ int fb_cli_tail(int argc, char **argv)
 	r = fb_tail_opts_parse(argc, argv, &t.o);
 	if (r)
 		return r < 0 ? TAIL_OK : r;
+	char aerr[600];
+	if (fb_http_auth_init(&t.auth, t.o.token_file, t.o.tls_ca, aerr, sizeof(aerr))) {
+		fprintf(stderr, "fabricbus tail: %s\n", aerr);
+		return TAIL_USAGE;
+	}
 	if (tail_setup(&t) < 0) {
+		fb_http_auth_free(&t.auth);
 		fprintf(stderr, "fabricbus tail: out of memory\n");
 		fb_buf_free(&t.filters);
 		return TAIL_RUNTIME;
@@ -556,5 +591,6 @@ int fb_cli_tail(int argc, char **argv)
 	fb_buf_free(&t.filters);
 	fb_buf_free(&t.path);
 	fb_buf_free(&t.msg);
+	fb_http_auth_free(&t.auth);
 	return t.status;
 }

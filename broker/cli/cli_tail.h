@@ -21,6 +21,7 @@ struct fb_tail_opts {
 	uint64_t count;                         /* 0: unbounded */
 	double timeout_s, idle_s;               /* 0: none */
 	int reconnect, events_only, quiet, stats, validate;
+	const char *token_file, *tls_ca;        /* --token-file, --tls-ca (or the env) */
 };
 
 /* Fill o (zeroed by the caller) from the arguments after "tail". Returns 0 to

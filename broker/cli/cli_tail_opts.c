@@ -9,11 +9,13 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void tail_usage(FILE *f)
 {
-	fputs("usage: fabricbus tail [--http HOST:PORT] [--since ID] [--prefix P[,P..]]\n"
+	fputs("usage: fabricbus tail [--http HOST:PORT] [--token-file FILE] [--tls-ca FILE]\n"
+	      "                      [--since ID] [--prefix P[,P..]]\n"
 	      "                      [--severity S[,S..]] [--origin PATH] [--count N]\n"
 	      "                      [--timeout SEC] [--idle-exit SEC] [--reconnect]\n"
 	      "                      [--events-only] [--validate] [--quiet] [--stats]\n"
@@ -25,7 +27,8 @@ static void tail_help(void)
 	fputs("NAME\n"
 	      "    fabricbus tail - follow the broker's event stream as JSON lines\n\n"
 	      "SYNOPSIS\n"
-	      "    fabricbus tail [--http HOST:PORT] [--since ID] [--prefix P[,P..]]\n"
+	      "    fabricbus tail [--http HOST:PORT] [--token-file FILE] [--tls-ca FILE]\n"
+	      "                   [--since ID] [--prefix P[,P..]]\n"
 	      "                   [--severity S[,S..]] [--origin PATH] [--count N]\n"
 	      "                   [--timeout SEC] [--idle-exit SEC] [--reconnect]\n"
 	      "                   [--events-only] [--validate] [--quiet] [--stats]\n", stdout);
@@ -35,6 +38,10 @@ static void tail_help(void)
 	      "    live head.\n\n"
 	      "OPTIONS\n"
 	      "    --http HOST:PORT   broker HTTP/WebSocket address (default " FB_CLI_DEFAULT_HTTP_ADDR ")\n"
+	      "    --token-file FILE  send the bearer token in FILE (mode 0600; one of fabricbusd's\n"
+	      "                       HttpTokens); default $FABRICBUS_TOKEN_FILE\n"
+	      "    --tls-ca FILE      wss://: verify the broker's certificate against this CA;\n"
+	      "                       default $FABRICBUS_TLS_CA\n"
 	      "    --since ID         replay every event with EventId > ID from the journal first\n"
 	      "    --prefix P[,P..]   only MessageIds starting with one of these prefixes\n"
 	      "    --severity S[,S..] only these severities: OK, Warning, Critical\n"
@@ -113,7 +120,7 @@ static int put_param(struct fb_buf *b, const char *name, const char *v)
 int fb_tail_opts_parse(int argc, char **argv, struct fb_tail_opts *o)
 {
 	enum { O_HTTP = 256, O_SINCE, O_PREFIX, O_SEVERITY, O_ORIGIN, O_COUNT, O_TIMEOUT,
-	       O_RECONNECT, O_IDLE, O_EVONLY, O_QUIET, O_STATS, O_VALIDATE };
+	       O_RECONNECT, O_IDLE, O_EVONLY, O_QUIET, O_STATS, O_VALIDATE, O_TOKEN, O_CA };
 	static const struct option lo[] = {
 		{ "http", required_argument, NULL, O_HTTP },
 		{ "since", required_argument, NULL, O_SINCE },
@@ -128,11 +135,15 @@ int fb_tail_opts_parse(int argc, char **argv, struct fb_tail_opts *o)
 		{ "quiet", no_argument, NULL, O_QUIET },
 		{ "stats", no_argument, NULL, O_STATS },
 		{ "validate", no_argument, NULL, O_VALIDATE },
+		{ "token-file", required_argument, NULL, O_TOKEN },
+		{ "tls-ca", required_argument, NULL, O_CA },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *http = FB_CLI_DEFAULT_HTTP_ADDR;
 	int c;
+	o->token_file = getenv("FABRICBUS_TOKEN_FILE");
+	o->tls_ca = getenv("FABRICBUS_TLS_CA");
 
 	optind = 0; /* full rescan: the dispatcher may have run getopt already */
 	opterr = 0;
@@ -178,6 +189,8 @@ int fb_tail_opts_parse(int argc, char **argv, struct fb_tail_opts *o)
 		case O_QUIET: o->quiet = 1; break;
 		case O_STATS: o->stats = 1; break;
 		case O_VALIDATE: o->validate = 1; break;
+		case O_TOKEN: o->token_file = optarg; break;
+		case O_CA: o->tls_ca = optarg; break;
 		case ':':
 			return tail_bad("%s needs a value", argv[optind - 1]);
 		default:

@@ -5,6 +5,7 @@
 #include "fb_err.h"
 #include "fb_file.h"
 #include "fb_http.h"
+#include "fb_http_auth.h"
 #include "fb_usage.h"
 #include "topo_export.h"
 
@@ -26,7 +27,8 @@ static void help(void)
 	       "    fabricbus topology - the fabric's switch tree for schedulers\n"
 	       "\n"
 	       "SYNOPSIS\n"
-	       "    fabricbus topology [--http HOST:PORT | --map FILE] [--format slurm|json]\n"
+	       "    fabricbus topology [--http HOST:PORT [--token-file FILE] [--tls-ca FILE] | --map FILE]\n"
+	       "                       [--format slurm|json]\n"
 	       "                       [--output FILE | --diff OLD]\n"
 	       "    fabricbus topology [--http HOST:PORT | --map FILE] --blast now|SWITCH|SWITCH:PORT\n"
 	       "\n"
@@ -45,6 +47,10 @@ static void help(void)
 	       "\n"
 	       "OPTIONS\n"
 	       "    -H, --http HOST:PORT  broker HTTP address (default %s)\n"
+	       "        --token-file FILE send the bearer token in FILE (mode 0600; one of\n"
+	       "                          fabricbusd's HttpTokens); default $FABRICBUS_TOKEN_FILE\n"
+	       "        --tls-ca FILE     talk HTTPS and verify the broker's certificate\n"
+	       "                          against this CA; default $FABRICBUS_TLS_CA\n"
 	       "    -m, --map FILE        read a saved map instead ('-': standard input)\n"
 	       "    -f, --format FMT      slurm (default) or json\n"
 	       "    -o, --output FILE     write FILE (crash-safe replace) only if the content\n"
@@ -68,15 +74,21 @@ static void help(void)
 	       FB_CLI_DEFAULT_HTTP_ADDR);
 }
 
-static json_t *map_from_http(const char *addr)
+static json_t *map_from_http(const char *addr, const char *token_file, const char *tls_ca)
 {
-	char host[256], err[400];
+	char host[256], err[600];
 	int port;
 	struct fb_http_resp r;
+	struct fb_http_auth auth;
 	if (fb_cli_parse_addr(addr, host, sizeof(host), &port))
 		return NULL;
-	int rc = fb_http_request(host, (uint16_t)port, "GET", "/fabric/map", NULL, NULL, 0, TOPO_TIMEOUT_MS,
-				 MAX_MAP, &r, err, sizeof(err));
+	if (fb_http_auth_init(&auth, token_file, tls_ca, err, sizeof(err))) {
+		fprintf(stderr, "fabricbus topology: %s\n", err);
+		return NULL;
+	}
+	int rc = fb_http_request_as(&auth.client, host, (uint16_t)port, "GET", "/fabric/map", NULL,
+				    NULL, 0, TOPO_TIMEOUT_MS, MAX_MAP, &r, err, sizeof(err));
+	fb_http_auth_free(&auth);
 	if (rc) {
 		fprintf(stderr, "fabricbus topology: %sfabricbusd at %s\n", rc > FB_EAGAIN ? "cannot reach " : "",
 			err);
@@ -85,7 +97,9 @@ static json_t *map_from_http(const char *addr)
 	json_t *j = NULL;
 	if (r.status != 200) {
 		fprintf(stderr, "fabricbus topology: GET /fabric/map at %s answered %d%s\n", addr, r.status,
-			r.status == 503 ? " (the first map is not rendered yet: try again)" : "");
+			r.status == 503	  ? " (the first map is not rendered yet: try again)"
+			: r.status == 401 ? " (give --token-file with a token of its HttpTokens)"
+			: r.status == 301 ? " (it takes HTTPS: give --tls-ca)" : "");
 	} else {
 		json_error_t je;
 		j = json_loadb((const char *)r.body.data, r.body.len, 0, &je);
@@ -207,10 +221,12 @@ int fb_cli_topology(int argc, char **argv)
 		{ "http", required_argument, NULL, 'H' }, { "map", required_argument, NULL, 'm' },
 		{ "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
 		{ "diff", required_argument, NULL, 'd' }, { "blast", required_argument, NULL, 'b' },
+		{ "token-file", required_argument, NULL, 'T' }, { "tls-ca", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *P = "fabricbus topology";
+	const char *token_file = getenv("FABRICBUS_TOKEN_FILE"), *tls_ca = getenv("FABRICBUS_TLS_CA");
 	const char *addr = FB_CLI_DEFAULT_HTTP_ADDR, *file = NULL, *output = NULL, *diff = NULL, *blast = NULL;
 	int json = 0, c;
 	optind = 1;
@@ -227,6 +243,8 @@ int fb_cli_topology(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 'd': diff = optarg; break;
 		case 'b': blast = optarg; break;
+		case 'T': token_file = optarg; break;
+		case 'A': tls_ca = optarg; break;
 		case 'h': help(); return 0;
 		case ':': return fb_usage_error(P, "%s needs a value", argv[optind - 1]);
 		default: return fb_usage_error(P, "unknown option '%s'", argv[optind - 1]);
@@ -238,7 +256,7 @@ int fb_cli_topology(int argc, char **argv)
 		return fb_usage_error(P, "--output and --diff do not go together");
 	if (blast && (output || diff || json))
 		return fb_usage_error(P, "--blast prints JSON and goes with no --format, --output or --diff");
-	json_t *map = file ? map_from_file(file) : map_from_http(addr);
+	json_t *map = file ? map_from_file(file) : map_from_http(addr, token_file, tls_ca);
 	if (!map)
 		return 1;
 	if (blast)

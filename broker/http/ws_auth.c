@@ -4,6 +4,7 @@
 #include "fb_time.h"
 #include "ws_http.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* A header's value into buf, or "" when absent or longer than buf (a
@@ -22,7 +23,7 @@ int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv
 	char authz[512], token[FB_RF_TOKEN_LEN + 8], peer[64], name[80];
 	if (who)
 		memset(who, 0, sizeof(*who));
-	if (!c || !c->enabled)
+	if (!fb_rf_auth_core_on(c))
 		return FB_RF_AUTH_OK;
 	copy_token(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, authz, sizeof(authz));
 	/* X-Auth-Token is one of lws's known headers (not a custom one) */
@@ -35,6 +36,49 @@ int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv
 				      who);
 	memset(authz, 0, sizeof(authz));
 	return v;
+}
+
+int fb_ws_auth_read(struct fb_rf_auth_core *c, struct lws *wsi, int anonymous_ok)
+{
+	if (anonymous_ok && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) <= 0 &&
+	    lws_hdr_total_length(wsi, WSI_TOKEN_X_AUTH_TOKEN) <= 0)
+		return FB_RF_AUTH_OK;
+	/* is_read 0: RedfishAnonymousReads is for /redfish/v1 only */
+	return fb_ws_auth_check(c, wsi, FB_RF_PRIV_LOGIN, 0, NULL);
+}
+
+#define TOKEN_ARG "access_token="
+
+int fb_ws_auth_is_token_arg(const char *arg)
+{
+	return strncmp(arg, TOKEN_ARG, sizeof(TOKEN_ARG) - 1) == 0;
+}
+
+int fb_ws_auth_read_ws(struct fb_rf_auth_core *c, struct lws *wsi, int anonymous_ok)
+{
+	char arg[FB_RF_TOKEN_TEXT_MAX + sizeof(TOKEN_ARG) + 2];
+	char authz[FB_RF_TOKEN_TEXT_MAX + 16], peer[64], name[80];
+	if (!fb_rf_auth_core_on(c) || lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0 ||
+	    lws_hdr_total_length(wsi, WSI_TOKEN_X_AUTH_TOKEN) > 0)
+		return fb_ws_auth_read(c, wsi, anonymous_ok);
+	for (int i = 0; i < 64; i++) {
+		int n = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i);
+		if (n <= 0)
+			break;
+		if (n >= (int)sizeof(arg) ||
+		    lws_hdr_copy_fragment(wsi, arg, sizeof(arg), WSI_TOKEN_HTTP_URI_ARGS, i) < 0 ||
+		    !fb_ws_auth_is_token_arg(arg))
+			continue;
+		snprintf(authz, sizeof(authz), "Bearer %s", arg + sizeof(TOKEN_ARG) - 1);
+		memset(arg, 0, sizeof(arg));
+		fb_ws_peer_name(wsi, name, sizeof(name));
+		fb_rf_peer_ip(name, peer, sizeof(peer));
+		int v = fb_rf_auth_core_check(c, authz, NULL, peer, FB_RF_PRIV_LOGIN, 0,
+					      (uint64_t)fb_time_ms(), NULL);
+		memset(authz, 0, sizeof(authz));
+		return v;
+	}
+	return fb_ws_auth_read(c, wsi, anonymous_ok);
 }
 
 #define CHALLENGE "Basic realm=\"" FB_WS_AUTH_REALM "\", charset=\"UTF-8\""

@@ -235,8 +235,9 @@ static void discard(struct fb_ws_fabric_req *r, unsigned code, const char *error
 static int refuse_auth(struct lws *wsi, int v)
 {
 	static const char e401[] =
-		"{\"error\":\"unauthorized\",\"detail\":\"log in with Authorization: Basic (an "
-		"account of RedfishAccounts) or X-Auth-Token (a Redfish session)\"}\n";
+		"{\"error\":\"unauthorized\",\"detail\":\"log in with Authorization: Bearer (a "
+		"token of HttpTokens), Basic (an account of RedfishAccounts) or X-Auth-Token (a "
+		"Redfish session)\"}\n";
 	static const char e403[] =
 		"{\"error\":\"forbidden\",\"detail\":\"job registration needs the "
 		"ConfigureComponents privilege (role Operator or Administrator)\"}\n";
@@ -405,8 +406,12 @@ int fb_ws_fabric_http(struct fb_ws_fabric *f, struct lws *wsi, struct fb_ws_fabr
 	if (!f->map || !r)
 		return 1;
 	enum fb_ws_method m = fb_ws_http_method(wsi);
-	if (strcmp(path, MAP_PATH) == 0)
-		return m == FB_WS_GET ? start_map(f, wsi, r) : not_allowed(wsi, "use GET");
+	if (strcmp(path, MAP_PATH) == 0) {
+		if (m != FB_WS_GET)
+			return not_allowed(wsi, "use GET");
+		int v = fb_ws_auth_read(f->auth, wsi, f->anonymous_reads);
+		return v ? finish(wsi, refuse_auth(wsi, v)) : start_map(f, wsi, r);
+	}
 	if (strcmp(path, JOBS_PATH) == 0)
 		return m == FB_WS_POST ? start_post(f, wsi, r) : not_allowed(wsi, "use POST");
 	if (strncmp(path, JOBS_PATH "/", sizeof(JOBS_PATH)) == 0)

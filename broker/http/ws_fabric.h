@@ -75,6 +75,7 @@ struct fb_ws_fabric {
 	 * ConfigureComponents (Operator or Administrator) when it is enabled;
 	 * NULL or disabled: unauthenticated, as before accounts existed. */
 	struct fb_rf_auth_core *auth;
+	int anonymous_reads; /* GET /fabric/map without a login (HttpAnonymousReads) */
 	struct fb_ws_fabric_req *waiting; /* requests the loop has not answered */
 	uint64_t next_token;
 };

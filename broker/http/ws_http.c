@@ -88,6 +88,7 @@ int fb_ws_http_is_json(struct lws *wsi)
 static int upgrade_refused(struct lws *wsi, unsigned code, const void *body, size_t len)
 {
 	const char *text = code == 400 ? "Bad Request" : code == 404 ? "Not Found"
+			   : code == 401 ? "Unauthorized" : code == 403 ? "Forbidden"
 			   : code == 503 ? "Service Unavailable" : "Error";
 	struct fb_buf b = FB_BUF_INIT;
 	static const uint8_t pre[LWS_PRE];
@@ -95,9 +96,11 @@ static int upgrade_refused(struct lws *wsi, unsigned code, const void *body, siz
 	if (!rc)
 		rc = fb_buf_printf(&b,
 				   "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
-				   "Content-Length: %zu\r\nCache-Control: no-store\r\n"
+				   "Content-Length: %zu\r\nCache-Control: no-store\r\n%s"
 				   "Connection: close\r\n\r\n",
-				   code, text, len);
+				   code, text, len,
+				   code == 401 ? "WWW-Authenticate: Basic realm=\"fabricbus\", "
+						 "charset=\"UTF-8\"\r\n" : "");
 	if (!rc)
 		rc = fb_buf_put(&b, body, len);
 	if (!rc)

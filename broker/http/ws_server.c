@@ -27,7 +27,10 @@
 #include "ws_ring.h"
 #include "ws_sub.h"
 #include "ws_www.h"
+#include "ws_auth.h"
+#include "ws_tls.h"
 #include "sse_stream.h"
+#include "config.h"
 
 #include <libwebsockets.h>
 
@@ -156,6 +159,8 @@ static int parse_query(struct lws *wsi, struct fb_filter *f, const char **why)
 		}
 		if (lws_hdr_copy_fragment(wsi, arg, sizeof(arg), WSI_TOKEN_HTTP_URI_ARGS, i) < 0)
 			return 0;
+		if (fb_ws_auth_is_token_arg(arg)) /* credentials, checked at the upgrade */
+			continue;
 		int rc = fb_filter_arg(f, arg, why);
 		if (rc)
 			return rc;
@@ -256,9 +261,22 @@ static int metrics_reply(struct fb_ws *ws, struct lws *wsi)
 	return rc;
 }
 
+/* 401 for a read of /status or /metrics without a good login (v: enum
+ * fb_rf_auth_result; a read needs no more than Login, so never 403). */
+static int refuse_read(struct lws *wsi, int v)
+{
+	static const char e401[] =
+		"{\"error\":\"unauthorized\",\"detail\":\"send Authorization: Bearer (a token of "
+		"HttpTokens), Basic (an account of RedfishAccounts) or X-Auth-Token (a Redfish "
+		"session); docs/security.md\"}\n";
+	return fb_ws_auth_refuse(wsi, v, e401, sizeof(e401) - 1);
+}
+
 static int on_http(struct fb_ws *ws, struct lws *wsi, struct ws_pss *pss, const char *path)
 {
 	struct fb_ws_fabric_req *r = pss ? &pss->req : NULL;
+	if (ws->o.tls == FB_AGENT_TLS_REQUIRED && !lws_is_ssl(wsi))
+		return fb_ws_tls_refuse_plain(wsi, path);
 	int rc = ws->module.http && pss ? ws->module.http(ws->module.arg, wsi, &pss->module_conn, path) : 1;
 	if (rc != 1)
 		return rc;
@@ -267,6 +285,12 @@ static int on_http(struct fb_ws *ws, struct lws *wsi, struct ws_pss *pss, const 
 		return rc;
 	if ((rc = fb_ws_www_http(wsi, path)) != 1) {
 		/* the live page and its files (ws_www.h) */
+	} else if ((strcmp(path, "/status") == 0 ||
+		    (strcmp(path, "/metrics") == 0 && ws->metrics.r)) &&
+		   (rc = fb_ws_auth_read(ws->o.auth, wsi,
+					 ws->o.anonymous_reads ||
+						 (path[1] == 'm' && ws->o.public_metrics))) != 0) {
+		rc = refuse_read(wsi, rc);
 	} else if (strcmp(path, "/status") == 0) {
 		struct fb_buf b = FB_BUF_INIT;
 		rc = status_json(ws, &b) ? -1 : fb_ws_http_reply(wsi, 200, "application/json", b.data, b.len);
@@ -296,8 +320,16 @@ static int on_http(struct fb_ws *ws, struct lws *wsi, struct ws_pss *pss, const 
 static int on_confirm_upgrade(struct fb_ws *ws, struct lws *wsi)
 {
 	char uri[256];
+	if (ws->o.tls == FB_AGENT_TLS_REQUIRED && !lws_is_ssl(wsi))
+		return fb_ws_http_error(wsi, 403, "HTTPS required", NULL,
+					"this port takes wss:// only (HttpTls=required)") ? -1 : 1;
 	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 || strcmp(uri, WS_PATH) != 0)
 		return fb_ws_http_error(wsi, 404, "not found", NULL, "WebSocket endpoint is " WS_PATH) ? -1 : 1;
+	int v = fb_ws_auth_read_ws(ws->o.auth, wsi, ws->o.anonymous_reads);
+	if (v)
+		return fb_ws_http_error(wsi, 401, "unauthorized", NULL,
+					"send Authorization: Bearer (a token of HttpTokens), Basic or "
+					"X-Auth-Token; docs/security.md") ? -1 : 1;
 	if (ws->n_subs >= ws->o.max_subscribers)
 		return fb_ws_http_error(wsi, 503, "too many subscribers", NULL, "max_subscribers reached") ? -1 : 1;
 	struct fb_filter f;
@@ -935,6 +967,8 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 		return 0;
 	case LWS_CALLBACK_RECEIVE:
 		return 0; /* subscribers have nothing to say; ignore it */
+	case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS: /* user: the SSL_CTX */
+		return fb_ws_tls_setup_ctx(user);
 	case LWS_CALLBACK_WSI_CREATE: /* an adopted connection; balanced by DESTROY */
 		atomic_fetch_add_explicit(&ws->http_open, 1, memory_order_relaxed);
 		return 0;
@@ -1045,6 +1079,20 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 	info.user = ws;
 	info.retry_and_idle_policy = &ws->retry;
 	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
+	if (o->tls != FB_AGENT_TLS_OFF) {
+		/* plain requests are served too, so that on_http can redirect or
+		 * refuse them with a message (ws_tls.h) instead of a reset */
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT |
+				LWS_SERVER_OPTION_ALLOW_NON_SSL_ON_SSL_PORT |
+				LWS_SERVER_OPTION_ALLOW_HTTP_ON_HTTPS_LISTENER;
+		info.ssl_cert_filepath = o->tls_cert;
+		info.ssl_private_key_filepath = o->tls_key;
+		if (o->tls_ca && o->tls_ca[0]) {
+			info.ssl_ca_filepath = o->tls_ca;
+			info.options |= LWS_SERVER_OPTION_REQUIRE_VALID_OPENSSL_CLIENT_CERT;
+		}
+		info.alpn = "http/1.1"; /* no h2: the fan-out writes HTTP/1.1 and ws frames raw */
+	}
 	ws->ctx = lws_create_context(&info);
 	if (!ws->ctx) {
 		fb_log_err("ws: libwebsockets could not create its context (see its message above)");
@@ -1058,6 +1106,7 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 	}
 	ws->fabric.map = o->fabric_map;
 	ws->fabric.auth = o->auth;
+	ws->fabric.anonymous_reads = o->anonymous_reads;
 	if (ws->fabric.map)
 		fb_fabric_map_set_waker(ws->fabric.map, wake_for_jobs, ws);
 	if (o->module) {
@@ -1075,8 +1124,10 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 		ws_free(ws);
 		return -rc;
 	}
-	fb_log_info("ws: serving ws://%s:%d" WS_PATH " (ring %zu events, queue %zu)",
-		    ws->host ? ws->host : "0.0.0.0", o->port, ring_events, o->queue_events);
+	static const char *const scheme[] = { "ws", "ws and wss", "wss" };
+	fb_log_info("ws: serving %s://%s:%d" WS_PATH " (ring %zu events, queue %zu)",
+		    scheme[o->tls >= 0 && o->tls <= 2 ? o->tls : 0], ws->host ? ws->host : "0.0.0.0",
+		    o->port, ring_events, o->queue_events);
 	*out = ws;
 	return 0;
 }

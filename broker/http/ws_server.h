@@ -8,7 +8,7 @@
  * lws thread owns everything else here: the ring of serialized messages,
  * subscribers, filters and journal replay.
  *
- * Endpoint: ws://<HttpListen>/ws/events?since=<EventId>&prefix=<MessageId prefix>
+ * Endpoint: ws[s]://<HttpListen>/ws/events?since=<EventId>&prefix=<MessageId prefix>
  *           &severity=<OK,Warning,Critical>&origin=<OriginOfCondition prefix>
  *   - each WebSocket message is one Redfish Event JSON (fb_redfish_render);
  *   - each event is serialized once, whatever the number of subscribers;
@@ -83,6 +83,15 @@ struct fb_ws_opts {
 	/* Redfish accounts and sessions (rf_auth_core.h), used by the lws thread
 	 * alone once started; NULL: no logins (writes unauthenticated). */
 	struct fb_rf_auth_core *auth;
+	/* Reads of /status, /fabric/map, /ws/events need a login (any role)
+	 * when auth is on, unless anonymous_reads; /metrics also when
+	 * public_metrics (HttpAnonymousReads, HttpPublicMetrics). */
+	int anonymous_reads, public_metrics;
+	/* HTTPS and wss (ws_tls.h): enum fb_agent_tls_mode (config.h), the
+	 * files (checked with fb_ws_tls_check first); tls_ca "": no client
+	 * certificates asked for. */
+	int tls;
+	const char *tls_cert, *tls_key, *tls_ca;
 	const struct fb_ws_http_module *module; /* NULL: none (copied) */
 	/* Called (lws thread) when the queue from the loop, after
 	 * fb_ws_committed returned FB_OUTPUT_BUSY, is back under half its bound. */

@@ -23,11 +23,19 @@ int fb_rf_auth_core_init(struct fb_rf_auth_core *c, const struct fb_config *cfg,
 	int rc = fb_rf_sessions_init(&c->sessions, cfg->rf_max_sessions, cfg->rf_session_timeout_s);
 	if (rc)
 		return fb_err_set(err, errsz, rc, "Redfish sessions: %s", fb_strerror(rc));
+	if (cfg->http_tokens[0]) {
+		if ((rc = fb_rf_bearers_load(cfg->http_tokens, &c->bearers, err, errsz))) {
+			fb_rf_sessions_free(&c->sessions);
+			return rc;
+		}
+		c->tokens = 1;
+	}
 	if (!cfg->rf_accounts[0])
 		return 0;
 	rc = fb_rf_accounts_load(cfg->rf_accounts, &c->accounts, err, errsz);
 	if (rc) {
 		fb_rf_sessions_free(&c->sessions);
+		fb_rf_bearers_free(&c->bearers);
 		return rc;
 	}
 	snprintf(c->accounts_path, sizeof(c->accounts_path), "%s", cfg->rf_accounts);
@@ -39,6 +47,7 @@ void fb_rf_auth_core_free(struct fb_rf_auth_core *c)
 {
 	fb_rf_accounts_free(&c->accounts);
 	fb_rf_sessions_free(&c->sessions);
+	fb_rf_bearers_free(&c->bearers);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -174,6 +183,18 @@ static int identify(struct fb_rf_auth_core *c, const char *authorization, const 
 		set_caller(who, s->user, s->role, s->id);
 		return FB_RF_AUTH_OK;
 	}
+	if (strncasecmp(authorization, "Bearer ", 7) == 0) {
+		const char *t = authorization + 7;
+		t += strspn(t, " ");
+		size_t n = strlen(t);
+		while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
+			n--;
+		const struct fb_rf_bearer *e = fb_rf_bearer_find(&c->bearers, t, n);
+		if (!e)
+			return FB_RF_AUTH_NO_SESSION;
+		set_caller(who, e->name, e->role, NULL);
+		return FB_RF_AUTH_OK;
+	}
 	char user[FB_RF_USER_MAX + 2], password[FB_RF_PASSWORD_MAX + 2];
 	const struct fb_rf_account *a = NULL;
 	if (fb_rf_basic_decode(authorization, user, sizeof(user), password, sizeof(password)))
@@ -193,7 +214,7 @@ int fb_rf_auth_core_check(struct fb_rf_auth_core *c, const char *authorization,
 	if (!who)
 		who = &tmp;
 	memset(who, 0, sizeof(*who));
-	if (!c->enabled || need == FB_RF_PRIV_NONE)
+	if (!fb_rf_auth_core_on(c) || need == FB_RF_PRIV_NONE)
 		return FB_RF_AUTH_OK;
 	if ((!token || !*token) && (!authorization || !*authorization))
 		return is_read && need == FB_RF_PRIV_LOGIN && c->anonymous_reads

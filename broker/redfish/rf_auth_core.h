@@ -5,14 +5,16 @@
  *
  *   - need FB_RF_PRIV_NONE: public (service root, $metadata, odata).
  *   - X-Auth-Token: a live session (rf_session.h), else 401.
+ *   - Authorization: Bearer: a token of the HttpTokens file (rf_token.h),
+ *     else 401.
  *   - Authorization: Basic: a good user:password (rf_account.h), else 401;
  *     failures are rate-limited per (peer, user) (rf_auth_limit.h) and logged.
  *   - nothing: 401, except a read that needs only Login when the site set
  *     RedfishAnonymousReads=yes.
  *   - a caller whose role lacks the privilege: 403.
  *
- * With no accounts file (RedfishAccounts empty) there is nobody to log in
- * as: every request passes, as before accounts existed, and fabricbusd
+ * With neither an accounts file (RedfishAccounts) nor a tokens file
+ * (HttpTokens) there is nobody to log in as: every request passes, as before accounts existed, and fabricbusd
  * warns at start. Everything here belongs to the lws thread.
  */
 #ifndef FB_RF_AUTH_CORE_H
@@ -22,6 +24,7 @@
 #include "rf_auth_limit.h"
 #include "rf_auth_priv.h"
 #include "rf_session.h"
+#include "rf_token.h"
 
 #include <stdint.h>
 
@@ -29,12 +32,20 @@ struct fb_config;
 
 struct fb_rf_auth_core {
 	int enabled;         /* an accounts file was configured */
+	int tokens;          /* a tokens file was configured (HttpTokens) */
 	int anonymous_reads; /* RedfishAnonymousReads */
 	char accounts_path[4096]; /* RedfishAccounts, for changes (rf_account_store.h) */
 	struct fb_rf_accounts accounts;
 	struct fb_rf_sessions sessions;
 	struct fb_rf_auth_limit limit;
+	struct fb_rf_bearers bearers;
 };
+
+/* Logins are on: accounts or tokens (or both) are configured. */
+static inline int fb_rf_auth_core_on(const struct fb_rf_auth_core *c)
+{
+	return c && (c->enabled || c->tokens);
+}
 
 /* Who a request came from, once checked. */
 struct fb_rf_caller {
@@ -51,7 +62,7 @@ enum fb_rf_auth_result {
 	FB_RF_AUTH_FORBIDDEN = 2,  /* 403: authenticated, but the role lacks the privilege */
 };
 
-/* Load the accounts file the config names (none: auth off). 0, or
+/* Load the accounts and tokens files the config names (neither: auth off). 0, or
  * FB_ECONFIG/-errno with "path: why; what to do" in err. */
 int fb_rf_auth_core_init(struct fb_rf_auth_core *c, const struct fb_config *cfg, char *err,
 			 size_t errsz);

@@ -34,9 +34,7 @@ static const char *errtext(int e, char *buf, size_t n)
 	return buf;
 }
 
-/* 0 when fd is ready for what (or has an error to report), else -ETIMEDOUT
- * once the deadline passes, or -errno. */
-static int wait_fd(int fd, short what, int64_t deadline)
+int fb_http_wait_fd(int fd, short what, int64_t deadline)
 {
 	for (;;) {
 		int64_t left = deadline - fb_time_ms();
@@ -82,7 +80,7 @@ static int dial(const char *host, uint16_t port, const char *peer, int64_t deadl
 		}
 		rc = connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ? 0 : -errno;
 		if (rc == -EINPROGRESS || rc == -EINTR) {
-			rc = wait_fd(fd, POLLOUT, deadline);
+			rc = fb_http_wait_fd(fd, POLLOUT, deadline);
 			int e = 0;
 			socklen_t l = sizeof(e);
 			if (!rc)
@@ -106,7 +104,7 @@ static int send_all(int fd, const uint8_t *p, size_t n, int64_t deadline)
 	while (n) {
 		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
 		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-			int rc = wait_fd(fd, POLLOUT, deadline);
+			int rc = fb_http_wait_fd(fd, POLLOUT, deadline);
 			if (rc)
 				return rc;
 			continue;
@@ -119,9 +117,35 @@ static int send_all(int fd, const uint8_t *p, size_t n, int64_t deadline)
 	return 0;
 }
 
+/* One connection: the socket, and the transport's state when not plain. */
+struct conn {
+	int fd;
+	const struct fb_http_transport *t;
+	void *tc;
+};
+
+static int conn_send(struct conn *c, const uint8_t *p, size_t n, int64_t deadline)
+{
+	return c->t ? c->t->send_all(c->tc, p, n, deadline) : send_all(c->fd, p, n, deadline);
+}
+
+/* Bytes read (>0), 0 at eof, -errno; -EAGAIN: nothing yet, wait again. */
+static long conn_recv(struct conn *c, void *p, size_t n, int64_t deadline)
+{
+	if (c->t)
+		return c->t->recv(c->tc, p, n, deadline);
+	int rc = fb_http_wait_fd(c->fd, POLLIN, deadline);
+	if (rc)
+		return rc;
+	ssize_t got = recv(c->fd, p, n, 0);
+	if (got < 0)
+		return errno == EWOULDBLOCK || errno == EINTR ? -EAGAIN : -errno;
+	return (long)got;
+}
+
 /* Receive and parse until the response is complete. */
-static int receive(int fd, const char *peer, const char *what, int64_t deadline, int timeout_ms,
-		   size_t max_body, struct fb_http_resp *r, char *err, size_t errsz)
+static int receive(struct conn *c, const char *peer, const char *what, int64_t deadline,
+		   int timeout_ms, size_t max_body, struct fb_http_resp *r, char *err, size_t errsz)
 {
 	struct fb_buf in = FB_BUF_INIT;
 	char perr[160], eb[96];
@@ -131,20 +155,18 @@ static int receive(int fd, const char *peer, const char *what, int64_t deadline,
 			rc = fb_err_set(err, errsz, -ENOMEM, "%s: out of memory reading the response", peer);
 			break;
 		}
-		rc = wait_fd(fd, POLLIN, deadline);
-		if (rc == -ETIMEDOUT) {
-			rc = fb_err_set(err, errsz, rc,
+		long n = conn_recv(c, in.data + in.len, in.cap - in.len, deadline);
+		if (n == -EAGAIN)
+			continue;
+		if (n == -ETIMEDOUT) {
+			rc = fb_err_set(err, errsz, -ETIMEDOUT,
 					"%s: no complete response to %s within %d ms (got %zu "
 					"bytes)", peer, what, timeout_ms, in.len);
 			break;
 		}
-		ssize_t n = rc ? -1 : recv(fd, in.data + in.len, in.cap - in.len, 0);
-		if (n < 0 && !rc && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-			continue;
 		if (n < 0) {
-			rc = rc ? rc : -errno;
-			rc = fb_err_set(err, errsz, rc, "%s: reading the response to %s: %s", peer, what,
-					errtext(-rc, eb, sizeof(eb)));
+			rc = fb_err_set(err, errsz, (int)n, "%s: reading the response to %s: %s", peer,
+					what, errtext((int)-n, eb, sizeof(eb)));
 			break;
 		}
 		in.len += (size_t)n;
@@ -176,6 +198,16 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 		    const char *content_type, const void *body, size_t body_len,
 		    int timeout_ms, size_t max_body, struct fb_http_resp *r, char *err, size_t errsz)
 {
+	return fb_http_request_as(NULL, host, port, method, path, content_type, body, body_len,
+				  timeout_ms, max_body, r, err, errsz);
+}
+
+int fb_http_request_as(const struct fb_http_client *cl, const char *host, uint16_t port,
+		       const char *method, const char *path, const char *content_type,
+		       const void *body, size_t body_len, int timeout_ms, size_t max_body,
+		       struct fb_http_resp *r, char *err, size_t errsz)
+{
+	const char *token = cl && cl->token && cl->token[0] ? cl->token : NULL;
 	char peer[300], what[80];
 	r->status = 0;
 	r->body = (struct fb_buf)FB_BUF_INIT;
@@ -196,7 +228,7 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 		return fb_err_set(err, errsz, -EINVAL, "%s: bad HTTP path (must start with '/', no spaces "
 				  "or control characters)", peer);
 	if ((content_type && !valid_text(content_type, 255, 1)) || (!body && body_len) || !port ||
-	    timeout_ms <= 0)
+	    timeout_ms <= 0 || (token && !valid_text(token, 1024, 0)))
 		return fb_err_set(err, errsz, -EINVAL, "%s: bad request arguments for %s %s", peer,
 				  method, path);
 	snprintf(what, sizeof(what), "%s %.60s", method, path);
@@ -205,6 +237,11 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 	int fd = dial(host, port, peer, deadline, timeout_ms, err, errsz);
 	if (fd < 0)
 		return fd;
+	struct conn c = { .fd = fd, .t = cl ? cl->transport : NULL };
+	if (c.t && !(c.tc = c.t->start(c.t, fd, host, deadline, err, errsz))) {
+		close(fd);
+		return err && errsz && err[0] ? -EPROTO : fb_err_set(err, errsz, -EPROTO, "%s: TLS failed", peer);
+	}
 
 	struct fb_buf req = FB_BUF_INIT;
 	int with_len = body || !strcmp(method, "POST") || !strcmp(method, "PUT") || !strcmp(method, "PATCH");
@@ -213,6 +250,8 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 			       method, path, peer, FB_VERSION);
 	if (!rc && content_type)
 		rc = fb_buf_printf(&req, "Content-Type: %s\r\n", content_type);
+	if (!rc && token)
+		rc = fb_buf_printf(&req, "Authorization: Bearer %s\r\n", token);
 	if (!rc && with_len)
 		rc = fb_buf_printf(&req, "Content-Length: %zu\r\n", body_len);
 	if (!rc)
@@ -221,19 +260,27 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 		rc = fb_buf_put(&req, body, body_len);
 	if (rc) {
 		fb_buf_free(&req);
+		if (c.t)
+			c.t->end(c.tc);
 		close(fd);
 		return fb_err_set(err, errsz, -ENOMEM, "%s: out of memory building %s", peer, what);
 	}
-	int src = send_all(fd, req.data, req.len, deadline);
+	int src = conn_send(&c, req.data, req.len, deadline);
+	if (token && req.data)
+		memset(req.data, 0, req.len); /* it holds the token */
 	fb_buf_free(&req);
 	if (src == -ETIMEDOUT) {
+		if (c.t)
+			c.t->end(c.tc);
 		close(fd);
 		return fb_err_set(err, errsz, src, "%s: sending %s timed out after %d ms", peer, what,
 				  timeout_ms);
 	}
 	/* A server may answer (413, 503) and close before reading all we sent:
 	 * take its answer if there is one, else report the send error. */
-	rc = receive(fd, peer, what, deadline, timeout_ms, max_body, r, err, errsz);
+	rc = receive(&c, peer, what, deadline, timeout_ms, max_body, r, err, errsz);
+	if (c.t)
+		c.t->end(c.tc);
 	close(fd);
 	if (rc && src) {
 		char eb[96];

@@ -46,6 +46,38 @@ int fb_http_request(const char *host, uint16_t port, const char *method, const c
 		    const char *content_type, const void *body, size_t body_len,
 		    int timeout_ms, size_t max_body, struct fb_http_resp *r, char *err, size_t errsz);
 
+/* A transport other than plain TCP (TLS: fb_http_auth.h provides one, so
+ * that this file needs libc only). start runs on the connected socket and
+ * returns the connection's state or NULL with err set; send_all and recv
+ * wait (poll) until deadline (fb_time_ms clock): recv returns bytes read,
+ * 0 at the end of the stream, or -errno (-ETIMEDOUT); end frees the state
+ * (the caller closes fd). */
+struct fb_http_transport {
+	void *(*start)(const struct fb_http_transport *t, int fd, const char *host, int64_t deadline,
+		       char *err, size_t errsz);
+	int (*send_all)(void *conn, const void *p, size_t n, int64_t deadline);
+	long (*recv)(void *conn, void *p, size_t n, int64_t deadline);
+	void (*end)(void *conn);
+	void *arg;
+};
+
+/* What a client adds to every request: a bearer token ("Authorization:
+ * Bearer <token>", NULL or "" for none) and a transport (NULL: plain TCP). */
+struct fb_http_client {
+	const char *token;
+	const struct fb_http_transport *transport;
+};
+
+/* 0 when fd is ready for what (POLLIN/POLLOUT, or has an error to report),
+ * -ETIMEDOUT once deadline (fb_time_ms clock) passes, or -errno. */
+int fb_http_wait_fd(int fd, short what, int64_t deadline);
+
+/* fb_http_request with a client's token and transport (cl may be NULL). */
+int fb_http_request_as(const struct fb_http_client *cl, const char *host, uint16_t port,
+		       const char *method, const char *path, const char *content_type,
+		       const void *body, size_t body_len, int timeout_ms, size_t max_body,
+		       struct fb_http_resp *r, char *err, size_t errsz);
+
 /* "/fabric/map?nodes=<list>" into out (a hostlist, or one node name); 1, or 0
  * when it does not fit. The broker decodes the query once, '+' to a space:
  * everything but unreserved bytes and ',' (a sub-delimiter, and the list's

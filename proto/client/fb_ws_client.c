@@ -59,6 +59,7 @@ struct fb_wsc {
 	uint16_t port;
 	char url[300];         /* ws://host:port/ws/events, for every log line */
 	char hosthdr[280];
+	const struct fb_http_auth *auth; /* not owned; NULL: plain, no token */
 	int min_ms, max_ms;
 	size_t max_queued;
 	struct event_base *base;
@@ -358,8 +359,9 @@ static int learn_head(struct fb_wsc *c, char *why, size_t whysz)
 {
 	struct fb_http_resp r;
 	char err[256];
-	int rc = fb_http_request(c->host, c->port, "GET", "/status", NULL, NULL, 0,
-				 WSC_STATUS_TIMEOUT_MS, WSC_STATUS_MAX, &r, err, sizeof(err));
+	int rc = fb_http_request_as(c->auth ? &c->auth->client : NULL, c->host, c->port, "GET",
+				    "/status", NULL, NULL, 0, WSC_STATUS_TIMEOUT_MS, WSC_STATUS_MAX, &r,
+				    err, sizeof(err));
 	if (rc < 0) {
 		snprintf(why, whysz, "GET /status for the head EventId: %s", err);
 		return rc;
@@ -409,6 +411,10 @@ static void connect_now(struct fb_wsc *c)
 	ci.host = c->hosthdr;
 	ci.origin = c->hosthdr;
 	ci.ietf_version_or_minus_one = -1;
+	if (c->auth && c->auth->tls) {
+		ci.ssl_connection = LCCSCF_USE_SSL; /* chain and host name checked */
+		ci.alpn = "http/1.1";
+	}
 	fb_log_debug("%s: connecting (%s)", c->url, (const char *)c->path.data);
 	if (!lws_client_connect_via_info(&ci))
 		lost(c, "could not start the connection"); /* a no-op if lws reported it */
@@ -482,6 +488,17 @@ static int wsc_callback(struct lws *wsi, enum lws_callback_reasons reason, void 
 	case LWS_CALLBACK_CLIENT_CLOSED:
 		lost(c, c->close_why[0] ? c->close_why : "connection closed");
 		return 0;
+	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: { /* in: char ** cursor, len: room */
+		if (!c->auth || !c->auth->token[0])
+			return 0;
+		char v[FB_HTTP_TOKEN_MAX + 8];
+		int n = snprintf(v, sizeof(v), "Bearer %s", c->auth->token);
+		int rc = lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_AUTHORIZATION,
+						      (const unsigned char *)v, n,
+						      (unsigned char **)in, *(unsigned char **)in + len);
+		memset(v, 0, sizeof(v));
+		return rc ? -1 : 0;
+	}
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		if (c)
 			maybe_resume_rx(c);
@@ -585,6 +602,7 @@ struct fb_wsc *fb_wsc_start(const struct fb_wsc_opts *o, char *err, size_t errsz
 	c->on_message = o->on_message;
 	c->on_state = o->on_state;
 	c->arg = o->arg;
+	c->auth = o->auth;
 	c->max_queued = o->max_queued ? o->max_queued : 4096;
 	c->min_ms = o->reconnect_min_ms ? o->reconnect_min_ms : 100;
 	c->max_ms = o->reconnect_max_ms ? o->reconnect_max_ms : 5000;
@@ -598,7 +616,8 @@ struct fb_wsc *fb_wsc_start(const struct fb_wsc_opts *o, char *err, size_t errsz
 	atomic_init(&c->last_id, o->since);
 	snprintf(c->hosthdr, sizeof(c->hosthdr), strchr(o->host, ':') ? "[%s]:%u" : "%s:%u", o->host,
 		 (unsigned)o->port);
-	snprintf(c->url, sizeof(c->url), "ws://%s/ws/events", c->hosthdr);
+	snprintf(c->url, sizeof(c->url), "%s://%s/ws/events", fb_http_auth_scheme(o->auth, 1),
+		 c->hosthdr);
 	c->wake = event_new(o->base, -1, 0, deliver, c);
 	if (!c->host || (q && !c->query) || !c->wake) {
 		snprintf(err, errsz, "%s: out of memory", c->url);
@@ -621,6 +640,10 @@ struct fb_wsc *fb_wsc_start(const struct fb_wsc_opts *o, char *err, size_t errsz
 	info.fd_limit_per_thread = 16; /* one connection and lws's own pipe */
 	info.retry_and_idle_policy = &c->retry;
 	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
+	if (c->auth && c->auth->tls) {
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+		info.client_ssl_ca_filepath = c->auth->tls_ca;
+	}
 	c->ctx = lws_create_context(&info);
 	if (!c->ctx) {
 		snprintf(err, errsz, "%s: cannot create the libwebsockets context", c->url);

@@ -1,4 +1,4 @@
-/* fb_ws_client.h - a resuming subscriber of ws://host:port/ws/events for a
+/* fb_ws_client.h - a resuming subscriber of ws[s]://host:port/ws/events for a
  * program whose state lives on a libevent loop (adapters/slurm, adapters/pmix).
  *
  * Threads. libwebsockets runs its own client context on its own thread
@@ -36,6 +36,8 @@
 #ifndef FB_WS_CLIENT_H
 #define FB_WS_CLIENT_H
 
+#include "fb_http_auth.h"
+
 #include <event2/event.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +58,10 @@ struct fb_wsc_opts {
 	 * upgrade succeeded, 0 when lost (why says what happened). May be NULL. */
 	void (*on_state)(void *arg, int connected, const char *why);
 	void *arg;
+	/* A bearer token and HTTPS (fb_http_auth.h): wss:// with the broker's
+	 * certificate checked, "Authorization: Bearer" on the upgrade and on
+	 * GET /status. NULL: ws://, no token. Must outlive the client. */
+	const struct fb_http_auth *auth;
 	size_t max_queued;       /* 0: 4096. Past it the lws thread stops reading
 	                          * (lws_rx_flow_control) until the owner catches up */
 	int reconnect_min_ms, reconnect_max_ms; /* 0: 100 and 5000 */

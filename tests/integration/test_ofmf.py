@@ -289,7 +289,7 @@ def core_patch_refused_with_accounts():
         print("  NOTE: no `fabricbus passwd` in this build (rf-auth not merged): not run")
         return
     core = ofmf.Core().start()
-    b = fbtest.Broker(OfmfCore=core.url, RedfishAnonymousReads="yes")
+    b = fbtest.Broker(OfmfCore=core.url, RedfishAnonymousReads="yes", HttpAnonymousReads="yes")
     accounts = os.path.join(b.workdir, "redfish-accounts")
     out = subprocess.run([fbtest.FABRICBUS, "passwd", "-f", accounts, "admin", "Administrator"],
                          input="ofmf-test-pw\n", capture_output=True, text=True)

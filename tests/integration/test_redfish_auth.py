@@ -293,8 +293,10 @@ def jobs_need_a_login_when_accounts_exist():
     r = c.getresponse()
     assert r.status == 201, (r.status, r.read())
     c.close()
-    # and the map is still readable without a login (reads are issue 14's)
-    assert req(br, "GET", "/fabric/map")[0] in (200, 503)
+    # reads of the broker's own routes need a login too once accounts exist
+    # (docs/security.md, "HTTP and WebSocket"); any role will do
+    assert req(br, "GET", "/fabric/map")[0] == 401
+    assert req(br, "GET", "/fabric/map", headers=basic("viewer"))[0] in (200, 503)
     assert br.stop() == 0
 
 

@@ -3,12 +3,17 @@ run ONLY through ../shared/tools/redfish-validate proto, which starts the
 broker inside a private network namespace (unshare -n) together with the
 validator (the stock tool subscribes a destination outside this machine).
 
+The broker serves HTTPS (HttpTls=required) with a certificate for 127.0.0.1
+from a test CA that openssl makes in the workdir; the validator trusts it
+through REQUESTS_CA_BUNDLE (requests' own variable: the shared tool passes no
+--ca-bundle) and also sends plain HTTP to the same port, which the broker
+redirects (a GET without credentials) or refuses (403).
+
 It prints the validator's summary and every FAIL, WARN and NOT_TESTED, and
-asserts on what the accounts and sessions part controls (docs/redfish.md,
-"Protocol validator results", lists the rest and why):
-  - no FAIL in the session and privilege assertions (SEC_*, except the two
-    that need HTTPS, which fabricbusd does not serve yet: SEC_BASIC_AUTH_OVER_HTTPS,
-    SEC_SESSION_CREATE_HTTPS_ONLY), nor in REQ_POST_CREATE_TO_MEMBERS_PROP;
+asserts on what the accounts, sessions and HTTPS parts control
+(docs/redfish.md, "Protocol validator results", lists the rest and why):
+  - no FAIL in the session, privilege and HTTPS assertions (SEC_*), nor in
+    REQ_POST_CREATE_TO_MEMBERS_PROP;
   - the session, privilege and account assertions ran and passed (MUST_PASS:
     logins, sessions, roles, and the validator's own account created, PATCHed
     with and without good If-Match, raced by 4 writers and deleted).
@@ -41,9 +46,11 @@ MUST_PASS = ["SEC_REQUIRE_LOGIN_SESSIONS", "SEC_SESSION_POST_RESPONSE",
              "PROTO_ETAG_412_WRITE_NOT_APPLIED", "PROTO_ETAG_LOST_UPDATE",
              "PROTO_ETAG_ROTATES_ON_WRITE", "PROTO_ETAG_STABLE_WITHOUT_MODIFICATION",
              "REQ_PATCH_BAD_PROP", "REQ_PATCH_MIXED_PROPS", "REQ_PATCH_ODATA_PROPS",
-             "REQ_POST_CREATE_VIA_COLLECTION", "REQ_POST_CREATE_URI_IN_LOCATION_HDR"]
-# FAILs that are not the accounts and sessions part's to fix (docs/redfish.md).
-NEEDS_HTTPS = {"SEC_BASIC_AUTH_OVER_HTTPS", "SEC_SESSION_CREATE_HTTPS_ONLY"}
+             "REQ_POST_CREATE_VIA_COLLECTION", "REQ_POST_CREATE_URI_IN_LOCATION_HDR",
+             # HTTPS (HttpTls=required): plain HTTP redirected or refused, an X.509 v3
+             # certificate, and the redirect still asks for credentials
+             "SEC_BASIC_AUTH_OVER_HTTPS", "SEC_SESSION_CREATE_HTTPS_ONLY",
+             "SEC_CERTS_CONFORM_X509V3", "PROTO_REDIRECT_ENFORCES_TARGET_PRIVS"]
 
 
 def tool():
@@ -62,14 +69,36 @@ def make_accounts(d):
     return path
 
 
+def make_certs(d):
+    """ca.pem and broker.pem/broker.key (IP:127.0.0.1) in d, with openssl."""
+    def run(*args):
+        subprocess.run(args, cwd=d, check=True, capture_output=True, timeout=60)
+    for name in ("ca", "broker"):
+        run("openssl", "genpkey", "-algorithm", "EC", "-pkeyopt",
+            "ec_paramgen_curve:prime256v1", "-out", f"{name}.key")
+        os.chmod(os.path.join(d, f"{name}.key"), 0o600)
+    run("openssl", "req", "-x509", "-new", "-key", "ca.key", "-out", "ca.pem", "-days", "2",
+        "-subj", "/CN=fabricbus protocol test CA")
+    run("openssl", "req", "-new", "-key", "broker.key", "-out", "broker.csr", "-subj",
+        "/CN=fabricbusd")
+    with open(os.path.join(d, "broker.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    run("openssl", "x509", "-req", "-in", "broker.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "broker.pem", "-days", "2", "-extfile", "broker.ext")
+    return os.path.join(d, "ca.pem")
+
+
 def run_validator(d):
     http_port, agent_port = fbtest.free_port(), fbtest.free_port()
     log = os.path.join(d, "fabricbusd.log")
+    ca = make_certs(d)
     cmd = (f"exec {fbtest.FABRICBUSD} -o RedfishAccounts={make_accounts(d)} "
            f"-o HttpListen=127.0.0.1:{http_port} -o AgentListen=127.0.0.1:{agent_port} "
+           f"-o HttpTls=required -o HttpTlsCert={d}/broker.pem -o HttpTlsKey={d}/broker.key "
            f"-o JournalDir={d}/journal >{log} 2>&1")
-    env = dict(os.environ, RF_USER=ADMIN, RF_PASS=ADMIN_PW, SERVICE_WAIT="3")
-    out = subprocess.run([tool(), "proto", cmd, f"http://127.0.0.1:{http_port}"], env=env,
+    env = dict(os.environ, RF_USER=ADMIN, RF_PASS=ADMIN_PW, SERVICE_WAIT="3",
+               REQUESTS_CA_BUNDLE=ca)
+    out = subprocess.run([tool(), "proto", cmd, f"https://127.0.0.1:{http_port}"], env=env,
                          capture_output=True, text=True, timeout=900)
     text = out.stdout + out.stderr
     tsv = re.search(r"^(\S+\.tsv)$", out.stdout, re.M)
@@ -95,9 +124,8 @@ def protocol_validator_passes_the_session_and_auth_assertions():
             print(f"  {kind:10} {r['Assertion']}: {r['Method']} {r['URI']} {r['Status code']}: "
                   f"{r['Message'][:160]}", flush=True)
     ours = [r for a, rs in by.items() for r in rs if r["Result"] == "FAIL" and
-            (a.startswith("SEC_") or a == "REQ_POST_CREATE_TO_MEMBERS_PROP") and
-            a not in NEEDS_HTTPS]
-    assert not ours, "accounts/sessions assertions failed:\n" + "\n".join(
+            (a.startswith("SEC_") or a == "REQ_POST_CREATE_TO_MEMBERS_PROP")]
+    assert not ours, "accounts/sessions/HTTPS assertions failed:\n" + "\n".join(
         f"{r['Assertion']}: {r['Message']}" for r in ours)
     for a in MUST_PASS:
         results = {r["Result"] for r in by.get(a, [])}

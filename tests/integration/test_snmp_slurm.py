@@ -105,7 +105,8 @@ class Parts:
         # on every address: the node agents reach it over their management links
         ap, hp = free_port(), free_port()
         self.broker = Broker(agent_port=ap, http_port=hp, FabricName=FABRIC,
-                             AgentListen=f"0.0.0.0:{ap}", HttpListen=f"0.0.0.0:{hp}").start()
+                             AgentListen=f"0.0.0.0:{ap}", HttpListen=f"0.0.0.0:{hp}",
+                             HttpAllowPlain="yes").start()
         self.tail = Tail(self.broker.http_addr, os.path.join(self.broker.workdir, "tail.err"))
         self.trap_port = free_port()
         self.sw = snmp.SnmpSwitch("sw1", 1, ports=(),

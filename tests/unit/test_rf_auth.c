@@ -524,6 +524,68 @@ static void account_store_writes_the_file_then_memory(void)
 	fb_rf_auth_core_free(&c);
 }
 
+/* HttpTokens: "NAME:ROLE:SHA256" lines; Bearer tokens found by their hash,
+ * with their role's privileges; bad lines named; short or unknown tokens 401. */
+static void bearer_tokens_file_and_decisions(void)
+{
+	static const char tok_ro[] = "4f1b3c2d9e8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c";
+	static const char tok_op[] = "operator-token-operator-token-operator-token";
+	uint8_t d[FB_RF_DIGEST_LEN];
+	char hex_ro[2 * FB_RF_DIGEST_LEN + 1], hex_op[2 * FB_RF_DIGEST_LEN + 1], text[512], err[256];
+	CHECK_EQ(fb_rf_digest(tok_ro, strlen(tok_ro), NULL, 0, d), 0);
+	fb_rf_hex(d, sizeof(d), hex_ro);
+	CHECK_EQ(fb_rf_digest(tok_op, strlen(tok_op), NULL, 0, d), 0);
+	fb_rf_hex(d, sizeof(d), hex_op);
+	int n = snprintf(text, sizeof(text), "# tokens\n  viewer:ReadOnly:%s  # grafana\n\nslurm@h1:Operator:%s\n",
+			 hex_ro, hex_op);
+	struct fb_rf_bearers b;
+	CHECK_EQ(fb_rf_bearers_parse(text, (size_t)n, "tok", &b, err, sizeof(err)), 0);
+	CHECK_EQ(b.n, 2);
+	CHECK_STR(b.v[1].name, "slurm@h1");
+	CHECK(fb_rf_bearer_find(&b, tok_ro, strlen(tok_ro)) == &b.v[0]);
+	CHECK(fb_rf_bearer_find(&b, tok_op, strlen(tok_op)) == &b.v[1]);
+	CHECK(fb_rf_bearer_find(&b, tok_op, strlen(tok_op) - 1) == NULL);
+	CHECK(fb_rf_bearer_find(&b, "short", 5) == NULL);
+	fb_rf_bearers_free(&b);
+	static const char *const bad[][2] = {
+		{ "x:ReadOnly\n", "NAME:ROLE" },
+		{ "x:Root:00\n", "unknown role" },
+		{ "x:ReadOnly:1234\n", "SHA-256" },
+		{ "a b:ReadOnly:1234\n", "bad name" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_EQ(fb_rf_bearers_parse(bad[i][0], strlen(bad[i][0]), "tok", &b, err, sizeof(err)),
+			 FB_ECONFIG);
+		CHECK(strstr(err, "tok:1: ") == err && strstr(err, bad[i][1]) != NULL);
+		CHECK(b.v == NULL && b.n == 0);
+	}
+	/* the decision: tokens alone turn logins on */
+	struct fb_rf_auth_core c;
+	memset(&c, 0, sizeof(c));
+	CHECK_EQ(fb_rf_sessions_init(&c.sessions, 4, 60), 0);
+	CHECK_EQ(fb_rf_bearers_parse(text, (size_t)n, "tok", &c.bearers, err, sizeof(err)), 0);
+	c.tokens = 1;
+	char hdr[128];
+	struct fb_rf_caller who;
+	CHECK(fb_rf_auth_core_on(&c));
+	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, NULL, "p", FB_RF_PRIV_LOGIN, 1, 0, &who),
+		 FB_RF_AUTH_NO_SESSION);
+	snprintf(hdr, sizeof(hdr), "Bearer %s", tok_ro);
+	CHECK_EQ(fb_rf_auth_core_check(&c, hdr, NULL, "p", FB_RF_PRIV_LOGIN, 1, 0, &who), 0);
+	CHECK(who.authenticated && strcmp(who.user, "viewer") == 0);
+	CHECK_EQ(fb_rf_auth_core_check(&c, hdr, NULL, "p", FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, 0,
+				       &who), FB_RF_AUTH_FORBIDDEN);
+	snprintf(hdr, sizeof(hdr), "bearer  %s ", tok_op);
+	CHECK_EQ(fb_rf_auth_core_check(&c, hdr, NULL, "p", FB_RF_PRIV_CONFIGURE_COMPONENTS, 0, 0,
+				       &who), 0);
+	snprintf(hdr, sizeof(hdr), "Bearer %s x", tok_op);
+	CHECK_EQ(fb_rf_auth_core_check(&c, hdr, NULL, "p", FB_RF_PRIV_LOGIN, 1, 0, &who),
+		 FB_RF_AUTH_NO_SESSION);
+	CHECK_EQ(fb_rf_auth_core_check(&c, "Bearer ", NULL, "p", FB_RF_PRIV_LOGIN, 1, 0, &who),
+		 FB_RF_AUTH_NO_SESSION);
+	fb_rf_auth_core_free(&c);
+}
+
 int main(void)
 {
 	RUN(accounts_file_parsed);
@@ -545,5 +607,6 @@ int main(void)
 	RUN(failed_logins_lock_out_then_expire);
 	RUN(session_login_use_and_delete);
 	RUN(account_store_writes_the_file_then_memory);
+	RUN(bearer_tokens_file_and_decisions);
 	return TEST_DONE();
 }
