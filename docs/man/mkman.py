@@ -9,7 +9,7 @@ The subset, one construct per line so that the output is predictable:
   ### Heading                          .SS
   paragraph lines                      filled text; a blank line ends it
   - item                               a bullet (continuation lines indented 2)
-  `term`                               a line that is only a code span (and an
+  `term`                               a line of code spans (comma-separated, each with an
                                        optional *italic*) starts a
   : text                               tagged paragraph (.TP) whose text follows
                                        on ': ' lines (pandoc definition lists)
@@ -89,7 +89,7 @@ def convert(src, version):
         elif raw.startswith("- "):
             out += [".IP \\(bu 2", inline(raw[2:])]
             state = "item"
-        elif re.fullmatch(r"`[^`]+`(\*[^*]+\*)?", raw):
+        elif re.fullmatch(r"`[^`]+`(\*[^*]+\*)?(, `[^`]+`(\*[^*]+\*)?)*", raw):
             out += [".TP", inline(raw)]
             state = "tp-term"
         elif raw.startswith(": "):
