@@ -165,7 +165,7 @@ def scenario_scale(q):
          f"{n_subs - bad}/{n_subs} subscribers complete"),
     ])
     row(f"{n_agents} agents + {n_subs} subscribers", total,
-        {"journal": tally(keys, want), "ws": (total if not bad else 0, 0, 0 if not bad else total)},
+        {"journal": tally(keys, want), f"ws x{n_subs}": (total if not bad else 0, 0, 0 if not bad else total)},
         f"{total / t_acked:.0f} ev/s in, peak RSS {hwm} MiB")
     if bad:
         FAILED.append(f"scale: {bad} WebSocket subscribers did not get every event in order")
@@ -198,27 +198,26 @@ class PacedAgent:
         self.done_at = None
 
     def run(self, t0):
-        i = 0
-        out = b""
+        i = 0             # chunks due so far
+        j, off = 0, 0     # the chunk being sent, and how much of it is sent
         buf = b""
+        per = 512
         while self.acked < self.n:
-            due = min(len(self.chunks), int((time.time() - t0) * self.rate / 512) + 1)
-            while i < due:
-                out += self.chunks[i]
-                i += 1
-            queued = (len(out) // len(self.chunks[0])) * 512
-            self.peak_queue = max(self.peak_queue, queued)
-            if out:
+            i = max(i, min(len(self.chunks), int((time.time() - t0) * self.rate / per) + 1))
+            self.peak_queue = max(self.peak_queue, (i - j) * per)
+            if j < i:
                 try:
-                    k = self.conn.s.send(out)
-                    out = out[k:]
+                    k = self.conn.s.send(memoryview(self.chunks[j])[off:])
+                    off += k
+                    if off == len(self.chunks[j]):
+                        j, off = j + 1, 0
                 except BlockingIOError:
                     pass
             try:
-                data = self.conn.s.recv(65536)
-                buf += data
+                buf += self.conn.s.recv(65536)
             except BlockingIOError:
-                time.sleep(0.002)
+                if j >= i:
+                    time.sleep(0.002)
             while len(buf) >= 8:
                 ln = struct.unpack(">I", buf[4:8])[0]
                 if len(buf) < 8 + ln:
@@ -226,9 +225,16 @@ class PacedAgent:
                 if buf[3] == ACK:
                     self.acked = struct.unpack(">Q", buf[8:16])[0]
                 buf = buf[8 + ln:]
-            if i == len(self.chunks) and self.done_at is None and not out:
-                self.done_at = time.time()
         self.conn.close()
+
+
+def agent_counts(b, agents):
+    """(stored, duplicates dropped, lost) from /status for {agent: n}."""
+    st = {a["id"]: a for a in b.status()["broker"]["agents"]}
+    stored = sum(st.get(a, {}).get("events", 0) for a in agents)
+    dups = sum(st.get(a, {}).get("duplicates", 0) for a in agents)
+    lost = sum(max(0, n - st.get(a, {}).get("last_seq", 0)) for a, n in agents.items())
+    return stored, dups, lost
 
 
 def scenario_overload(q):
@@ -254,8 +260,7 @@ def scenario_overload(q):
                                             f"/ws/events?since={base}", str(total), str(base + 1)],
                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                            text=True)) for _ in range(n_subs)]
-    tail = Tail(b.http_addr, os.path.join(b.workdir, "tail.err"))
-    b.wait_status(lambda s: len(s["websocket"]["subscribers"]) == n_subs + 1, timeout=60)
+    b.wait_status(lambda s: len(s["websocket"]["subscribers"]) == n_subs, timeout=60)
     t0 = time.time()
     held0 = b.status()["websocket"]["agents_held"]
     threads = [threading.Thread(target=a.run, args=(t0,), daemon=True) for a in agents]
@@ -273,10 +278,10 @@ def scenario_overload(q):
     delivered_at = time.time()
     st = b.status()
     held = st["websocket"]["agents_held"] - held0
-    want = expected({a.agent_id: a.n for a in agents})
-    fbtest.wait_for(lambda: len(tail.events), lambda n: n >= st["broker"]["events"]["last_event_id"],
-                    120, "tail caught up")
-    tail.stop()
+    last = st["broker"]["events"]["last_event_id"]
+    replay = subprocess.run([WS_SINK, "127.0.0.1", str(b.http_port), "/ws/events?since=0",
+                             str(last), "1"], capture_output=True, text=True, timeout=900)
+    stored, dups, lost = agent_counts(b, {a.agent_id: a.n for a in agents})
     # Recovery: one event's latency to a live subscriber after the flood.
     lat = probe_latency(b)
     SCALE.extend([
@@ -290,9 +295,11 @@ def scenario_overload(q):
          f"the offer; then one event to a live subscriber in {lat * 1000:.1f} ms"),
     ])
     row(f"10x sustainable rate for {seconds} s", total,
-        {"journal": tally(journal_keys(b), want), "ws": tally([key(d) for d in tail.events], want),
-         "ws x%d" % n_subs: (total if not bad else 0, 0, 0 if not bad else total)},
-        f"held {held}x, caught up {delivered_at - offered_end:.1f} s after")
+        {"journal": (stored, 0, lost), "ws x%d" % n_subs: (total if not bad else 0, 0, 0 if not bad else total)},
+        f"held {held}x, caught up {delivered_at - offered_end:.1f} s after; resent copies dropped "
+        f"{dups}; journal replay 1..{last} in order: {'yes' if replay.returncode == 0 else 'NO'}")
+    if replay.returncode != 0:
+        FAILED.append(f"overload: journal replay: {replay.stderr.strip()[-200:]}")
     if bad:
         FAILED.append(f"overload: {bad} subscribers did not get every event in order")
     b.stop()
@@ -378,7 +385,7 @@ def scenario_subscribers(q):
     from test_slow_subscriber import RawWsClient
     n = 100_000 if q.quick else 500_000
     agents = {"suba": n, "subb": n}
-    b = Broker().start()
+    b = Broker(WsRingEvents="16384", WsQueueEvents="8192").start()
     tail = Tail(b.http_addr, os.path.join(b.workdir, "tail.err"))
     stalled = RawWsClient(b.http_port, "/ws/events")
     cutter = RawWsClient(b.http_port, "/ws/events")
@@ -390,18 +397,29 @@ def scenario_subscribers(q):
     cutter.s.close()
     errs = wait_publishers(pubs)
     want = expected(agents)
-    st = b.wait_status(lambda s: s["websocket"]["dropped_slow"] >= 1, timeout=120)
+    try:
+        b.wait_status(lambda s: s["websocket"]["dropped_slow"] >= 1, timeout=60)
+    except AssertionError:
+        pass  # not cut off: it reads everything below
+    st = b.status()
     # The stalled one: what it got before its notice, then resume from it.
     got, resume = [], None
-    for op, payload in stalled.frames():
-        if op == 1:
-            d = json.loads(payload)
-            if fbtest.is_missed_notice(d):
-                resume = int(d["Events"][0]["Oem"]["Fabricbus"]["ResumeSince"])
-            else:
-                got.append(key(d))
-        elif op == 8:
-            break
+    try:
+        for op, payload in stalled.frames():
+            if op == 1:
+                d = json.loads(payload)
+                if fbtest.is_missed_notice(d):
+                    resume = int(d["Events"][0]["Oem"]["Fabricbus"]["ResumeSince"])
+                else:
+                    got.append(key(d))
+                    if len(got) == len(want):
+                        break
+            elif op == 8:
+                break
+    except OSError:
+        pass
+    if resume is None and got:
+        resume = len(got)
     r = subprocess.run([FABRICBUS, "tail", "--http", b.http_addr, "--since", str(resume or 0),
                         "--idle-exit", "3", "--events-only", "--quiet"], capture_output=True,
                        text=True, timeout=600)
@@ -419,12 +437,14 @@ def scenario_subscribers(q):
 
 
 def scenario_disk_full(q):
-    """JournalDir on a 4 MiB tmpfs of its own (a mount namespace)."""
+    """JournalDir on a 4 MiB tmpfs: every event the publisher saw acked is
+    in the journal, also after a restart; what the broker did and said."""
     work = tempfile.mkdtemp(prefix="fb-load-full-")
     jdir = os.path.join(work, "journal")
     os.makedirs(jdir)
-    wrap = ["unshare", "-m", "sh", "-c", 'mount -t tmpfs -o size=4m none "$0" && exec "$@"', jdir]
-    b = Broker(workdir=work, wrapper=wrap, JournalSegmentSize="1M", JournalDir=jdir).start()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "fb-load-full", jdir], check=True)
+    fbtest.at_exit(lambda: subprocess.run(["umount", "-l", jdir], capture_output=True))
+    b = Broker(workdir=work, JournalSegmentSize="1M", JournalDir=jdir).start()
     tail = Tail(b.http_addr, os.path.join(work, "tail.err"))
     n = 200_000
     p = fbtest.publish(b.agent_addr, "full", generate=n, timeout=20)
@@ -432,24 +452,29 @@ def scenario_disk_full(q):
     acked = int(m[-1]) if m else 0
     time.sleep(2)
     alive = b.proc.poll() is None
-    keys = journal_keys(b) if alive else []
+    rc = b.proc.returncode
+    log = b.log()
+    said = [line for line in log.splitlines() if "No space" in line or "ENOSPC" in line
+            or "disk full" in line.lower() or "space" in line.lower()]
+    restarted = "no"
+    if not alive:
+        try:
+            b.start()
+            restarted = "yes"
+        except Exception as e:
+            restarted = f"failed ({e})"
+    keys = journal_keys(b) if b.proc.poll() is None else []
     tail.stop()
     acked_set = expected({"full": acked})
-    j = tally(keys, acked_set)
-    log = b.log()
-    said = [line for line in log.splitlines() if "ENOSPC" in line or "No space" in line
-            or "disk full" in line.lower()]
-    note = (f"publish exit {p.returncode}, acked up to {acked} of {n}; broker "
-            f"{'up' if alive else 'exited ' + str(b.proc.returncode)}; log: "
-            f"{said[0][25:140] if said else 'nothing about the disk'}")
-    # Durability promise: every ACKED event is in the journal (of a live broker).
+    note = (f"publish exit {p.returncode}, acked {acked} of {n}; broker "
+            f"{'kept running' if alive else 'exited ' + str(rc)}, restart: {restarted}; log: "
+            f"{said[0][25:160] if said else 'nothing about the disk'}")
     row("journal disk full (4 MiB tmpfs)", acked,
-        {"journal": j if alive else (0, 0, 0), "ws": tally([key(d) for d in tail.events], acked_set)},
+        {"journal": tally(keys, acked_set), "ws": tally([key(d) for d in tail.events], acked_set)},
         note)
-    if alive:
+    if b.proc.poll() is None:
         b.stop()
-    else:
-        b.proc = None
+    subprocess.run(["umount", "-l", jdir], capture_output=True)
 
 
 def scenario_ib_agent(q):
@@ -632,7 +657,6 @@ def main():
         if "k" not in started:
             started["k"] = with_kafka()
         return started["k"]
-    globals()["kafka_once"] = kafka_once
     for name, f in plan:
         if only and name not in only:
             continue
