@@ -242,8 +242,15 @@ class PacedAgent:
 
 
 def agent_counts(b, agents):
-    """(stored, duplicates dropped, lost) from /status for {agent: n}."""
-    st = {a["id"]: a for a in b.status()["broker"]["agents"]}
+    """(stored, duplicates dropped, lost) from /status for {agent: n}, once
+    a snapshot shows them all (or after 10 s)."""
+    def table():
+        return {a["id"]: a for a in b.status()["broker"]["agents"]}
+    try:
+        st = fbtest.wait_for(table, lambda t: all(t.get(a, {}).get("last_seq") == n
+                                                  for a, n in agents.items()), 10, "agents")
+    except AssertionError:
+        st = table()
     stored = sum(st.get(a, {}).get("events", 0) for a in agents)
     dups = sum(st.get(a, {}).get("duplicates", 0) for a in agents)
     lost = sum(max(0, n - st.get(a, {}).get("last_seq", 0)) for a, n in agents.items())
