@@ -76,8 +76,8 @@ struct fb_conn {
 	char addr[48];          /* peer without the port */
 	uint16_t err_code;      /* CONN_ERROR_AFTER_ACK */
 	char err_text[256];
-	size_t turn_bytes;      /* frame bytes served since the last commit acked it */
-	int yielded;            /* used its AgentReadBudget: reading off until the next commit */
+	size_t turn_bytes;      /* frame bytes served in this turn (turn_cb starts the next) */
+	int yielded;            /* used its AgentReadBudget: reading off until turn_cb */
 };
 
 const char *fb_conn_peer(const struct fb_conn *c) { return c->peer; }
