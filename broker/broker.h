@@ -101,6 +101,7 @@ struct fb_broker {
 	 * open, so that neither can starve the other or the journal (accept.c). */
 	uint64_t fd_limit, fd_agents, fd_http;
 	struct event *commit_ev;  /* low priority: runs after all reads */
+	struct event *turn_ev;    /* same priority, after it: agents' read budgets renew (ingest.c) */
 	struct event *sync_timer; /* JournalSync=interval */
 	struct event *tick_ev;    /* 1 s housekeeping */
 	struct event *journal_retry; /* while the journal is stalled (commit.c) */
