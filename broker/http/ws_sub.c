@@ -155,12 +155,12 @@ static void fill_ring(struct fb_ws_sub *s, const struct fb_ws_src *src, struct f
 			*more = 1;
 			break;
 		}
-		const struct fb_ws_msg *m = fb_ws_ring_at(r, seq);
+		struct fb_ws_msg *m = fb_ws_ring_at(r, seq);
 		s->next_id = m->event_id + 1;
 		/* fb_buf_put can only fail on ENOMEM; the message is then
 		 * lost for this subscriber alone and the lag check catches up */
 		if (s->kind == FB_WS_SUB_SSE) {
-			if (fb_rf_filter_match(s->rf, &m->rf) && fb_ws_msg_put_sse(m, out) == 0)
+			if ((!s->rf || fb_rf_filter_match(s->rf, fb_ws_msg_rf(m))) && fb_ws_msg_put_sse(m, out) == 0)
 				s->sent++;
 			continue;
 		}
