@@ -188,7 +188,7 @@ static int slot_fit(struct fb_buf *b, size_t need)
 const struct fb_rf_attrs *fb_ws_msg_rf(struct fb_ws_msg *m)
 {
 	if (!m->rf_ready) {
-		fb_rf_attrs_init(&m->rf, m->message_id, m->event_type, fb_ws_msg_origin(m));
+		fb_rf_attrs_init(&m->rf, m->message_id, m->rf.event_type, fb_ws_msg_origin(m));
 		m->rf_ready = 1;
 	}
 	return &m->rf;
@@ -232,7 +232,6 @@ int fb_ws_ring_push(struct fb_ws_ring *r, uint64_t event_id, const struct fb_eve
 	m->buf.len = frame_len + (size_t)olen + 1 + sse_len;
 	m->event_id = event_id;
 	m->message_id = f.cls.message_id;
-	m->event_type = f.cls.event_type;
 	m->severity = f.cls.severity;
 	m->frame_off = 0;
 	m->frame_len = (uint32_t)frame_len;
@@ -240,7 +239,8 @@ int fb_ws_ring_push(struct fb_ws_ring *r, uint64_t event_id, const struct fb_eve
 	m->origin_off = (uint32_t)frame_len;
 	m->sse_off = (uint32_t)(frame_len + (size_t)olen + 1);
 	m->sse_len = (uint8_t)sse_len;
-	m->rf_ready = 0; /* worked out on the first SSE read (fb_ws_msg_rf) */
+	m->rf.event_type = f.cls.event_type;
+	m->rf_ready = 0; /* the rest on the first SSE read (fb_ws_msg_rf) */
 	r->msg_bytes += frame_len;
 	r->head++;
 	return 0;
