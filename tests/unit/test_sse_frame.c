@@ -32,7 +32,7 @@ static void sse_from_ring_is_the_replayed_frame(void)
 		event_of(&ev, i);
 		uint64_t id = 1000 + i * 97ull;
 		CHECK_EQ(fb_ws_ring_push(&r, id, &ev), 0);
-		const struct fb_ws_msg *m = fb_ws_ring_at(&r, r.head - 1);
+		struct fb_ws_msg *m = fb_ws_ring_at(&r, r.head - 1);
 		ring_out.len = replay.len = 0;
 		CHECK_EQ(fb_ws_msg_put_sse(m, &ring_out), 0);
 		CHECK_EQ(fb_sse_render_frame(&replay, &ev, id, "IB"), 0);
@@ -50,17 +50,18 @@ static void sse_from_ring_is_the_replayed_frame(void)
 		CHECK(!memchr(ring_out.data + hn, '\n', json_len));
 		CHECK(!memchr(ring_out.data + hn, '\r', json_len));
 
-		/* the attributes a $filter reads */
+		/* the attributes a $filter reads (worked out on first use) */
+		const struct fb_rf_attrs *a = fb_ws_msg_rf(m);
 		struct fb_redfish_class cls;
 		fb_redfish_classify(&ev, &cls);
 		char origin[FB_REDFISH_ORIGIN_MAX];
 		CHECK(fb_redfish_origin(&ev, "IB", origin, sizeof(origin)) > 0);
-		CHECK_STR(m->rf.message_id, cls.message_id);
-		CHECK_STR(m->rf.event_type, cls.event_type);
-		CHECK_STR(m->rf.origin, origin);
-		CHECK_STR(m->rf.resource_type, fb_rf_origin_type(origin));
-		CHECK(m->rf.resource_type[0] != '\0');
-		CHECK_EQ(m->rf.prefix_len, strcspn(cls.message_id, "."));
+		CHECK_STR(a->message_id, cls.message_id);
+		CHECK_STR(a->event_type, cls.event_type);
+		CHECK_STR(a->origin, origin);
+		CHECK_STR(a->resource_type, fb_rf_origin_type(origin));
+		CHECK(a->resource_type[0] != '\0');
+		CHECK_EQ(a->prefix_len, strcspn(cls.message_id, "."));
 	}
 	fb_buf_free(&ring_out);
 	fb_buf_free(&replay);
