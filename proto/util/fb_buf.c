@@ -310,6 +310,8 @@ void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz)
 {
 	out[0] = '\0';
 	uint8_t n = fb_rd_u8(r);
+	if (!n)
+		return; /* most of an event's names are empty */
 	const uint8_t *p = fb_rd_take(r, n);
 	if (!p)
 		return;
