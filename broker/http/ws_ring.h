@@ -3,7 +3,8 @@
  *
  * Server-to-client frames are unmasked, so the frame bytes (header and the
  * Redfish Event JSON) are the same for every subscriber: the ring renders an
- * event once and subscribers copy the frame bytes out. Slots keep their
+ * event once and subscribers' writes point at the frame bytes (ws_server.c:
+ * no copy per subscriber on a plain connection). Slots keep their
  * buffers (sized to fit), so a warm ring rarely allocates.
  *
  * Positions: every message gets a monotonically increasing sequence number

@@ -9,7 +9,10 @@
  * write_role_protocol jumps straight to lws_issue_raw for HTTP write types),
  * so frames rendered once in the ring go out untouched. lws buffers what the
  * socket does not take and only calls WRITEABLE again once that is flushed,
- * so at most one write per subscriber is ever held in lws memory.
+ * so at most one write per subscriber is ever held in lws memory. On a
+ * plain WebSocket connection the ring's frames are not even concatenated:
+ * one sendmsg points at them in their slots, and only what the socket does
+ * not take is copied, to lws (write_iov).
  */
 #include "ws_server.h"
 
