@@ -367,7 +367,7 @@ static inline void jw_put(struct jw *w, const char *p, size_t n)
 	}
 }
 
-static void jw_str(struct jw *w, const char *s)
+static inline void jw_str(struct jw *w, const char *s)
 {
 	if (!w->err)
 		w->err = fb_buf_put_json_str(w->b, s);
@@ -469,7 +469,7 @@ static void jw_message(struct jw *w, const struct fb_redfish_msg *m, const struc
 	JW_LIT(w, "]");
 }
 
-static void jw_key_str(struct jw *w, const char *key_lit_comma, size_t n, const char *v)
+static inline void jw_key_str(struct jw *w, const char *key_lit_comma, size_t n, const char *v)
 {
 	jw_put(w, key_lit_comma, n);
 	jw_str(w, v);

@@ -110,10 +110,22 @@ int fb_ws_render_missed_frame(struct fb_buf *out, uint64_t missed, uint64_t resu
 /* Append "id: <EventId>\ndata: " to out. */
 static int put_sse_id_line(struct fb_buf *out, uint64_t event_id)
 {
-	int rc = fb_buf_put(out, "id: ", 4);
-	if (!rc)
-		rc = fb_buf_put_uint(out, event_id);
-	return rc ? rc : fb_buf_put(out, "\ndata: ", 7);
+	char digits[20];
+	size_t i = sizeof(digits);
+	do {
+		digits[--i] = (char)('0' + event_id % 10);
+		event_id /= 10;
+	} while (event_id);
+	size_t n = sizeof(digits) - i;
+	int rc = fb_buf_reserve(out, 4 + n + 7); /* once per event: one reserve */
+	if (rc)
+		return rc;
+	uint8_t *p = out->data + out->len;
+	memcpy(p, "id: ", 4);
+	memcpy(p + 4, digits + i, n);
+	memcpy(p + 4 + n, "\ndata: ", 7);
+	out->len += 4 + n + 7;
+	return 0;
 }
 
 int fb_ws_msg_put_sse(const struct fb_ws_msg *m, struct fb_buf *out)
