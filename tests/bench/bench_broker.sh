@@ -84,6 +84,6 @@ echo "broker_journal: sync=$SYNC fdatasyncs=${syncs% *} bytes=${syncs#* }"
 # loaded machine, and what the rate ratio comes to once cores are scarce.
 awk -v b="$broker_cpu" -v r="$relay_cpu" -v n="$TOTAL" 'BEGIN {
 	printf "relay_cpu: %.3f us/event\nbroker_cpu: %.3f us/event\n", r * 1e6 / n, b * 1e6 / n
-	printf "ratio: relay/broker cpu per event = %.2f\n", b > 0 ? r / b : 0 }'
+	printf "ratio: relay/broker cpu per event = %.2f\n", (b > 0 ? r / b : 0) }'
 awk -v b="$broker_rate" -v r="$relay_rate" 'BEGIN {printf "ratio: broker/relay = %.2f\n", b / r}'
 awk -v b="$broker_rate" 'BEGIN {printf "ratio: broker/target(500k) = %.2f\n", b / 500000}'
