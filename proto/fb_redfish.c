@@ -21,8 +21,9 @@
 
 static const char hexdig[] = "0123456789abcdef";
 
-/* A string field of a fixed-size array, or "?" if it lacks its NUL. */
-#define FLD(a) (memchr((a), 0, sizeof(a)) ? (const char *)(a) : "?")
+/* A string field of a fixed-size array, or "?" if it lacks its NUL. A NUL
+ * in the last byte (the usual case) answers without a scan. */
+#define FLD(a) ((a)[sizeof(a) - 1] == 0 || memchr((a), 0, sizeof(a)) ? (const char *)(a) : "?")
 
 /* "0x" and 16 lower-case hex digits, NUL-terminated; out has 19 bytes. */
 static void fmt_guid(char *out, uint64_t v)
@@ -34,8 +35,8 @@ static void fmt_guid(char *out, uint64_t v)
 	out[18] = '\0';
 }
 
-/* Decimal, NUL-terminated; out has at least 21 bytes. */
-static void fmt_u64(char *out, uint64_t v)
+/* Decimal, NUL-terminated; out has at least 21 bytes. Returns the length. */
+static size_t fmt_u64(char *out, uint64_t v)
 {
 	char tmp[20];
 	int n = 0;
@@ -46,6 +47,7 @@ static void fmt_u64(char *out, uint64_t v)
 	for (int i = 0; i < n; i++)
 		out[i] = tmp[n - 1 - i];
 	out[n] = '\0';
+	return (size_t)n;
 }
 
 /* A bounded string builder: err is set once anything did not fit. */
@@ -85,18 +87,28 @@ static void sb_putu(struct sb *s, uint64_t v)
 	sb_puts(s, tmp);
 }
 
+static int unreserved(uint8_t ch)
+{
+	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+	       ch == '.' || ch == '_' || ch == '~' || ch == '-';
+}
+
 /* One path segment, percent-encoding every byte outside RFC 3986's
- * unreserved set, so names with '/', '?', '%' or spaces stay one segment. */
+ * unreserved set, so names with '/', '?', '%' or spaces stay one segment.
+ * Runs of unreserved bytes (nearly every name) are copied whole. */
 static void sb_seg(struct sb *s, const char *seg)
 {
-	for (const uint8_t *c = (const uint8_t *)seg; *c && !s->err; c++) {
-		uint8_t ch = *c;
-		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-		    ch == '.' || ch == '_' || ch == '~' || ch == '-') {
-			sb_putn(s, (const char *)c, 1);
-		} else {
-			char e[3] = { '%', "0123456789ABCDEF"[ch >> 4], "0123456789ABCDEF"[ch & 15] };
+	const uint8_t *c = (const uint8_t *)seg;
+	while (*c && !s->err) {
+		size_t n = 0;
+		while (c[n] && unreserved(c[n]))
+			n++;
+		sb_putn(s, (const char *)c, n);
+		c += n;
+		if (*c) {
+			char e[3] = { '%', "0123456789ABCDEF"[*c >> 4], "0123456789ABCDEF"[*c & 15] };
 			sb_putn(s, e, 3);
+			c++;
 		}
 	}
 }
@@ -365,7 +377,7 @@ static inline void jw_put(struct jw *w, const char *p, size_t n)
 	}
 }
 
-static void jw_str(struct jw *w, const char *s)
+static inline void jw_str(struct jw *w, const char *s)
 {
 	if (!w->err)
 		w->err = fb_buf_put_json_str(w->b, s);
@@ -373,8 +385,15 @@ static void jw_str(struct jw *w, const char *s)
 
 static void jw_uint(struct jw *w, uint64_t v)
 {
-	if (!w->err)
-		w->err = fb_buf_put_uint(w->b, v);
+	struct fb_buf *b = w->b;
+	if (!w->err && b->cap - b->len >= 20) { /* UINT64_MAX has 20 digits */
+		char tmp[21];
+		size_t n = fmt_u64(tmp, v);
+		memcpy(b->data + b->len, tmp, n);
+		b->len += n;
+	} else if (!w->err) {
+		w->err = fb_buf_put_uint(b, v);
+	}
 }
 
 /* A u64 for JSON readers with signed 64-bit integers (jansson, and so
@@ -460,7 +479,7 @@ static void jw_message(struct jw *w, const struct fb_redfish_msg *m, const struc
 	JW_LIT(w, "]");
 }
 
-static void jw_key_str(struct jw *w, const char *key_lit_comma, size_t n, const char *v)
+static inline void jw_key_str(struct jw *w, const char *key_lit_comma, size_t n, const char *v)
 {
 	jw_put(w, key_lit_comma, n);
 	jw_str(w, v);
@@ -583,19 +602,29 @@ static void jw_oem(struct jw *w, const struct fb_event *ev)
 int fb_redfish_render(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
 		      const char *default_fabric)
 {
+	struct fb_redfish_facts f;
+	return fb_redfish_render_facts(out, ev, event_id, default_fabric, &f);
+}
+
+int fb_redfish_render_facts(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
+			    const char *default_fabric, struct fb_redfish_facts *f)
+{
 	struct fb_redfish_class cls;
 	const struct fb_redfish_msg *m = fb_redfish_table_classify(ev, &cls);
+	f->cls = cls;
 
-	char id[24], ts[28], origin[FB_REDFISH_ORIGIN_MAX];
+	char id[24], ts[28];
 	fmt_u64(id, event_id);
 	fmt_iso8601(ts, ev->ts_ns);
-	if (fb_redfish_origin(ev, default_fabric, origin, sizeof(origin)) < 0)
-		memcpy(origin, "/redfish/v1/Fabrics", sizeof("/redfish/v1/Fabrics")); /* unreachable: max fits */
+	f->origin_len = fb_redfish_origin(ev, default_fabric, f->origin, sizeof(f->origin));
+	const char *origin = f->origin_len < 0 ? "/redfish/v1/Fabrics" : f->origin; /* unreachable: max fits */
 	struct args a;
 	build_args(ev, m, &a);
 
 	size_t start = out->len;
-	struct jw w = { out, fb_buf_reserve(out, 1536) };
+	/* Room for a typical document with every string on the one-pass path
+	 * of fb_buf_put_json_str; a longer one grows as it goes. */
+	struct jw w = { out, fb_buf_reserve(out, 1024 + FB_BUF_JSON_STR_ROOM) };
 	KEY_STR(&w, "{\"@odata.type\":\"#Event.v1_13_0.Event\",\"Id\":", id);
 	JW_LIT(&w, ",\"Name\":\"Fabric Event\",\"Events@odata.count\":1,\"Events\":[{");
 	KEY_STR(&w, "\"EventType\":", cls.event_type);

@@ -42,6 +42,17 @@ int fb_redfish_origin(const struct fb_event *ev, const char *default_fabric, cha
 int fb_redfish_render(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
 		      const char *default_fabric);
 
+/* What rendering worked out on the way, for a caller that keeps it beside
+ * the document (the fan-out ring): then nothing is classified or named twice. */
+struct fb_redfish_facts {
+	struct fb_redfish_class cls;
+	int origin_len;                     /* fb_redfish_origin's answer; < 0: origin is "" */
+	char origin[FB_REDFISH_ORIGIN_MAX]; /* NUL-terminated */
+};
+/* fb_redfish_render, also filling *f. */
+int fb_redfish_render_facts(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
+			    const char *default_fabric, struct fb_redfish_facts *f);
+
 /* Append the notice a WebSocket subscriber gets when it fell too far behind:
  * a Redfish Event with MessageId Fabricbus.1.0.SubscriberEventsMissed and
  * Oem.Fabricbus {"Missed": missed, "ResumeSince": resume_since}. Reconnecting

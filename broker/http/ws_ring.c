@@ -58,14 +58,14 @@ size_t fb_ws_frame_header(uint8_t *end, uint64_t n)
 /* Payloads are rendered after FB_WS_FRAME_HDR_MAX spare bytes; the header is
  * then written right-aligned in front, so the frame starts at *frame_off. */
 static int render_padded(struct fb_buf *b, const struct fb_event *ev, uint64_t id,
-			 const char *fabric, size_t *frame_off)
+			 const char *fabric, size_t *frame_off, struct fb_redfish_facts *f)
 {
 	static const uint8_t pad[FB_WS_FRAME_HDR_MAX];
 	int rc = fb_buf_put(b, pad, sizeof(pad));
 	if (rc)
 		return rc;
 	size_t body = b->len;
-	rc = fb_redfish_render(b, ev, id, fabric);
+	rc = fb_redfish_render_facts(b, ev, id, fabric, f);
 	if (rc < 0)
 		return rc;
 	size_t h = fb_ws_frame_header(b->data + body, b->len - body);
@@ -77,7 +77,8 @@ int fb_ws_render_frame(struct fb_buf *out, const struct fb_event *ev, uint64_t e
 		       const char *default_fabric)
 {
 	size_t start = out->len, off;
-	int rc = render_padded(out, ev, event_id, default_fabric, &off);
+	struct fb_redfish_facts f;
+	int rc = render_padded(out, ev, event_id, default_fabric, &off, &f);
 	if (rc) {
 		out->len = start;
 		return rc;
@@ -109,10 +110,22 @@ int fb_ws_render_missed_frame(struct fb_buf *out, uint64_t missed, uint64_t resu
 /* Append "id: <EventId>\ndata: " to out. */
 static int put_sse_id_line(struct fb_buf *out, uint64_t event_id)
 {
-	int rc = fb_buf_put(out, "id: ", 4);
-	if (!rc)
-		rc = fb_buf_put_uint(out, event_id);
-	return rc ? rc : fb_buf_put(out, "\ndata: ", 7);
+	char digits[20];
+	size_t i = sizeof(digits);
+	do {
+		digits[--i] = (char)('0' + event_id % 10);
+		event_id /= 10;
+	} while (event_id);
+	size_t n = sizeof(digits) - i;
+	int rc = fb_buf_reserve(out, 4 + n + 7); /* once per event: one reserve */
+	if (rc)
+		return rc;
+	uint8_t *p = out->data + out->len;
+	memcpy(p, "id: ", 4);
+	memcpy(p + 4, digits + i, n);
+	memcpy(p + 4 + n, "\ndata: ", 7);
+	out->len += 4 + n + 7;
+	return 0;
 }
 
 int fb_ws_msg_put_sse(const struct fb_ws_msg *m, struct fb_buf *out)
@@ -184,19 +197,31 @@ static int slot_fit(struct fb_buf *b, size_t need)
 	return 0;
 }
 
+const struct fb_rf_attrs *fb_ws_msg_rf(struct fb_ws_msg *m)
+{
+	if (!m->rf_ready) {
+		fb_rf_attrs_init(&m->rf, m->message_id, m->rf.event_type, fb_ws_msg_origin(m));
+		m->rf_ready = 1;
+	}
+	return &m->rf;
+}
+
 int fb_ws_ring_push(struct fb_ws_ring *r, uint64_t event_id, const struct fb_event *ev)
 {
 	struct fb_buf *sc = &r->scratch;
 	sc->len = 0;
 	size_t off;
-	int rc = render_padded(sc, ev, event_id, r->default_fabric, &off);
+	/* the class and origin the render worked out, kept beside the frame */
+	struct fb_redfish_facts f;
+	int rc = render_padded(sc, ev, event_id, r->default_fabric, &off, &f);
 	if (rc)
 		return rc;
-	char origin[FB_REDFISH_ORIGIN_MAX];
-	int olen = fb_redfish_origin(ev, r->default_fabric, origin, sizeof(origin));
-	if (olen < 0 || (size_t)olen >= sizeof(origin))
+	const char *origin = f.origin;
+	int olen = f.origin_len;
+	if (olen < 0 || (size_t)olen >= sizeof(f.origin)) {
 		olen = 0; /* no origin: only origin filters miss it */
-	origin[olen] = '\0';
+		origin = "";
+	}
 	size_t frame_len = sc->len - off;
 	/* the SSE line, built in the same pass, after the frame in scratch */
 	size_t sse_at = sc->len;
@@ -217,18 +242,17 @@ int fb_ws_ring_push(struct fb_ws_ring *r, uint64_t event_id, const struct fb_eve
 	memcpy(m->buf.data + frame_len, origin, (size_t)olen + 1);
 	memcpy(m->buf.data + frame_len + (size_t)olen + 1, sc->data + sse_at, sse_len);
 	m->buf.len = frame_len + (size_t)olen + 1 + sse_len;
-	struct fb_redfish_class cls;
-	fb_redfish_classify(ev, &cls);
 	m->event_id = event_id;
-	m->message_id = cls.message_id;
-	m->severity = cls.severity;
+	m->message_id = f.cls.message_id;
+	m->severity = f.cls.severity;
 	m->frame_off = 0;
 	m->frame_len = (uint32_t)frame_len;
 	m->hdr_len = (uint8_t)(FB_WS_FRAME_HDR_MAX - off);
 	m->origin_off = (uint32_t)frame_len;
 	m->sse_off = (uint32_t)(frame_len + (size_t)olen + 1);
 	m->sse_len = (uint8_t)sse_len;
-	fb_rf_attrs_init(&m->rf, cls.message_id, cls.event_type, fb_ws_msg_origin(m));
+	m->rf.event_type = f.cls.event_type;
+	m->rf_ready = 0; /* the rest on the first SSE read (fb_ws_msg_rf) */
 	r->msg_bytes += frame_len;
 	r->head++;
 	return 0;

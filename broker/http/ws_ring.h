@@ -3,7 +3,8 @@
  *
  * Server-to-client frames are unmasked, so the frame bytes (header and the
  * Redfish Event JSON) are the same for every subscriber: the ring renders an
- * event once and subscribers copy the frame bytes out. Slots keep their
+ * event once and subscribers' writes point at the frame bytes (ws_server.c:
+ * no copy per subscriber on a plain connection). Slots keep their
  * buffers (sized to fit), so a warm ring rarely allocates.
  *
  * Positions: every message gets a monotonically increasing sequence number
@@ -36,13 +37,14 @@ struct fb_ws_msg {
 	uint64_t event_id;
 	const char *message_id; /* static string from fb_redfish_classify */
 	uint8_t severity;
+	uint8_t rf_ready;       /* rf is filled in (else only rf.event_type is) */
 	uint8_t hdr_len;        /* WebSocket header bytes before the JSON */
 	uint8_t sse_len;        /* "id: <EventId>\ndata: " bytes */
 	uint16_t frame_off;     /* frame = buf.data + frame_off (0 today) */
 	uint32_t frame_len;     /* WebSocket header + JSON */
 	uint32_t origin_off;    /* NUL-terminated OriginOfCondition in buf */
 	uint32_t sse_off;       /* "id: <EventId>\ndata: " in buf */
-	struct fb_rf_attrs rf;  /* what an SSE $filter looks at (rf_filter.h) */
+	struct fb_rf_attrs rf;  /* what an SSE $filter looks at: use fb_ws_msg_rf */
 	struct fb_buf buf;      /* [header][JSON][origin\0][id: N\ndata: ] */
 };
 
@@ -74,6 +76,9 @@ static inline const char *fb_ws_msg_origin(const struct fb_ws_msg *m)
 {
 	return (const char *)m->buf.data + m->origin_off;
 }
+/* What an SSE $filter looks at (rf_filter.h), worked out on first use: a
+ * bus with WebSocket subscribers only never pays for it. */
+const struct fb_rf_attrs *fb_ws_msg_rf(struct fb_ws_msg *m);
 /* Append the message as one SSE event (three copies, no formatting). */
 int fb_ws_msg_put_sse(const struct fb_ws_msg *m, struct fb_buf *out);
 /* Oldest / newest EventId held; 0 when empty. */

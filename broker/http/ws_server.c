@@ -9,7 +9,10 @@
  * write_role_protocol jumps straight to lws_issue_raw for HTTP write types),
  * so frames rendered once in the ring go out untouched. lws buffers what the
  * socket does not take and only calls WRITEABLE again once that is flushed,
- * so at most one write per subscriber is ever held in lws memory.
+ * so at most one write per subscriber is ever held in lws memory. On a
+ * plain WebSocket connection the ring's frames are not even concatenated:
+ * one sendmsg points at them in their slots, and only what the socket does
+ * not take is copied, to lws (write_iov).
  */
 #include "ws_server.h"
 
@@ -54,6 +57,9 @@
  * because this thread spent a pass rendering (one pass renders at most
  * drain_chunk() events, ~3 MB). */
 #define WRITES_PER_CALLBACK 64
+/* Ring frames per write when they go out without a copy (write_iov): a
+ * WRITE_BUDGET of the smallest events. */
+#define WRITE_IOV_MAX 256
 #define OVERFLOW_CLOSE_TIMEOUT_S 30
 /* Committed events waiting for this thread (each a 968-byte record in its
  * batch) before the agents are held: a few commits' worth keeps this thread
@@ -426,6 +432,39 @@ static int write_out(struct fb_ws *ws, struct lws *wsi)
 	return lws_write(wsi, ws->out.data + LWS_PRE, n, LWS_WRITE_HTTP) < 0 ? -1 : 0;
 }
 
+/* Ring frames straight from their slots, without the copy into ws->out:
+ * one sendmsg. What the socket does not take is copied to ws->out and
+ * given to lws_write, which tries once more and buffers the rest, to be
+ * sent before anything else on this connection (its pings too) with
+ * WRITEABLE only once it is out: exactly what lws_write of the whole would
+ * have done, copying the remainder only. Plain connections only: TLS
+ * needs lws's own write. */
+static int write_iov(struct fb_ws *ws, struct lws *wsi, const struct fb_ws_iov *iov)
+{
+	struct msghdr msg = { .msg_iov = iov->v, .msg_iovlen = (size_t)iov->n };
+	ssize_t n = sendmsg(lws_get_socket_fd(wsi), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -1; /* the peer is gone: lws closes it */
+		n = 0;
+	}
+	if ((size_t)n == iov->bytes)
+		return 0;
+	ws->out.len = LWS_PRE;
+	size_t skip = (size_t)n;
+	for (int i = 0; i < iov->n; i++) {
+		size_t len = iov->v[i].iov_len;
+		if (skip >= len) {
+			skip -= len;
+			continue;
+		}
+		if (fb_buf_put(&ws->out, (const uint8_t *)iov->v[i].iov_base + skip, len - skip))
+			return -1;
+		skip = 0;
+	}
+	return write_out(ws, wsi);
+}
+
 static void overflow(struct fb_ws *ws, struct fb_ws_sub *s, const char *why);
 
 /* s moved on: if it was the subscriber holding rendering, render more. */
@@ -473,12 +512,18 @@ static int on_writeable(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 		return write_out(ws, wsi);
 	}
 	/* Several writes per callback while the socket takes them whole: each
-	 * goes straight to send(); the first one lws has to buffer ends it. */
+	 * goes straight to send(); the first one lws has to buffer ends it.
+	 * A plain WebSocket connection gets ring frames without a copy. */
+	struct iovec v[WRITE_IOV_MAX];
+	struct fb_ws_iov iov = { v, 0, WRITE_IOV_MAX, 0 };
+	struct fb_ws_iov *zc = s->kind == FB_WS_SUB_WS && !lws_is_ssl(wsi) ? &iov : NULL;
 	for (int w = 0; w < WRITES_PER_CALLBACK; w++) {
 		uint64_t sent = s->sent, replayed = s->replayed;
 		int more = 0;
 		ws->out.len = LWS_PRE;
-		int rc = fb_ws_sub_fill(s, &ws->src, &ws->out, LWS_PRE + WRITE_BUDGET, &more);
+		iov.n = 0;
+		iov.bytes = 0;
+		int rc = fb_ws_sub_fill(s, &ws->src, &ws->out, LWS_PRE + WRITE_BUDGET, &more, zc);
 		atomic_fetch_add_explicit(&ws->st_sent, s->sent - sent, memory_order_relaxed);
 		atomic_fetch_add_explicit(&ws->st_replayed, s->replayed - replayed, memory_order_relaxed);
 		if (rc < 0) {
@@ -489,7 +534,7 @@ static int on_writeable(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 		if (w == 0 && s->heartbeat_due && ws->out.len == LWS_PRE &&
 		    fb_buf_puts(&ws->out, FB_SSE_HEARTBEAT))
 			return -1;
-		if (write_out(ws, wsi) < 0)
+		if (write_out(ws, wsi) < 0 || (iov.n && write_iov(ws, wsi, &iov) < 0))
 			return -1;
 		if (s->state == FB_WS_SUB_OVERFLOWED) { /* fell out of the ring meanwhile */
 			overflow(ws, s, "fell out of the ring");

@@ -144,29 +144,40 @@ static int fill_journal(struct fb_ws_sub *s, const struct fb_ws_src *src, struct
 	return 0;
 }
 
+/* One frame for a WebSocket subscriber: pointed at (iov) or copied. */
+static int put_frame(const struct fb_ws_msg *m, struct fb_buf *out, struct fb_ws_iov *iov)
+{
+	if (!iov)
+		return fb_buf_put(out, fb_ws_msg_frame(m), m->frame_len);
+	iov->v[iov->n++] = (struct iovec){ (void *)fb_ws_msg_frame(m), m->frame_len };
+	iov->bytes += m->frame_len;
+	return 0;
+}
+
 static void fill_ring(struct fb_ws_sub *s, const struct fb_ws_src *src, struct fb_buf *out,
-		      size_t budget, int *more)
+		      size_t budget, int *more, struct fb_ws_iov *iov)
 {
 	const struct fb_ws_ring *r = src->ring;
 	uint64_t seq = fb_ws_ring_find(r, s->next_id);
 	int scanned = 0;
 	for (; seq < r->head; seq++) {
-		if (out->len >= budget || scanned++ == RING_SCAN_MAX) {
+		if (out->len + (iov ? iov->bytes : 0) >= budget || scanned++ == RING_SCAN_MAX ||
+		    (iov && iov->n == iov->max)) {
 			*more = 1;
 			break;
 		}
-		const struct fb_ws_msg *m = fb_ws_ring_at(r, seq);
+		struct fb_ws_msg *m = fb_ws_ring_at(r, seq);
 		s->next_id = m->event_id + 1;
 		/* fb_buf_put can only fail on ENOMEM; the message is then
 		 * lost for this subscriber alone and the lag check catches up */
 		if (s->kind == FB_WS_SUB_SSE) {
-			if (fb_rf_filter_match(s->rf, &m->rf) && fb_ws_msg_put_sse(m, out) == 0)
+			if ((!s->rf || fb_rf_filter_match(s->rf, fb_ws_msg_rf(m))) && fb_ws_msg_put_sse(m, out) == 0)
 				s->sent++;
 			continue;
 		}
 		if (!fb_filter_match(&s->filter, m->message_id, m->severity, fb_ws_msg_origin(m)))
 			continue;
-		if (fb_buf_put(out, fb_ws_msg_frame(m), m->frame_len) == 0)
+		if (put_frame(m, out, iov) == 0)
 			s->sent++;
 	}
 	if (seq == r->head && src->head_id >= s->next_id)
@@ -187,7 +198,7 @@ static void caught_up(struct fb_ws_sub *s)
 }
 
 int fb_ws_sub_fill(struct fb_ws_sub *s, const struct fb_ws_src *src, struct fb_buf *out,
-		   size_t budget, int *more)
+		   size_t budget, int *more, struct fb_ws_iov *iov)
 {
 	*more = 0;
 	if (s->state >= FB_WS_SUB_OVERFLOWED)
@@ -213,7 +224,7 @@ int fb_ws_sub_fill(struct fb_ws_sub *s, const struct fb_ws_src *src, struct fb_b
 		fb_journal_reader_close(s->reader);
 		s->reader = NULL;
 	}
-	fill_ring(s, src, out, budget, more);
+	fill_ring(s, src, out, budget, more, s->kind == FB_WS_SUB_WS ? iov : NULL);
 	if (s->state == FB_WS_SUB_CATCHUP && fb_ws_sub_lag(s, src->head_id) <= src->queue_events)
 		s->state = FB_WS_SUB_LIVE;
 	return 0;

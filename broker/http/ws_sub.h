@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 struct fb_journal_reader;
 
@@ -91,10 +92,22 @@ int fb_ws_sub_check_lag(struct fb_ws_sub *s, const struct fb_ws_src *src);
  * set against head_id. */
 void fb_ws_sub_overflow(struct fb_ws_sub *s, uint64_t head_id);
 
+/* Ring frames pointed at instead of copied (fb_ws_sub_fill): valid until
+ * the ring next changes, so the caller hands them to the kernel at once. */
+struct fb_ws_iov {
+	struct iovec *v;
+	int n, max;
+	size_t bytes;
+};
+
 /* Append whole frames for s to out until out->len reaches budget (at least
  * one frame if any is due). *more is set when more is ready right now.
- * Returns 0 or a negative error (a journal failure: close the subscriber). */
+ * With iov (a WebSocket subscriber), frames from the ring are not copied
+ * but appended to iov (their bytes count against budget as if in out);
+ * journal replay and notices still go to out, and a fill puts frames in
+ * one of the two only. Returns 0 or a negative error (a journal failure:
+ * close the subscriber). */
 int fb_ws_sub_fill(struct fb_ws_sub *s, const struct fb_ws_src *src, struct fb_buf *out,
-		   size_t budget, int *more);
+		   size_t budget, int *more, struct fb_ws_iov *iov);
 
 #endif

@@ -85,17 +85,46 @@ int fb_buf_put_uint(struct fb_buf *b, uint64_t v)
 /* 1 if byte c must be escaped inside a JSON string. */
 static inline int json_needs_escape(uint8_t c) { return c < 0x20 || c == '"' || c == '\\'; }
 
+/* The lanes of w holding a byte < 0x20 (this covers NUL), '"' or '\\' have
+ * their high bit set. A borrow can only flag lanes above a real one, so the
+ * lowest flagged lane is exact (what json_put_short relies on). */
+static inline uint64_t json_escape_mask(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t lt = (w - ones * 0x20) & ~w;                  /* < 0x20 */
+	uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+	uint64_t eq = ((q - ones) & ~q) | ((bs - ones) & ~bs); /* == '"' or '\\' */
+	return (lt | eq) & high;
+}
+
+/* Write the escape for c (one that json_needs_escape) at o; returns the end. */
+static uint8_t *json_escape(uint8_t *o, uint8_t c)
+{
+	static const char hex[] = "0123456789abcdef";
+	*o++ = '\\';
+	switch (c) {
+	case '"': *o++ = '"'; break;
+	case '\\': *o++ = '\\'; break;
+	case '\n': *o++ = 'n'; break;
+	case '\r': *o++ = 'r'; break;
+	case '\t': *o++ = 't'; break;
+	default:
+		*o++ = 'u'; *o++ = '0'; *o++ = '0';
+		*o++ = (uint8_t)hex[c >> 4]; *o++ = (uint8_t)hex[c & 15];
+	}
+	return o;
+}
+
 /* Length of the run of s that needs no escaping, stopping at the NUL or the
- * first byte that does; 8 bytes per step (this is the hot loop of Redfish
- * rendering). A byte b is < 0x20 (this covers NUL), '"' or '\\' exactly when
- * its lane in the masks below has the high bit set. */
+ * first byte that does; 8 bytes per step. */
 typedef uint64_t __attribute__((may_alias)) fb_word;
+/* The same, at any address (no alignment assumed: UBSan checks it). */
+typedef uint64_t __attribute__((may_alias, aligned(1))) fb_uword;
 
 /* Not instrumented: the aligned word that holds the NUL may reach past the
  * string's object (as glibc's strlen does), which ASan would report. */
 __attribute__((no_sanitize_address)) static size_t json_plain_run(const char *s)
 {
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
 	size_t i = 0;
 	/* Whole words never cross a page boundary when aligned, so reading up
 	 * to the aligned word that holds the NUL stays inside mapped memory. */
@@ -104,23 +133,90 @@ __attribute__((no_sanitize_address)) static size_t json_plain_run(const char *s)
 			return i;
 		i++;
 	}
-	for (;;) {
-		uint64_t w = *(const fb_word *)(const void *)(s + i);
-		uint64_t lt = (w - ones * 0x20) & ~w;            /* < 0x20 */
-		uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
-		uint64_t eq = ((q - ones) & ~q) | ((bs - ones) & ~bs); /* == '"' or '\\' */
-		if ((lt | eq) & high)
-			break;
+	while (!json_escape_mask(*(const fb_word *)(const void *)(s + i)))
 		i += 8;
-	}
 	while (!json_needs_escape((uint8_t)s[i]))
 		i++;
 	return i;
 }
 
+/* Copy the CHUNK bytes at s to o whole (o has room) and return how many of
+ * them lead without needing an escape (CHUNK if all): SSE2 16 at a time,
+ * else 8 with the word masks on a little-endian machine, else none (the
+ * byte loop does all). Not instrumented: see json_put_short. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define CHUNK 16
+__attribute__((no_sanitize_address)) static inline size_t chunk_plain(uint8_t *o, const char *s)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+	_mm_storeu_si128((__m128i *)(void *)o, v);
+	__m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v); /* <= 0x1f */
+	__m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+	__m128i bs = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+	unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(ctl, _mm_or_si128(q, bs)));
+	return m ? (size_t)__builtin_ctz(m) : CHUNK;
+}
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define CHUNK 8
+__attribute__((no_sanitize_address)) static inline size_t chunk_plain(uint8_t *o, const char *s)
+{
+	uint64_t w = *(const fb_uword *)(const void *)s;
+	*(fb_uword *)(void *)o = w;
+	uint64_t m = json_escape_mask(w);
+	return m ? (size_t)__builtin_ctzll(m) >> 3 : CHUNK; /* lowest lane first */
+}
+#endif
+
+/* The one-pass path for a string of at most JSON_SHORT_MAX bytes, which is
+ * nearly every string the broker renders (names, ids, registry words): out
+ * has JSON_SHORT_ROOM bytes, so nothing is measured first and nothing is
+ * checked per byte. Chunks are copied whole (out has spare bytes for the
+ * last one) and the output advances by the plain run only. Returns the
+ * bytes written, or 0 if s is longer (the caller then takes the general
+ * path). Not instrumented for the same reason as json_plain_run: a chunk
+ * read may reach past the NUL, never past the page (checked before each). */
+#define JSON_SHORT_MAX 256
+#define JSON_SHORT_ROOM FB_BUF_JSON_STR_ROOM
+_Static_assert(JSON_SHORT_ROOM >= 2 + 6 * JSON_SHORT_MAX + 24, "room for the longest short string");
+
+__attribute__((no_sanitize_address)) static size_t json_put_short(uint8_t *out, const char *s)
+{
+	uint8_t *o = out;
+	const char *end = s + JSON_SHORT_MAX;
+	*o++ = '"';
+	while (s < end) {
+#ifdef CHUNK
+		if (((uintptr_t)s & 4095) <= 4096 - CHUNK) {
+			size_t k = chunk_plain(o, s);
+			s += k;
+			o += k;
+			if (k == CHUNK)
+				continue;
+		}
+#endif
+		uint8_t c = (uint8_t)*s++;
+		if (!json_needs_escape(c)) {
+			*o++ = c;
+		} else if (c) {
+			o = json_escape(o, c);
+		} else {
+			*o++ = '"';
+			return (size_t)(o - out);
+		}
+	}
+	return 0;
+}
+
 int fb_buf_put_json_str(struct fb_buf *b, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
+	if (b->cap - b->len >= JSON_SHORT_ROOM) {
+		size_t n = json_put_short(b->data + b->len, s);
+		if (n) {
+			b->len += n;
+			return 0;
+		}
+	}
 	/* Fast path: most names need no escaping, so copy them whole. */
 	size_t i = json_plain_run(s);
 	size_t n = s[i] ? i + strlen(s + i) : i;
@@ -145,21 +241,10 @@ int fb_buf_put_json_str(struct fb_buf *b, const char *s)
 	o += i;
 	for (; i < n; i++) {
 		uint8_t c = (uint8_t)s[i];
-		if (!json_needs_escape(c)) {
+		if (json_needs_escape(c))
+			o = json_escape(o, c);
+		else
 			*o++ = c;
-			continue;
-		}
-		*o++ = '\\';
-		switch (c) {
-		case '"': *o++ = '"'; break;
-		case '\\': *o++ = '\\'; break;
-		case '\n': *o++ = 'n'; break;
-		case '\r': *o++ = 'r'; break;
-		case '\t': *o++ = 't'; break;
-		default:
-			*o++ = 'u'; *o++ = '0'; *o++ = '0';
-			*o++ = (uint8_t)hex[c >> 4]; *o++ = (uint8_t)hex[c & 15];
-		}
 	}
 	*o++ = '"';
 	b->len = (size_t)(o - b->data);
@@ -225,6 +310,8 @@ void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz)
 {
 	out[0] = '\0';
 	uint8_t n = fb_rd_u8(r);
+	if (!n)
+		return; /* most of an event's names are empty */
 	const uint8_t *p = fb_rd_take(r, n);
 	if (!p)
 		return;

@@ -37,6 +37,9 @@ int fb_buf_puts(struct fb_buf *b, const char *s);
 int fb_buf_put_uint(struct fb_buf *b, uint64_t v);
 /* s as a JSON string literal, quotes included, escaped per RFC 8259. */
 int fb_buf_put_json_str(struct fb_buf *b, const char *s);
+/* With this much room left, a string of up to 256 bytes is written in one
+ * pass (no strlen, no growth check): a hot renderer reserves it up front. */
+#define FB_BUF_JSON_STR_ROOM (2 + 6 * 256 + 32)
 int fb_buf_printf(struct fb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Patch a big-endian integer at an earlier offset (for length prefixes). */
 void fb_buf_patch_u16(struct fb_buf *b, size_t off, uint16_t v);

@@ -49,9 +49,10 @@ echo "benchmark: $PUBLISHERS publishers x $PER_PUBLISHER events = $TOTAL events,
 sp=$(port); rp=$(port)
 "$relay" sink "$sp" "$TOTAL" >"$work/relay.out" & reader=$!; pids+=($reader)
 wait_port "$sp"
-"$relay" relay "$rp" "$sp" & pids+=($!)
+"$relay" relay "$rp" "$sp" & relay_pid=$!; pids+=($relay_pid)
 wait_port "$rp"
 drive "127.0.0.1:$rp" "$reader"; relay_rate=$RATE
+relay_cpu=$(cpu_s "$relay_pid")
 echo "relay_events_per_s: $relay_rate events/s"
 echo "relay_reader: $(cat "$work/relay.out")"
 
@@ -64,6 +65,7 @@ wait_port "$ap"; wait_port "$hp"
 "$wssink" 127.0.0.1 "$hp" /ws/events "$TOTAL" >"$work/ws.out" & reader=$!; pids+=($reader)
 sleep 0.3
 drive "127.0.0.1:$ap" "$reader"; broker_rate=$RATE
+broker_cpu=$(cpu_s "$broker")
 rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$broker/status")
 curl -s "http://127.0.0.1:$hp/status" >"$work/status.json" || true
 syncs=$(/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["broker"]["journal"]; print(j["syncs"], j["bytes"])' "$work/status.json" 2>/dev/null || echo "? ?")
@@ -78,5 +80,10 @@ echo "broker_reader: $(cat "$work/ws.out")"
 echo "broker_peak_rss: $((rss_kb / 1024)) MiB (VmHWM)"
 echo "broker_peak_rss_bound: $rss_bound_mib MiB (docs/configuration.md: WsRingEvents=$RING, mean frame $frame bytes, 1 subscriber)"
 echo "broker_journal: sync=$SYNC fdatasyncs=${syncs% *} bytes=${syncs#* }"
+# CPU per event (user + system, the process's own): steadier than rates on a
+# loaded machine, and what the rate ratio comes to once cores are scarce.
+awk -v b="$broker_cpu" -v r="$relay_cpu" -v n="$TOTAL" 'BEGIN {
+	printf "relay_cpu: %.3f us/event\nbroker_cpu: %.3f us/event\n", r * 1e6 / n, b * 1e6 / n
+	printf "ratio: relay/broker cpu per event = %.2f\n", (b > 0 ? r / b : 0) }'
 awk -v b="$broker_rate" -v r="$relay_rate" 'BEGIN {printf "ratio: broker/relay = %.2f\n", b / r}'
 awk -v b="$broker_rate" 'BEGIN {printf "ratio: broker/target(500k) = %.2f\n", b / 500000}'

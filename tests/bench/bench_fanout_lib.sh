@@ -1,9 +1,8 @@
 # Sourced by the fan-out benchmarks (bench_fanout.sh, bench_sse.sh) after
-# bench_lib.sh: CPU and memory of a process, /status subscriber counts, a
+# bench_lib.sh: memory of a process, /status subscriber counts, a
 # release fabricbusd on fresh ports, and 4 publishers. Needs $fabricbusd,
 # $fabricbus, $work and $pids (bench_start).
 
-cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat"; }
 hwm_mib() { awk '/VmHWM/ {printf "%d", $2 / 1024}' "/proc/$1/status"; }
 subscribers() {
 	curl -s "http://127.0.0.1:$1/status" |

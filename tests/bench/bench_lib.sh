@@ -37,3 +37,5 @@ wait_port() {
 	echo "port $1 never opened" >&2; exit 1
 }
 now() { date +%s.%N; }
+# cpu_s PID: user + system CPU seconds the process has used so far.
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat"; }

@@ -1,7 +1,11 @@
 /* test_util.c - proto/util's clock, file writer and sorted search: the clock
  * never goes back and its three units agree; fb_file_replace leaves the whole new
  * content and no temporary file, replaces an existing file, and names the
- * step that failed; fb_sorted_pos finds every key and places every missing one. */
+ * step that failed; fb_sorted_pos finds every key and places every missing one;
+ * fb_buf_put_json_str escapes exactly as RFC 8259 says on its one-pass path
+ * and its general path alike, for every length and escape position, and
+ * never reads past the page that holds the string's NUL. */
+#include "fb_buf.h"
 #include "fb_file.h"
 #include "fb_sorted.h"
 #include "fb_test.h"
@@ -10,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -113,6 +118,81 @@ static void sorted_pos_finds_and_places(void)
 	CHECK_EQ(found, 0);
 }
 
+/* The escaping RFC 8259 asks for, one byte at a time. */
+static size_t json_reference(const char *s, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *o = out;
+	*o++ = '"';
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			*o++ = '\\';
+			*o++ = (char)c;
+		} else if (c == '\n' || c == '\r' || c == '\t') {
+			*o++ = '\\';
+			*o++ = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+		} else if (c < 0x20) {
+			o += sprintf(o, "\\u00%c%c", hex[c >> 4], hex[c & 15]);
+		} else {
+			*o++ = (char)c;
+		}
+	}
+	*o++ = '"';
+	return (size_t)(o - out);
+}
+
+/* s through both paths: a buffer with room (one pass) and an empty one
+ * (measured, grown). Returns 1 if both match the reference. */
+static int json_both_paths(const char *s)
+{
+	static char want[6 * 400 + 3];
+	size_t n = json_reference(s, want);
+	struct fb_buf roomy = FB_BUF_INIT, bare = FB_BUF_INIT;
+	int ok = fb_buf_reserve(&roomy, FB_BUF_JSON_STR_ROOM) == 0 && fb_buf_put_json_str(&roomy, s) == 0 &&
+		 fb_buf_put_json_str(&bare, s) == 0 && roomy.len == n && bare.len == n &&
+		 memcmp(roomy.data, want, n) == 0 && memcmp(bare.data, want, n) == 0;
+	if (!ok)
+		fprintf(stderr, "  json string of %zu bytes: got %.*s\n", strlen(s), (int)roomy.len,
+			(const char *)roomy.data);
+	fb_buf_free(&roomy);
+	fb_buf_free(&bare);
+	return ok;
+}
+
+/* Every length from 0 to 300 (across the 256-byte one-pass limit), each
+ * escape class at every position, and strings whose NUL is the last byte
+ * before an unmapped page, at every alignment. */
+static void json_str_escapes_like_the_reference(void)
+{
+	static const char special[] = { '"', '\\', '\n', '\r', '\t', 0x01, 0x1f, 0x7f, (char)0xc3 };
+	long page = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(map != MAP_FAILED);
+	CHECK_EQ(mprotect(map + page, (size_t)page, PROT_NONE), 0);
+	char s[301];
+	for (size_t len = 0; len <= 300; len++) {
+		memset(s, 'a', len);
+		s[len] = '\0';
+		CHECK(json_both_paths(s));
+		for (size_t k = 0; k < sizeof(special) && len; k++)
+			for (size_t pos = 0; pos < len; pos += len > 40 ? 7 : 1) {
+				s[pos] = special[k];
+				CHECK(json_both_paths(s));
+				s[pos] = 'a';
+			}
+		/* ending at the page's last byte: a read past it would fault */
+		char *at = map + page - (len + 1);
+		memset(at, 'b', len);
+		at[len] = '\0';
+		CHECK(json_both_paths(at));
+		if (len)
+			at[len / 2] = '"';
+		CHECK(json_both_paths(at));
+	}
+	munmap(map, (size_t)page * 2);
+}
+
 int main(void)
 {
 	RUN(clock_is_monotonic_and_units_agree);
@@ -120,5 +200,6 @@ int main(void)
 	RUN(replace_names_the_failed_step);
 	RUN(write_all_writes_everything);
 	RUN(sorted_pos_finds_and_places);
+	RUN(json_str_escapes_like_the_reference);
 	return TEST_DONE();
 }
