@@ -41,7 +41,7 @@ int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv
 
 int fb_ws_auth_refuse(struct lws *wsi, int verdict, const char *body, size_t len)
 {
-	int forbidden = verdict == FB_RF_AUTH_FORBIDDEN;
+	int forbidden = verdict == FB_RF_AUTH_FORBIDDEN || verdict == FB_RF_AUTH_PW_CHANGE;
 	return fb_ws_http_reply_hdr(wsi, forbidden ? 403 : 401, "application/json", body, len,
 				    WSI_TOKEN_HTTP_WWW_AUTHENTICATE, forbidden ? NULL : CHALLENGE);
 }
