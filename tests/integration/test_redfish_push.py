@@ -448,12 +448,12 @@ def include_origin_of_condition():
     assert st == 200 and doc["IncludeOriginOfCondition"] is True, doc
     st, _, es = rf(b, "GET", "/redfish/v1/EventService")
     assert es["IncludeOriginOfConditionSupported"] is True, es
-    pub(b, "sw-a", [{"kind": "switch_unreachable", "switch": "swx"}])
+    swx = {"kind": "switch_unreachable", "switch": "swx", "switch_guid": "0x00000000000000aa"}
+    pub(b, "sw-a", [swx])
     # The switch is in the tree once the event is (rebuilt every 100 ms).
     wait_for(lambda: rf(b, "GET", "/redfish/v1/Fabrics/IB/Switches/swx")[0], lambda c: c == 200,
              10, "the switch in the tree")
-    pub(b, "sw-a", [{"kind": "switch_unreachable", "switch": "swx"},
-                    {"kind": "link_down", "link_class": "host", "node": "nonode"}])
+    pub(b, "sw-a", [swx, {"kind": "link_down", "link_class": "host", "node": "nonode"}])
     full.wait_ids([1, 2, 3])
     bare.wait_ids([1, 2, 3])
     by_id = {d["Events"][0]["EventId"]: d["Events"][0] for d in full.docs}
