@@ -34,14 +34,16 @@ int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv
 	int v = fb_rf_auth_core_check(c, authz, token, peer, need, is_read, (uint64_t)fb_time_ms(),
 				      who);
 	memset(authz, 0, sizeof(authz));
-	return v;
+	/* An account whose password must change first (PasswordChangeRequired)
+	 * may do nothing here: 403, as for a role without the privilege. */
+	return v == FB_RF_AUTH_PW_CHANGE ? FB_RF_AUTH_FORBIDDEN : v;
 }
 
 #define CHALLENGE "Basic realm=\"" FB_WS_AUTH_REALM "\", charset=\"UTF-8\""
 
 int fb_ws_auth_refuse(struct lws *wsi, int verdict, const char *body, size_t len)
 {
-	int forbidden = verdict == FB_RF_AUTH_FORBIDDEN || verdict == FB_RF_AUTH_PW_CHANGE;
+	int forbidden = verdict == FB_RF_AUTH_FORBIDDEN;
 	return fb_ws_http_reply_hdr(wsi, forbidden ? 403 : 401, "application/json", body, len,
 				    WSI_TOKEN_HTTP_WWW_AUTHENTICATE, forbidden ? NULL : CHALLENGE);
 }
