@@ -255,11 +255,6 @@ static int patch_allowed(struct fb_rf_ctx *c, const struct fb_rf_account *a, jso
 		fb_rf_reply_error(c->rep, FB_RF_PROPERTY_NOT_WRITABLE, args, 1);
 		return 0;
 	}
-	if (!may_manage(c) && (json_object_get(o, "RoleId") || json_object_get(o, "Enabled") ||
-			       json_object_get(o, "PasswordChangeRequired"))) {
-		fb_rf_reply_error(c->rep, FB_RF_INSUFFICIENT_PRIVILEGE, NULL, 0);
-		return 0;
-	}
 	/* Before its password changes, an account may PATCH its Password only. */
 	const char *key;
 	json_t *v;
@@ -271,6 +266,11 @@ static int patch_allowed(struct fb_rf_ctx *c, const struct fb_rf_account *a, jso
 			fb_rf_reply_error(c->rep, FB_RF_PASSWORD_CHANGE_REQUIRED, args, 1);
 			return 0;
 		}
+	}
+	if (!may_manage(c) && (json_object_get(o, "RoleId") || json_object_get(o, "Enabled") ||
+			       json_object_get(o, "PasswordChangeRequired"))) {
+		fb_rf_reply_error(c->rep, FB_RF_INSUFFICIENT_PRIVILEGE, NULL, 0);
+		return 0;
 	}
 	return 1;
 }
