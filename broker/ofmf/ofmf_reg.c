@@ -37,7 +37,8 @@ struct fb_ofmf_reg {
 	int overflow;                /* origins were turned away: crawl the fabric again */
 	/* The event the core refuses (fb_ofmf_reg_delivery_failed): its origin
 	 * is announced, then we check we are registered, then it is dropped. */
-	uint64_t refused_id;
+	uint64_t refused_id, refused_since;
+	unsigned refused_n;          /* refusals after the first */
 	char refused_origin[FB_OFMF_URL_MAX];
 	enum { REF_NONE, REF_CHECK_DUE, REF_CHECK_SENT, REF_CHECKED } refused_phase;
 	struct fb_ofmf_reg_stats st_;
@@ -524,6 +525,8 @@ void fb_ofmf_reg_origin(struct fb_ofmf_reg *r, uint64_t now, const char *path)
 static void refused_first(struct fb_ofmf_reg *r, uint64_t now, uint64_t event_id, const char *origin)
 {
 	r->refused_id = event_id;
+	r->refused_since = now;
+	r->refused_n = 0;
 	snprintf(r->refused_origin, sizeof(r->refused_origin), "%s", origin);
 	r->refused_phase = REF_CHECK_DUE;
 	r->check_due = now;
@@ -547,8 +550,10 @@ int fb_ofmf_reg_delivery_failed(struct fb_ofmf_reg *r, uint64_t now, uint64_t ev
 		refused_first(r, now, event_id, origin);
 		return 0;
 	}
-	if (r->refused_phase != REF_CHECKED || fb_ofmf_origins_queued(&r->og, r->refused_origin))
-		return 0; /* not announced yet, or not checked since */
+	uint64_t min = r->o.refuse_min_ns ? r->o.refuse_min_ns : 10000000000ull;
+	if (++r->refused_n < 2 || now - r->refused_since < min ||
+	    r->refused_phase != REF_CHECKED || fb_ofmf_origins_queued(&r->og, r->refused_origin))
+		return 0; /* not announced yet, not checked since, or not for long enough */
 	r->st_.undeliverable++;
 	fb_log_warn("ofmf: the core keeps refusing EventId %llu (OriginOfCondition %s) although it "
 		    "knows us and was sent ResourceCreated for it; dropped, the next events follow",

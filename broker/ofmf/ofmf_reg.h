@@ -44,6 +44,9 @@ struct fb_ofmf_reg_opts {
 	uint64_t context_wait_ns;      /* how long the PATCH may lag our discovery's 200 */
 	unsigned queue_max;            /* origins waiting to be announced */
 	uint64_t announce_delay_ns;    /* a new origin waits this long (our tree's refresh) */
+	uint64_t refuse_min_ns;        /* an event refused is dropped no sooner than this after
+					  its first refusal (the core also fails transiently while
+					  it crawls); 0: 10 s */
 };
 
 enum fb_ofmf_act {

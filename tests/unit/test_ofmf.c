@@ -21,7 +21,7 @@
 static const struct fb_ofmf_reg_opts opts = {
 	.base = BASE, .connection_method = CM, .fabric = FABRIC, .check_ns = 10 * S,
 	.retry_min_ns = 1 * S, .retry_max_ns = 8 * S, .conflict_ns = 60 * S,
-	.context_wait_ns = 5 * S, .queue_max = 8,
+	.context_wait_ns = 5 * S, .queue_max = 8, .refuse_min_ns = 3 * S,
 };
 
 /* An AggregationSource as the core stores it. */
@@ -444,7 +444,10 @@ static void ofmf_refused_event_dropped_after_announce_and_check(void)
 		if (i < 2)
 			now += waits[i] * S;
 	}
-	/* Announced (and dropped), and the core knows us: it never will. */
+	/* Announced (and dropped), and the core knows us, but refused for less
+	 * than refuse_min_ns (3 s here): it also fails while it crawls. */
+	CHECK_EQ(fb_ofmf_reg_delivery_failed(r, 1 * S + 3 * S - 1, 7, PORT, 1), 0);
+	/* ... and then: it never will. */
 	CHECK_EQ(fb_ofmf_reg_delivery_failed(r, now, 7, PORT, 1), 1);
 	struct fb_ofmf_reg_stats st;
 	fb_ofmf_reg_get_stats(r, &st);
