@@ -383,6 +383,13 @@ static void subs_changed(void *arg)
 			   "at the next subscription change");
 }
 
+/* IncludeOriginOfCondition: the origin's body from the newest tree. */
+static char *origin_body(void *arg, const char *path)
+{
+	struct fb_broker *b = arg;
+	return b->redfish && b->redfish->tree ? fb_rf_tree_body(b->redfish->tree, path) : NULL;
+}
+
 /* Push delivery follows the journal on this loop through libcurl: the
  * output only moves its limit and wakes it. */
 static int start_push(struct fb_broker *b)
@@ -396,6 +403,7 @@ static int start_push(struct fb_broker *b)
 		.timeout_ms = c->push_timeout_ms, .cursor_sync_ms = c->push_cursor_sync_ms,
 		.heartbeat_unit_ms = c->push_heartbeat_unit_ms,
 		.changed = subs_changed, .changed_arg = b,
+		.origin_body = origin_body, .origin_body_arg = b,
 	};
 	int rc = fb_push_start(&po, &b->push);
 	if (rc)

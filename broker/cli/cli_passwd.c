@@ -23,7 +23,7 @@ static void help(void)
 	       "    fabricbus passwd - add or change a Redfish account of fabricbusd\n"
 	       "\n"
 	       "SYNOPSIS\n"
-	       "    fabricbus passwd [-f ACCOUNTS_FILE] [--sha512] USER ROLE\n"
+	       "    fabricbus passwd [-f ACCOUNTS_FILE] [--sha512] [--change-required] USER ROLE\n"
 	       "\n"
 	       "DESCRIPTION\n"
 	       "    Reads USER's new password (from the terminal without echo, twice; or one\n"
@@ -40,6 +40,10 @@ static void help(void)
 	       "OPTIONS\n"
 	       "    -f, --file PATH   update this accounts file\n"
 	       "        --sha512      hash with SHA-512 ($6$) instead of yescrypt ($y$)\n"
+	       "        --change-required\n"
+	       "                      an initial password: the account must change it (PATCH its\n"
+	       "                      Password) before anything else works (USER:ROLE:HASH:0,\n"
+	       "                      Redfish PasswordChangeRequired)\n"
 	       "    -h, --help        show this help\n"
 	       "\n"
 	       "EXAMPLES\n"
@@ -111,7 +115,8 @@ static int read_password(const char *user, char *pw, size_t sz)
 }
 
 /* USER:ROLE:HASH into path, keeping its other lines. 0 or 1. */
-static int update_file(const char *path, const char *user, const char *role, const char *hash)
+static int update_file(const char *path, const char *user, const char *role, const char *hash,
+		       int flags)
 {
 	char err[512], *old = NULL, *text;
 	size_t len = 0, n;
@@ -122,7 +127,7 @@ static int update_file(const char *path, const char *user, const char *role, con
 		fprintf(stderr, "fabricbus passwd: %s\n", err);
 		return 1;
 	}
-	rc = fb_rf_accounts_upsert(old, len, user, role, hash, 1, &text, &n);
+	rc = fb_rf_accounts_upsert(old, len, user, role, hash, flags, &text, &n);
 	free(old);
 	if (rc) {
 		fprintf(stderr, "fabricbus passwd: cannot update %s: %s\n", path, fb_strerror(rc));
@@ -143,17 +148,20 @@ int fb_cli_passwd(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "file", required_argument, NULL, 'f' },
 		{ "sha512", no_argument, NULL, 's' },
+		{ "change-required", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NULL, *prefix = "$y$";
-	int c;
+	int c, flags = FB_RF_ACCT_ENABLED;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
 		if (c == 'f')
 			path = optarg;
 		else if (c == 's')
 			prefix = "$6$";
+		else if (c == 'c')
+			flags |= FB_RF_ACCT_PW_CHANGE;
 		else if (c == 'h') {
 			help();
 			return 0;
@@ -188,8 +196,8 @@ int fb_cli_passwd(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (!path) {
-		printf("%s:%s:%s\n", user, role, hash);
+		printf("%s:%s:%s%s\n", user, role, hash, flags & FB_RF_ACCT_PW_CHANGE ? ":0" : "");
 		return 0;
 	}
-	return update_file(path, user, role, hash);
+	return update_file(path, user, role, hash, flags);
 }

@@ -35,7 +35,9 @@ int fb_ws_auth_check(struct fb_rf_auth_core *c, struct lws *wsi, enum fb_rf_priv
 	int v = fb_rf_auth_core_check(c, authz, token, peer, need, is_read, (uint64_t)fb_time_ms(),
 				      who);
 	memset(authz, 0, sizeof(authz));
-	return v;
+	/* An account whose password must change first (PasswordChangeRequired)
+	 * may do nothing here: 403, as for a role without the privilege. */
+	return v == FB_RF_AUTH_PW_CHANGE ? FB_RF_AUTH_FORBIDDEN : v;
 }
 
 int fb_ws_auth_read(struct fb_rf_auth_core *c, struct lws *wsi, int anonymous_ok)

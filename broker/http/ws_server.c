@@ -1036,6 +1036,49 @@ static void *service_main(void *arg)
 	return NULL;
 }
 
+/* A request method lws 4.1.6 does not know ("FAKEMETHOD /redfish/v1"):
+ * its request-line parser answers 403 by itself (lib/roles/http/parsers.c,
+ * "Unknown method - dropping"), where HTTP wants 501 and Redfish 405 or
+ * 501, unless the vhost has LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_
+ * ACCEPT_CONFIG: then the connection becomes a raw socket bound to this
+ * protocol. We answer it once (the module's response, or a bare 501),
+ * half-close, and drop what else the client sends until it hangs up
+ * (closing with unread input would reset the answer away) or 5 s pass. */
+struct bad_pss {
+	int answered;
+};
+
+static int bad_method_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+			       void *in, size_t len)
+{
+	struct fb_ws *ws = lws_context_user(lws_get_context(wsi));
+	struct bad_pss *p = user;
+	(void)in;
+	(void)len;
+	if (reason == LWS_CALLBACK_RAW_RX && p && !p->answered) {
+		lws_callback_on_writable(wsi);
+	} else if (reason == LWS_CALLBACK_RAW_WRITEABLE && p && !p->answered) {
+		static const char bare[] = "HTTP/1.1 501 Not Implemented\r\nContent-Length: 0\r\n"
+					   "Connection: close\r\n\r\n";
+		unsigned char buf[LWS_PRE + 2048];
+		char *out = (char *)buf + LWS_PRE;
+		size_t n = ws->module.bad_method ? ws->module.bad_method(ws->module.arg, out, 2048) : 0;
+		if (!n || n > 2048) {
+			memcpy(out, bare, sizeof(bare) - 1);
+			n = sizeof(bare) - 1;
+		}
+		p->answered = 1;
+		if (lws_write(wsi, (unsigned char *)out, n, LWS_WRITE_RAW) < (int)n)
+			return -1;
+		if (!lws_partial_buffered(wsi))
+			shutdown(lws_get_socket_fd(wsi), SHUT_WR);
+		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 5);
+	}
+	return 0;
+}
+
+#define BAD_METHOD_PROTOCOL "fabricbus-bad-method"
+
 static const struct lws_protocols protocols[] = {
 	{
 		.name = "fabricbus-events",
@@ -1044,6 +1087,11 @@ static const struct lws_protocols protocols[] = {
 		.rx_buffer_size = 1024,
 		/* one write of WRITE_BUDGET goes to send() in one piece */
 		.tx_packet_size = 4 * WRITE_BUDGET,
+	},
+	{
+		.name = BAD_METHOD_PROTOCOL,
+		.callback = bad_method_callback,
+		.per_session_data_size = sizeof(struct bad_pss),
 	},
 	{ .name = NULL },
 };
@@ -1123,7 +1171,14 @@ int fb_ws_start(const struct fb_ws_opts *o, uint64_t last_id, struct fb_ws **out
 	info.uid = -1;
 	info.user = ws;
 	info.retry_and_idle_policy = &ws->retry;
-	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
+	/* An HTTP method lws does not know goes to the raw bad-method protocol
+	 * (501, Redfish error) instead of lws's own 403 (parsers.c). With TLS,
+	 * ALLOW_HTTP_ON_HTTPS_LISTENER is checked first in tls-server.c, so the
+	 * fallback never takes a plain request meant for on_http. */
+	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS |
+		       LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG;
+	info.listen_accept_role = "raw-skt";
+	info.listen_accept_protocol = BAD_METHOD_PROTOCOL;
 	if (o->tls != FB_AGENT_TLS_OFF) {
 		/* plain requests are served too, so that on_http can redirect or
 		 * refuse them with a message (ws_tls.h) instead of a reset */

@@ -64,6 +64,11 @@ struct fb_ws_http_module {
 	/* The context exists (before the thread starts), or NULL: it is about
 	 * to go (the module stops waking it). */
 	void (*attach)(void *arg, struct lws_context *ctx);
+	/* A request whose method libwebsockets does not know (not GET, HEAD,
+	 * POST, PUT, PATCH, DELETE, OPTIONS): the whole HTTP/1.1 response to
+	 * send (status line, headers, body) into buf; its length, or 0 for a
+	 * bare 501. NULL: a bare 501. The connection closes after it. */
+	size_t (*bad_method)(void *arg, char *buf, size_t sz);
 	void *arg;
 };
 

@@ -243,10 +243,11 @@ void fb_ofmf_context_patched(struct fb_ofmf *m, const char *context)
 	pump(m);
 }
 
-void fb_ofmf_delivery_failed(struct fb_ofmf *m)
+int fb_ofmf_delivery_failed(struct fb_ofmf *m, uint64_t event_id, const char *origin, int refused)
 {
-	fb_ofmf_reg_delivery_failed(m->reg, fb_now_ns());
+	int drop = fb_ofmf_reg_delivery_failed(m->reg, fb_now_ns(), event_id, origin, refused);
 	pump(m);
+	return drop;
 }
 
 const char *fb_ofmf_connection_method(const struct fb_ofmf *m) { return m->st.connection_method; }
@@ -260,12 +261,13 @@ json_t *fb_ofmf_status(const struct fb_ofmf *m)
 {
 	struct fb_ofmf_reg_stats s;
 	fb_ofmf_reg_get_stats(m->reg, &s);
-	return json_pack("{s:b,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "enabled", 1,
+	return json_pack("{s:b,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "enabled", 1,
 			 "core", m->st.core, "connection_method", m->st.connection_method, "state",
 			 fb_ofmf_reg_state_name(fb_ofmf_reg_state(m->reg)), "context",
 			 fb_ofmf_context(m), "last_error", fb_ofmf_reg_last_error(m->reg),
 			 "registrations", (json_int_t)s.registrations, "adoptions",
 			 (json_int_t)s.adoptions, "resumed", (json_int_t)s.resumed, "core_forgot_us",
 			 (json_int_t)s.forgotten, "conflicts", (json_int_t)s.conflicts, "announced",
-			 (json_int_t)s.announced, "announce_dropped", (json_int_t)s.announce_dropped);
+			 (json_int_t)s.announced, "announce_dropped", (json_int_t)s.announce_dropped,
+			 "undeliverable", (json_int_t)s.undeliverable);
 }

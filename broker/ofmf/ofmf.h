@@ -68,8 +68,10 @@ void fb_ofmf_stop(struct fb_ofmf *m);
 int fb_ofmf_committed(void *m, struct fb_batch *batch, uint64_t last_id);
 /* The SunfishServer Context was PATCHed (by the core, inside our POST). */
 void fb_ofmf_context_patched(struct fb_ofmf *m, const char *context);
-/* A delivery to the core failed (the push engine's report). */
-void fb_ofmf_delivery_failed(struct fb_ofmf *m);
+/* A delivery to the core failed (the push engine's report; see
+ * fb_ofmf_reg_delivery_failed). 1: the core will never take this event, drop
+ * it; 0: retry it. */
+int fb_ofmf_delivery_failed(struct fb_ofmf *m, uint64_t event_id, const char *origin, int refused);
 
 /* Our ConnectionMethod's @odata.id and the Context ("" when not registered),
  * for the Redfish tree and /status. */

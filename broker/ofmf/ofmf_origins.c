@@ -49,6 +49,14 @@ void fb_ofmf_origins_pop(struct fb_ofmf_origins *o)
 	memmove(o->q, o->q + 1, --o->n * sizeof(*o->q));
 }
 
+int fb_ofmf_origins_queued(const struct fb_ofmf_origins *o, const char *path)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (strcmp(o->q[i].path, path) == 0)
+			return 1;
+	return 0;
+}
+
 static int cmp_str(const void *key, const void *elem)
 {
 	return strcmp(key, *(char *const *)elem);

@@ -33,6 +33,8 @@ int fb_ofmf_origins_push(struct fb_ofmf_origins *o, const char *path, int front,
 /* Drop q[0] (n > 0). */
 void fb_ofmf_origins_pop(struct fb_ofmf_origins *o);
 
+/* 1 when path waits in the queue. */
+int fb_ofmf_origins_queued(const struct fb_ofmf_origins *o, const char *path);
 int fb_ofmf_origins_known(const struct fb_ofmf_origins *o, const char *path);
 /* 0, or -1 when memory is short (it is then announced again later). */
 int fb_ofmf_origins_remember(struct fb_ofmf_origins *o, const char *path);

@@ -150,7 +150,14 @@ static void watch(void *arg, enum fb_push_what what, const char *id, const struc
 		fb_ofmf_context_patched(a->ofmf, s->context);
 	} else if (what == FB_PUSH_FAILED) {
 		fb_log_debug("ofmf: a delivery to the core failed (%s)", detail ? detail : "");
-		fb_ofmf_delivery_failed(a->ofmf);
+		struct fb_push_pending pd;
+		if (fb_push_pending(a->push, id, &pd))
+			pd = (struct fb_push_pending){ 0, "", 0, 0, 0 };
+		/* Reached and answered no (an error, or a close without a reply: the
+		 * reference core's answer to an origin it does not hold), or down. */
+		int refused = pd.status >= 400 || pd.no_reply;
+		if (fb_ofmf_delivery_failed(a->ofmf, pd.event_id, pd.origin, refused))
+			fb_push_drop(a->push, id, "the OFMF core refuses it");
 	} else if (what == FB_PUSH_DELETED) {
 		fb_log_warn("ofmf: the %s subscription was deleted by a client: events stop going to "
 			    "the core until fabricbusd registers again (restart it)",

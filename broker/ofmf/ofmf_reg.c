@@ -35,6 +35,12 @@ struct fb_ofmf_reg {
 	unsigned head_tries;
 	int head_failed;             /* the head's POST got no reply: check the core first */
 	int overflow;                /* origins were turned away: crawl the fabric again */
+	/* The event the core refuses (fb_ofmf_reg_delivery_failed): its origin
+	 * is announced, then we check we are registered, then it is dropped. */
+	uint64_t refused_id, refused_since;
+	unsigned refused_n;          /* refusals after the first */
+	char refused_origin[FB_OFMF_URL_MAX];
+	enum { REF_NONE, REF_CHECK_DUE, REF_CHECK_SENT, REF_CHECKED } refused_phase;
 	struct fb_ofmf_reg_stats st_;
 };
 
@@ -109,6 +115,8 @@ static void go_live(struct fb_ofmf_reg *r)
 static void registered(struct fb_ofmf_reg *r, uint64_t now, const char *ctx, const char *how)
 {
 	set_context(r, ctx);
+	r->refused_id = 0;
+	r->refused_phase = REF_NONE;
 	r->live = 0; /* events wait for the fabric's crawl: the core refuses unknown origins */
 	r->backoff = 0;
 	r->err[0] = '\0';
@@ -126,6 +134,8 @@ static void forgotten(struct fb_ofmf_reg *r, uint64_t now, const char *why)
 	fb_log_warn("ofmf: the core no longer knows AggregationSource %s (%s): registering again",
 		    r->context, why);
 	set_context(r, "");
+	r->refused_id = 0;
+	r->refused_phase = REF_NONE;
 	r->live = 0;
 	r->want_set = 1;
 	fb_ofmf_origins_forget(&r->og); /* a new core holds nothing of ours */
@@ -176,6 +186,8 @@ static void request(struct fb_ofmf_reg *r, enum fb_ofmf_act kind, struct fb_ofmf
 	out->kind = kind;
 	out->path = r->path;
 	out->context = r->context;
+	if (kind == FB_OFMF_GET_SOURCE && r->refused_phase == REF_CHECK_DUE)
+		r->refused_phase = REF_CHECK_SENT;
 }
 
 static void source_path(struct fb_ofmf_reg *r, const char *id_or_path)
@@ -387,6 +399,8 @@ static void done_source(struct fb_ofmf_reg *r, uint64_t now, int status, const c
 		}
 		r->backoff = 0;
 		r->check_due = now + r->o.check_ns;
+		if (r->refused_phase == REF_CHECK_SENT)
+			r->refused_phase = REF_CHECKED;
 		if (r->head_failed && r->og.n && ++r->head_tries >= ANNOUNCE_TRIES) {
 			fb_log_warn("ofmf: the core keeps refusing ResourceCreated for %s (it could "
 				    "not read it from us?); dropped",
@@ -505,11 +519,48 @@ void fb_ofmf_reg_origin(struct fb_ofmf_reg *r, uint64_t now, const char *path)
 	(void)fb_ofmf_origins_remember(&r->og, path); /* ENOMEM: again at its next event */
 }
 
-void fb_ofmf_reg_delivery_failed(struct fb_ofmf_reg *r, uint64_t now)
+/* A refused event: its origin goes to the front of the queue (the core
+ * may not have crawled it yet: our tree shows a new resource within the
+ * announce delay), unless it waits there already. */
+static void refused_first(struct fb_ofmf_reg *r, uint64_t now, uint64_t event_id, const char *origin)
+{
+	r->refused_id = event_id;
+	r->refused_since = now;
+	r->refused_n = 0;
+	snprintf(r->refused_origin, sizeof(r->refused_origin), "%s", origin);
+	r->refused_phase = REF_CHECK_DUE;
+	r->check_due = now;
+	if (origin[0] && strlen(origin) < FB_OFMF_URL_MAX &&
+	    !fb_ofmf_origins_queued(&r->og, origin) &&
+	    queue_push(r, origin, 1, now + r->o.announce_delay_ns) == 0)
+		(void)fb_ofmf_origins_remember(&r->og, origin);
+}
+
+int fb_ofmf_reg_delivery_failed(struct fb_ofmf_reg *r, uint64_t now, uint64_t event_id,
+				const char *origin, int refused)
 {
 	uint64_t soon = now + r->o.retry_min_ns;
 	if (r->st == FB_OFMF_ST_REGISTERED && r->check_due > soon)
 		r->check_due = soon;
+	if (!refused || !event_id || r->st != FB_OFMF_ST_REGISTERED || !r->live)
+		return 0; /* down, or not (yet) delivering: the registration copes */
+	if (!origin)
+		origin = "";
+	if (event_id != r->refused_id) {
+		refused_first(r, now, event_id, origin);
+		return 0;
+	}
+	uint64_t min = r->o.refuse_min_ns ? r->o.refuse_min_ns : 10000000000ull;
+	if (++r->refused_n < 2 || now - r->refused_since < min ||
+	    r->refused_phase != REF_CHECKED || fb_ofmf_origins_queued(&r->og, r->refused_origin))
+		return 0; /* not announced yet, not checked since, or not for long enough */
+	r->st_.undeliverable++;
+	fb_log_warn("ofmf: the core keeps refusing EventId %llu (OriginOfCondition %s) although it "
+		    "knows us and was sent ResourceCreated for it; dropped, the next events follow",
+		    (unsigned long long)event_id, r->refused_origin[0] ? r->refused_origin : "none");
+	r->refused_id = 0;
+	r->refused_phase = REF_NONE;
+	return 1;
 }
 
 enum fb_ofmf_state_id fb_ofmf_reg_state(const struct fb_ofmf_reg *r) { return r->st; }

@@ -44,6 +44,9 @@ struct fb_ofmf_reg_opts {
 	uint64_t context_wait_ns;      /* how long the PATCH may lag our discovery's 200 */
 	unsigned queue_max;            /* origins waiting to be announced */
 	uint64_t announce_delay_ns;    /* a new origin waits this long (our tree's refresh) */
+	uint64_t refuse_min_ns;        /* an event refused is dropped no sooner than this after
+					  its first refusal (the core also fails transiently while
+					  it crawls); 0: 10 s */
 };
 
 enum fb_ofmf_act {
@@ -81,6 +84,7 @@ struct fb_ofmf_reg_stats {
 	uint64_t forgotten;     /* times the core had forgotten us */
 	uint64_t conflicts;
 	uint64_t announced, announce_dropped;
+	uint64_t undeliverable; /* events the core kept refusing, dropped */
 	uint64_t requests, request_failures;
 };
 
@@ -107,8 +111,16 @@ void fb_ofmf_reg_done(struct fb_ofmf_reg *r, uint64_t now, int status, const cha
 void fb_ofmf_reg_context_patched(struct fb_ofmf_reg *r, uint64_t now, const char *context);
 /* An OriginOfCondition seen in a committed event: announced once, when new. */
 void fb_ofmf_reg_origin(struct fb_ofmf_reg *r, uint64_t now, const char *path);
-/* A delivery to the core failed: check the registration soon. */
-void fb_ofmf_reg_delivery_failed(struct fb_ofmf_reg *r, uint64_t now);
+/* A delivery of EventId event_id (0: not a journal event) about origin ("":
+ * none) to the core failed; refused: the core was reached and answered an
+ * error or closed without a reply (the reference core's answer to an origin
+ * it does not hold), else it is down. The registration is checked soon. A
+ * refused event's origin is announced at once (ahead of the queue); when,
+ * after that announcement was made (or dropped) and a check found us still
+ * registered, the core refuses the same event again, it never will take it:
+ * returns 1 (drop it, the events behind it must flow), else 0 (retry). */
+int fb_ofmf_reg_delivery_failed(struct fb_ofmf_reg *r, uint64_t now, uint64_t event_id,
+				const char *origin, int refused);
 
 enum fb_ofmf_state_id fb_ofmf_reg_state(const struct fb_ofmf_reg *r);
 const char *fb_ofmf_reg_state_name(enum fb_ofmf_state_id st);

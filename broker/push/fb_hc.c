@@ -315,6 +315,7 @@ static void finish(struct fb_hc *hc)
 		curl_easy_getinfo(x->easy, CURLINFO_TOTAL_TIME, &r.seconds);
 		if (res != CURLE_OK) {
 			r.status = 0;
+			r.no_reply = res == CURLE_GOT_NOTHING;
 			snprintf(err, sizeof(err), "%s", x->error[0] ? x->error : curl_easy_strerror(res));
 			r.error = err;
 		} else {

@@ -42,6 +42,7 @@ struct fb_hc_resp {
 	long status;          /* HTTP status, 0 when no response came */
 	int ok;               /* 2xx */
 	const char *error;    /* why it failed ("" on any HTTP response) */
+	int no_reply;         /* the server took the request and closed without a reply */
 	const char *body;     /* NUL-terminated, maybe truncated at max_body */
 	size_t body_len;
 	const char *location; /* the Location header or "" */

@@ -36,12 +36,15 @@ struct dest {
 	struct fb_hc_xfer *xfer;
 	struct fb_buf body;    /* the event being delivered (or retried) */
 	uint64_t body_id;      /* its EventId; 0 for a heartbeat or test event */
+	char origin[FB_REDFISH_ORIGIN_MAX]; /* its OriginOfCondition, "" for none */
+	long last_status;      /* the last failed try's HTTP status (0: none) ... */
+	int last_no_reply;     /* ... or the receiver closed without a reply */
 	int have_body, body_hb;
 	struct fb_push_retry retry;
 	uint64_t next_hb_ms;
 	struct extra *extras, **extras_tail;
 	size_t n_extras;
-	uint64_t delivered, failures;
+	uint64_t delivered, failures, body_tries;
 	int told_failing, told_read_error;
 	struct dest *next;
 };
@@ -136,7 +139,8 @@ static int save_cursors(struct fb_push *p)
 static void drop_body(struct dest *d)
 {
 	d->have_body = d->body_hb = 0;
-	d->body_id = 0;
+	d->body_id = d->body_tries = 0;
+	d->origin[0] = '\0';
 	fb_buf_reset(&d->body);
 }
 
@@ -242,6 +246,36 @@ static int heartbeat_body(struct fb_push *p, struct dest *d)
 	return put_envelope(d, id, "Heartbeat Event", rec, (size_t)n);
 }
 
+/* IncludeOriginOfCondition: the rendered event with its OriginOfCondition
+ * link replaced by the resource itself. 0 when done, 1 when the tree has no
+ * such resource (the link stays), or a negative error. */
+static int expand_origin(struct fb_push *p, struct dest *d, struct fb_buf *out)
+{
+	if (!d->sub->include_origin || !d->origin[0] || !p->o.origin_body)
+		return 1;
+	struct fb_buf needle = FB_BUF_INIT;
+	int rc = fb_buf_puts(&needle, "\"OriginOfCondition\":{\"@odata.id\":");
+	rc = rc ? rc : fb_buf_put_json_str(&needle, d->origin);
+	rc = rc ? rc : fb_buf_puts(&needle, "}");
+	const uint8_t *at = NULL;
+	for (size_t i = 0; !rc && i + needle.len <= p->tmp.len; i++)
+		if (memcmp(p->tmp.data + i, needle.data, needle.len) == 0) {
+			at = p->tmp.data + i;
+			break;
+		}
+	char *body = at ? p->o.origin_body(p->o.origin_body_arg, d->origin) : NULL;
+	if (body) {
+		size_t head = (size_t)(at - p->tmp.data);
+		rc = fb_buf_put(out, p->tmp.data + 1, head - 1);
+		rc = rc ? rc : fb_buf_puts(out, "\"OriginOfCondition\":");
+		rc = rc ? rc : fb_buf_puts(out, body);
+		rc = rc ? rc : fb_buf_put(out, at + needle.len, p->tmp.len - head - needle.len);
+	}
+	free(body);
+	fb_buf_free(&needle);
+	return rc ? rc : body ? 0 : 1;
+}
+
 /* The rendered Event with the subscription's Context as its second key. */
 static int event_body(struct fb_push *p, struct dest *d, uint64_t id, const struct fb_event *ev)
 {
@@ -249,12 +283,22 @@ static int event_body(struct fb_push *p, struct dest *d, uint64_t id, const stru
 	int rc = fb_redfish_render(&p->tmp, ev, id, p->fabric);
 	if (rc || p->tmp.len < 2)
 		return rc ? rc : -EINVAL;
+	if (fb_redfish_origin(ev, p->fabric, d->origin, sizeof(d->origin)) < 0)
+		d->origin[0] = '\0';
 	struct fb_buf *b = &d->body;
 	fb_buf_reset(b);
 	rc = fb_buf_puts(b, "{\"Context\":");
 	rc = rc ? rc : fb_buf_put_json_str(b, d->sub->context);
 	rc = rc ? rc : fb_buf_puts(b, ",");
-	return rc ? rc : fb_buf_put(b, p->tmp.data + 1, p->tmp.len - 1);
+	size_t mark = b->len;
+	int ex = rc ? rc : expand_origin(p, d, b);
+	if (ex < 0)
+		return ex;
+	if (ex == 1) {
+		b->len = mark; /* not expanded: the event as rendered */
+		rc = fb_buf_put(b, p->tmp.data + 1, p->tmp.len - 1);
+	}
+	return rc;
 }
 
 static int event_matches(struct fb_push *p, const struct fb_rf_sub *s, const struct fb_event *ev)
@@ -278,6 +322,8 @@ static void done_cb(void *arg, const struct fb_hc_resp *r)
 	struct dest *d = arg;
 	d->xfer = NULL;
 	char why[300];
+	d->last_status = r->ok ? 0 : r->status;
+	d->last_no_reply = r->no_reply;
 	if (!r->ok && r->status)
 		snprintf(why, sizeof(why), "HTTP %ld", r->status);
 	else
@@ -335,6 +381,7 @@ static void on_result(struct dest *d, int ok, long status, const char *error)
 	}
 	p->st.failed++;
 	d->failures++;
+	d->body_tries++;
 	struct fb_push_retry_conf c = { p->o.retry_attempts, p->o.retry_interval_ms, p->o.max_backoff_ms };
 	int v = fb_push_retry_failed(&d->retry, d->sub->retry_policy, &c, now_ms());
 	if (!d->told_failing)
@@ -346,8 +393,8 @@ static void on_result(struct dest *d, int ok, long status, const char *error)
 	char id[FB_RF_SUB_ID_MAX];
 	snprintf(id, sizeof(id), "%s", d->sub->id);
 	tell(p, FB_PUSH_FAILED, id, error);
-	if (!find_dest(p, id) || !d->sub->enabled)
-		return; /* the watcher suspended it */
+	if (!find_dest(p, id) || !d->sub->enabled || !d->have_body)
+		return; /* the watcher suspended it, or dropped the event */
 	if (v == FB_PUSH_RETRY) {
 		p->st.retries++;
 		return;
@@ -737,6 +784,40 @@ int fb_push_submit(struct fb_push *p, json_t *record)
 	free(text);
 	kick(p);
 	return n;
+}
+
+int fb_push_pending(const struct fb_push *p, const char *id, struct fb_push_pending *out)
+{
+	const struct dest *d = find_dest((struct fb_push *)p, id);
+	if (!d || !d->have_body)
+		return -ENOENT;
+	*out = (struct fb_push_pending){ d->body_id, d->origin, d->last_status, d->last_no_reply,
+					 d->body_tries };
+	return 0;
+}
+
+int fb_push_drop(struct fb_push *p, const char *id, const char *why)
+{
+	struct dest *d = find_dest(p, id);
+	if (!d || !d->have_body)
+		return -ENOENT;
+	if (d->body_id) {
+		fb_log_warn("push: subscription %s (%s): EventId %" PRIu64 " (OriginOfCondition %s) "
+			    "dropped as undeliverable after %" PRIu64 " tries: %s; the next events follow",
+			    d->sub->id, d->sub->destination, d->body_id, d->origin[0] ? d->origin : "none",
+			    d->body_tries, why);
+		d->cursor = d->body_id;
+		p->cursors_dirty = 1;
+	} else {
+		fb_log_warn("push: subscription %s (%s): a %s event dropped as undeliverable: %s",
+			    d->sub->id, d->sub->destination, d->body_hb ? "heartbeat" : "test", why);
+	}
+	p->st.undeliverable++;
+	d->told_failing = 0;
+	drop_body(d);
+	fb_push_retry_ok(&d->retry);
+	kick(p);
+	return 0;
 }
 
 json_t *fb_push_render(struct fb_push *p, const struct fb_rf_sub *s)

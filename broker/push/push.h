@@ -53,10 +53,15 @@ struct fb_push_opts {
 	 * deleted, suspended by a policy), e.g. to refresh a snapshot. */
 	void (*changed)(void *arg);
 	void *changed_arg;
+	/* IncludeOriginOfCondition: the body of the resource at path (malloc'd
+	 * JSON object), or NULL (then the event keeps the bare @odata.id). */
+	char *(*origin_body)(void *arg, const char *path);
+	void *origin_body_arg;
 };
 
 struct fb_push_stats {
 	uint64_t delivered, failed, skipped, retries, heartbeats, terminated, suspended;
+	uint64_t undeliverable; /* events dropped by fb_push_drop */
 };
 
 /* Load the store and the cursors, start delivering. 0 and *out, or a
@@ -116,6 +121,23 @@ typedef void (*fb_push_watch_fn)(void *arg, enum fb_push_what what, const char *
 #define FB_PUSH_WATCHERS_MAX 4
 /* 0 or -ENOSPC. */
 int fb_push_watch(struct fb_push *p, fb_push_watch_fn fn, void *arg);
+
+/* The delivery a subscription is retrying, for a FAILED watcher that
+ * decides whether its receiver will ever take it. */
+struct fb_push_pending {
+	uint64_t event_id;  /* journal EventId; 0 for a heartbeat or test event */
+	const char *origin; /* its OriginOfCondition ("" for none); valid until the next call */
+	long status;        /* the last try's HTTP status, 0 when no reply came */
+	int no_reply;       /* ... the receiver took the request and closed without a reply */
+	uint64_t tries;     /* failed tries of it so far */
+};
+/* 0 and *out, -ENOENT (no such subscription, or nothing being retried). */
+int fb_push_pending(const struct fb_push *p, const char *id, struct fb_push_pending *out);
+/* Drop the event subscription id is retrying as permanently undeliverable
+ * (its receiver refuses it, whatever the retry policy): counted, logged with
+ * why, the cursor moves past it and the next event follows at once. A FAILED
+ * watcher may call it. 0, -ENOENT (nothing being retried). */
+int fb_push_drop(struct fb_push *p, const char *id, const char *why);
 
 /* EventService DeliveryRetryAttempts / DeliveryRetryIntervalSeconds: read,
  * and changed by a PATCH (until the next start; the config keys are the

@@ -52,6 +52,15 @@ static int parse_line(char *line, const char *origin, int lineno, struct fb_rf_a
 				  "lines with fabricbus passwd)", origin, lineno);
 	*role++ = '\0';
 	*hash++ = '\0';
+	char *flag = strchr(hash, ':');
+	if (flag) {
+		*flag++ = '\0';
+		if (strcmp(flag, "0") != 0)
+			return fb_err_set(err, errsz, FB_EMALFORMED, "%s:%d: user %s: the fourth field "
+					  "may only be 0 (password change required)", origin, lineno,
+					  line);
+		a->pw_change = 1;
+	}
 	if (!fb_rf_user_valid(line))
 		return fb_err_set(err, errsz, FB_EMALFORMED, "%s:%d: bad user name: want 1 to %d of "
 				  "A-Z a-z 0-9 . _ - (not starting with . or -)", origin, lineno,
@@ -270,12 +279,14 @@ static int rewrite(const char *text, size_t len, const char *user, const char *l
 }
 
 int fb_rf_accounts_upsert(const char *text, size_t len, const char *user, const char *role,
-			  const char *hash, int enabled, char **out, size_t *outlen)
+			  const char *hash, int flags, char **out, size_t *outlen)
 {
 	char line[FB_RF_USER_MAX + FB_RF_HASH_MAX + 32];
 	if (!fb_rf_user_valid(user) || fb_rf_role_parse(role) < 0 || !hash_valid(hash))
 		return -EINVAL;
-	snprintf(line, sizeof(line), "%s:%s:%s%s", user, role, enabled ? "" : "!", hash);
+	snprintf(line, sizeof(line), "%s:%s:%s%s%s", user, role,
+		 flags & FB_RF_ACCT_ENABLED ? "" : "!", hash,
+		 flags & FB_RF_ACCT_PW_CHANGE ? ":0" : "");
 	return rewrite(text, len, user, line, out, outlen);
 }
 

@@ -12,7 +12,11 @@
  * or ReadOnly, HASH is a crypt(3) hash from libxcrypt: yescrypt ($y$, the
  * default of `fabricbus passwd`), gost-yescrypt ($gy$), scrypt ($7$),
  * SHA-512 ($6$), SHA-256 ($5$) or bcrypt ($2b$/$2y$). A HASH that starts
- * with '!' is a disabled account (Enabled false), as in /etc/shadow. Nothing
+ * with '!' is a disabled account (Enabled false), as in /etc/shadow. An
+ * optional fourth field "0" (USER:ROLE:HASH:0) means the password must be
+ * changed before anything else (PasswordChangeRequired), as a last-change
+ * date of 0 does in /etc/shadow: the account may log in, read its own
+ * account and PATCH its Password, nothing more; the PATCH clears it. Nothing
  * else is accepted (no DES, no clear text): a bad line stops the start with
  * "path:line: why". The file must be owner-only (fb_secret_file.h).
  *
@@ -42,6 +46,7 @@ struct fb_rf_account {
 	char user[FB_RF_USER_MAX + 1];
 	int role; /* enum fb_rf_role */
 	int enabled;
+	int pw_change; /* PasswordChangeRequired */
 	char hash[FB_RF_HASH_MAX + 1]; /* without the '!' of a disabled account */
 	/* The last password that verified, as a peppered digest, and until when
 	 * it is trusted without crypt(3) (0: none). */
@@ -88,13 +93,17 @@ int fb_rf_password_hash(const char *password, const char *prefix, char *out, siz
 /* 1 when password matches hash; 0 otherwise (also for an unusable hash). */
 int fb_rf_password_check(const char *hash, const char *password);
 
+/* flags of fb_rf_accounts_upsert and fb_rf_account_store_set */
+#define FB_RF_ACCT_ENABLED 1
+#define FB_RF_ACCT_PW_CHANGE 2 /* PasswordChangeRequired */
+
 /* A new accounts file text: text (len bytes; may be NULL/0 for a new file)
  * with user's line replaced by "user:role:hash" ("user:role:!hash" when not
- * enabled), or the line appended when user has none; comments and other
+ * FB_RF_ACCT_ENABLED in flags, ":0" appended with FB_RF_ACCT_PW_CHANGE), or the line appended when user has none; comments and other
  * lines kept as they are. *out is malloc'd (NUL-terminated), the caller
  * frees it. 0 or -ENOMEM/-EINVAL. */
 int fb_rf_accounts_upsert(const char *text, size_t len, const char *user, const char *role,
-			  const char *hash, int enabled, char **out, size_t *outlen);
+			  const char *hash, int flags, char **out, size_t *outlen);
 /* The same text without user's line(s). 0 or -ENOMEM. */
 int fb_rf_accounts_remove(const char *text, size_t len, const char *user, char **out,
 			  size_t *outlen);

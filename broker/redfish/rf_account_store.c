@@ -36,10 +36,10 @@ static int read_file(struct fb_rf_auth_core *c, char **text, size_t *len, char *
 				   len, err, errsz);
 }
 
-/* Read the file, change user's line (remove, or set role/hash/enabled),
+/* Read the file, change user's line (remove, or set role/hash/flags),
  * then commit. */
 static int change(struct fb_rf_auth_core *c, const char *user, int remove, int role,
-		  const char *hash, int enabled, char *err, size_t errsz)
+		  const char *hash, int flags, char *err, size_t errsz)
 {
 	char *old, *text = NULL;
 	size_t len, n;
@@ -47,7 +47,7 @@ static int change(struct fb_rf_auth_core *c, const char *user, int remove, int r
 	if (rc)
 		return rc;
 	rc = remove ? fb_rf_accounts_remove(old, len, user, &text, &n)
-		    : fb_rf_accounts_upsert(old, len, user, fb_rf_role_name(role), hash, enabled, &text,
+		    : fb_rf_accounts_upsert(old, len, user, fb_rf_role_name(role), hash, flags, &text,
 					    &n);
 	free(old);
 	if (rc)
@@ -58,9 +58,9 @@ static int change(struct fb_rf_auth_core *c, const char *user, int remove, int r
 }
 
 int fb_rf_account_store_set(struct fb_rf_auth_core *c, const char *user, int role,
-			    const char *hash, int enabled, char *err, size_t errsz)
+			    const char *hash, int flags, char *err, size_t errsz)
 {
-	return change(c, user, 0, role, hash, enabled, err, errsz);
+	return change(c, user, 0, role, hash, flags, err, errsz);
 }
 
 int fb_rf_account_store_remove(struct fb_rf_auth_core *c, const char *user, char *err,

@@ -18,7 +18,7 @@
 /* Make or replace user's line (hash: a crypt(3) hash, rf_account.h). 0, or
  * a negative error with "path: why" in err. */
 int fb_rf_account_store_set(struct fb_rf_auth_core *c, const char *user, int role,
-			    const char *hash, int enabled, char *err, size_t errsz);
+			    const char *hash, int flags, char *err, size_t errsz);
 /* Remove user's line. 0 or a negative error with the reason in err. */
 int fb_rf_account_store_remove(struct fb_rf_auth_core *c, const char *user, char *err,
 			       size_t errsz);

@@ -87,11 +87,12 @@ static json_t *account_json(const struct fb_rf_account *a)
 	char path[sizeof(ACCOUNTS) + FB_RF_USER_MAX + 2], role[sizeof(ROLES) + 32];
 	snprintf(path, sizeof(path), ACCOUNTS "/%s", a->user);
 	snprintf(role, sizeof(role), ROLES "/%s", fb_rf_role_name(a->role));
-	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:b,s:n,s:[s],s:{s:o}}", "@odata.id", path,
-			 "@odata.type", "#ManagerAccount.v1_14_1.ManagerAccount", "Id", a->user,
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:n,s:[s],s:{s:o}}", "@odata.id",
+			 path, "@odata.type", "#ManagerAccount.v1_14_1.ManagerAccount", "Id", a->user,
 			 "Name", "User Account", "UserName", a->user, "RoleId",
-			 fb_rf_role_name(a->role), "Enabled", a->enabled, "Locked", 0, "Password",
-			 "AccountTypes", "Redfish", "Links", "Role", fb_rf_ref(role));
+			 fb_rf_role_name(a->role), "Enabled", a->enabled, "Locked", 0,
+			 "PasswordChangeRequired", a->pw_change, "Password", "AccountTypes", "Redfish",
+			 "Links", "Role", fb_rf_ref(role));
 }
 
 static int may_manage(const struct fb_rf_ctx *c)
@@ -136,6 +137,7 @@ static const struct fb_rf_prop account_props[] = {
 	{ "Password", FB_RF_T_STRING, FB_RF_P_REQUIRED },
 	{ "RoleId", FB_RF_T_STRING, FB_RF_P_REQUIRED },
 	{ "Enabled", FB_RF_T_BOOL, 0 },
+	{ "PasswordChangeRequired", FB_RF_T_BOOL, 0 },
 	{ "Id", FB_RF_T_STRING, FB_RF_P_READONLY },
 	{ "Name", FB_RF_T_STRING, FB_RF_P_READONLY },
 	{ "Description", FB_RF_T_STRING, FB_RF_P_READONLY },
@@ -202,6 +204,9 @@ int fb_rf_accounts_post(struct fb_rf_ctx *c)
 		return 0;
 	const char *user = json_string_value(json_object_get(o, "UserName"));
 	json_t *en = json_object_get(o, "Enabled");
+	int flags = (!en || json_is_true(en) ? FB_RF_ACCT_ENABLED : 0) |
+		    (json_is_true(json_object_get(o, "PasswordChangeRequired")) ? FB_RF_ACCT_PW_CHANGE
+										: 0);
 	int ok = fb_rf_body_check(o, account_props, 1, c->rep);
 	if (ok && !fb_rf_user_valid(user))
 		ok = bad_value(c, FB_RF_PROPERTY_VALUE_FORMAT_ERROR, user, "UserName");
@@ -214,8 +219,8 @@ int fb_rf_accounts_post(struct fb_rf_ctx *c)
 		ok = new_values(c, o, &role, hash, sizeof(hash));
 	snprintf(what, sizeof(what), "account '%s' created", user ? user : "");
 	if (ok)
-		ok = stored(c, fb_rf_account_store_set(a, user, role, hash, !en || json_is_true(en), err,
-						       sizeof(err)), err, what);
+		ok = stored(c, fb_rf_account_store_set(a, user, role, hash, flags, err, sizeof(err)), err,
+			    what);
 	const struct fb_rf_account *made = ok ? fb_rf_account_find(&a->accounts, user) : NULL;
 	json_decref(o);
 	if (!made)
@@ -250,7 +255,20 @@ static int patch_allowed(struct fb_rf_ctx *c, const struct fb_rf_account *a, jso
 		fb_rf_reply_error(c->rep, FB_RF_PROPERTY_NOT_WRITABLE, args, 1);
 		return 0;
 	}
-	if (!may_manage(c) && (json_object_get(o, "RoleId") || json_object_get(o, "Enabled"))) {
+	/* Before its password changes, an account may PATCH its Password only. */
+	const char *key;
+	json_t *v;
+	json_object_foreach(o, key, v) {
+		if (c->who.pw_change && strcmp(key, "Password") != 0 && key[0] != '@') {
+			char acct[sizeof(ACCOUNTS) + FB_RF_USER_MAX + 2];
+			snprintf(acct, sizeof(acct), ACCOUNTS "/%s", a->user);
+			const char *args[] = { acct };
+			fb_rf_reply_error(c->rep, FB_RF_PASSWORD_CHANGE_REQUIRED, args, 1);
+			return 0;
+		}
+	}
+	if (!may_manage(c) && (json_object_get(o, "RoleId") || json_object_get(o, "Enabled") ||
+			       json_object_get(o, "PasswordChangeRequired"))) {
 		fb_rf_reply_error(c->rep, FB_RF_INSUFFICIENT_PRIVILEGE, NULL, 0);
 		return 0;
 	}
@@ -272,14 +290,18 @@ int fb_rf_account_patch(struct fb_rf_ctx *c)
 		json_decref(o);
 		return 0;
 	}
-	json_t *en = json_object_get(o, "Enabled");
+	json_t *en = json_object_get(o, "Enabled"), *pc = json_object_get(o, "PasswordChangeRequired");
 	int enabled = en ? json_is_true(en) : cur->enabled;
+	/* A new password clears it, unless the same PATCH sets it (an
+	 * administrator handing out an initial password). */
+	int pw_change = pc ? json_is_true(pc) : hash[0] ? 0 : cur->pw_change;
+	int flags = (enabled ? FB_RF_ACCT_ENABLED : 0) | (pw_change ? FB_RF_ACCT_PW_CHANGE : 0);
 	role = role < 0 ? cur->role : role;
 	int ends = role != cur->role || !enabled; /* sessions keep the role they logged in with */
 	snprintf(user, sizeof(user), "%s", cur->user);
 	snprintf(what, sizeof(what), "account '%s' changed", user);
 	json_decref(o);
-	if (!stored(c, fb_rf_account_store_set(a, user, role, hash[0] ? hash : cur->hash, enabled,
+	if (!stored(c, fb_rf_account_store_set(a, user, role, hash[0] ? hash : cur->hash, flags,
 					       err, sizeof(err)), err, what))
 		return 0;
 	if (ends)

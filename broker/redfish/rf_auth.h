@@ -28,6 +28,7 @@ struct fb_rf_identity {
 	char role[32];       /* "Administrator", "Operator", "ReadOnly", "" */
 	char session[64];    /* the session's Id when authenticated by X-Auth-Token */
 	unsigned privs;      /* FB_RF_PRIV_BIT set of the role (0 when anonymous) */
+	int pw_change;       /* PasswordChangeRequired: only its own account is reachable */
 };
 
 struct fb_rf_auth_opts {

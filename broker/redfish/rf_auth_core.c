@@ -181,6 +181,8 @@ static int identify(struct fb_rf_auth_core *c, const char *authorization, const 
 		if (!s)
 			return FB_RF_AUTH_NO_SESSION;
 		set_caller(who, s->user, s->role, s->id);
+		const struct fb_rf_account *a = fb_rf_account_find(&c->accounts, s->user);
+		who->pw_change = a && a->pw_change; /* now, not at login: the PATCH clears it */
 		return FB_RF_AUTH_OK;
 	}
 	if (strncasecmp(authorization, "Bearer ", 7) == 0) {
@@ -201,8 +203,10 @@ static int identify(struct fb_rf_auth_core *c, const char *authorization, const 
 		return FB_RF_AUTH_NO_SESSION;
 	int rc = verify(c, user, password, peer, now_ms, &a);
 	memset(password, 0, sizeof(password));
-	if (rc == FB_RF_AUTH_OK)
+	if (rc == FB_RF_AUTH_OK) {
 		set_caller(who, a->user, a->role, NULL);
+		who->pw_change = a->pw_change;
+	}
 	return rc;
 }
 
@@ -224,6 +228,8 @@ int fb_rf_auth_core_check(struct fb_rf_auth_core *c, const char *authorization,
 			  who);
 	if (rc)
 		return rc;
+	if (who->pw_change)
+		return FB_RF_AUTH_PW_CHANGE; /* whatever the role: change the password first */
 	return who->privs & FB_RF_PRIV_BIT(need) ? FB_RF_AUTH_OK : FB_RF_AUTH_FORBIDDEN;
 }
 

@@ -54,12 +54,15 @@ struct fb_rf_caller {
 	int role;                                   /* enum fb_rf_role, when authenticated */
 	unsigned privs;                             /* FB_RF_PRIV_BIT set */
 	char session_id[FB_RF_SESSION_ID_LEN + 1];  /* "" for Basic */
+	int pw_change;                              /* the account's PasswordChangeRequired */
 };
 
 enum fb_rf_auth_result {
 	FB_RF_AUTH_OK = 0,
 	FB_RF_AUTH_NO_SESSION = 1, /* 401: no, bad or expired credentials */
 	FB_RF_AUTH_FORBIDDEN = 2,  /* 403: authenticated, but the role lacks the privilege */
+	FB_RF_AUTH_PW_CHANGE = 3,  /* 403: the account's PasswordChangeRequired is set (who is
+				      filled; the Redfish router lets its own account through) */
 };
 
 /* Load the accounts and tokens files the config names (neither: auth off). 0, or

@@ -165,6 +165,12 @@ static int check_route(struct fb_rf_service *svc, struct fb_rf_conn *c, int *ref
 	int a = fb_rf_auth_check(svc->auth, &c->req, op.priv, &x->who);
 	if (a == FB_RF_AUTH_NO_SESSION)
 		return refuse(svc, c, FB_RF_NO_VALID_SESSION, NULL, 0);
+	if (a == FB_RF_AUTH_PW_CHANGE) {
+		char acct[128];
+		snprintf(acct, sizeof(acct), "/redfish/v1/AccountService/Accounts/%s", x->who.user);
+		const char *args[] = { acct };
+		return refuse(svc, c, FB_RF_PASSWORD_CHANGE_REQUIRED, args, 1);
+	}
 	if (a != FB_RF_AUTH_OK)
 		return refuse(svc, c, FB_RF_INSUFFICIENT_PRIVILEGE, NULL, 0);
 	*refused = 0;

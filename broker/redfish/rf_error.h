@@ -36,6 +36,7 @@ enum fb_rf_msg {
 	FB_RF_QUERY_NOT_IMPLEMENTED,     /* 501 QueryParameterUnsupported (parameter): a "$" one */
 	FB_RF_INSUFFICIENT_PRIVILEGE,    /* 403 */
 	FB_RF_NO_VALID_SESSION,          /* 401 */
+	FB_RF_PASSWORD_CHANGE_REQUIRED,  /* 403 (account URI) */
 	FB_RF_PRECONDITION_FAILED,       /* 412 */
 	FB_RF_PAYLOAD_TOO_LARGE,         /* 413 */
 	FB_RF_HEADER_INVALID,            /* 415 when about Content-Type (header) */

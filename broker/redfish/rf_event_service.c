@@ -166,7 +166,7 @@ static json_t *service_doc(struct fb_rf_events *ev)
 		"ResourceTypes", "Fabric", "Switch", "Port", "PortMetrics", "Endpoint", "ComputerSystem",
 		"NetworkInterface", "ConnectionMethod", "Severities", "OK", "Warning", "Critical",
 		"SubordinateResourcesSupported", 1, "OriginResourcesSupported", 1, "ExcludeMessageId", 1,
-		"ExcludeRegistryPrefix", 1, "IncludeOriginOfConditionSupported", 0,
+		"ExcludeRegistryPrefix", 1, "IncludeOriginOfConditionSupported", 1,
 		"SSEIncludeOriginOfConditionSupported", 0, "ServerSentEventUri", ev->sse_uri,
 		"SSEFilterPropertiesSupported", "EventFormatType", 1, "EventType", 1, "MessageId", 1,
 		"MetricReportDefinition", 0, "OriginResource", 1, "RegistryPrefix", 1, "ResourceType", 1,

@@ -158,7 +158,10 @@ static void set_speed(json_t *o, const struct fb_rf_port_ctrs *c)
 		json_object_set_new(o, "Width", json_integer((json_int_t)c->v[FB_CTR_LINK_WIDTH]));
 }
 
-/* Links to the peer: a switch port, or the endpoint of a host port. */
+/* Links to the peer: a switch port (ConnectedSwitchPorts, and the generic
+ * ConnectedPorts a client that knows only Port.Links follows), or the
+ * endpoint of a host port (whose ConnectedEntities name the system). With
+ * them a client rebuilds the cabling from Switches/{id}/Ports alone. */
 static json_t *port_links(struct fab *f, const struct fb_topo_port *p)
 {
 	json_t *links = json_object();
@@ -168,6 +171,7 @@ static json_t *port_links(struct fab *f, const struct fb_topo_port *p)
 		fb_rf_path_port(pp, sizeof(pp), peer_sw, p->peer_port);
 		json_object_set_new(links, "ConnectedSwitches", json_pack("[o]", fb_rf_ref(peer_sw)));
 		json_object_set_new(links, "ConnectedSwitchPorts", json_pack("[o]", fb_rf_ref(pp)));
+		json_object_set_new(links, "ConnectedPorts", json_pack("[o]", fb_rf_ref(pp)));
 	}
 	char k[48];
 	snprintf(k, sizeof(k), "%016llx:%u", (unsigned long long)p->switch_guid, (unsigned)p->port);

@@ -68,6 +68,27 @@ static void wake_lws(void *arg)
 		lws_cancel_service(svc->ctx);
 }
 
+/* A method lws does not parse (ws_server.c): 501 with a Redfish error body
+ * (RFC 9110 15.6.2: the method is not recognized), the headers every reply
+ * of ours has. */
+static size_t m_bad_method(void *arg, char *buf, size_t sz)
+{
+	(void)arg;
+	json_t *doc = NULL;
+	char *body = fb_rf_error_add(&doc, FB_RF_NOT_IMPLEMENTED, NULL, 0) ? NULL
+			: json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	if (!body)
+		return 0;
+	int n = snprintf(buf, sz,
+			 "HTTP/1.1 501 Not Implemented\r\nContent-Type: application/json;charset=utf-8\r\n"
+			 "OData-Version: 4.0\r\nCache-Control: no-cache\r\nContent-Length: %zu\r\n"
+			 "Connection: close\r\n\r\n%s",
+			 strlen(body), body);
+	free(body);
+	return n > 0 && (size_t)n < sz ? (size_t)n : 0;
+}
+
 static void m_attach(void *arg, struct lws_context *ctx)
 {
 	struct fb_rf_service *svc = arg;
@@ -124,7 +145,7 @@ int fb_rf_service_new(const struct fb_rf_service_opts *o, struct fb_rf_service *
 	svc->module = (struct fb_ws_http_module){ .http = m_http, .body = m_body,
 						  .body_done = m_body_done, .writeable = m_writeable,
 						  .closed = m_closed, .wake = m_wake, .attach = m_attach,
-						  .arg = svc };
+						  .bad_method = m_bad_method, .arg = svc };
 	if (o->base && !(svc->loopq = fb_loopq_new(o->base, FB_RF_LOOP_MAX_CALLS)))
 		rc = -ENOMEM;
 	if (!rc)

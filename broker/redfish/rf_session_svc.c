@@ -155,10 +155,22 @@ static const struct fb_rf_prop login_props[] = {
 	{ NULL, 0, 0 },
 };
 
-/* 201 with the token once, the Location, and the whole Session. */
+/* 201 with the token once, the Location, and the whole Session; when the
+ * account's password must change first, the session says so (Base
+ * PasswordChangeRequired in @Message.ExtendedInfo). */
 static int created(struct fb_rf_ctx *c, const struct fb_rf_session *s, const char *token)
 {
 	json_t *o = session_json(s);
+	struct fb_rf_auth_core *a = core_of(c);
+	const struct fb_rf_account *acct = a ? fb_rf_account_find(&a->accounts, s->user) : NULL;
+	if (o && acct && acct->pw_change) {
+		char path[128];
+		snprintf(path, sizeof(path), "/redfish/v1/AccountService/Accounts/%s", s->user);
+		const char *args[] = { path };
+		json_t *m = fb_rf_message(FB_RF_PASSWORD_CHANGE_REQUIRED, args, 1);
+		if (m)
+			json_object_set_new(o, "@Message.ExtendedInfo", json_pack("[o]", m));
+	}
 	char path[sizeof(SESSIONS) + FB_RF_SESSION_ID_LEN + 2];
 	snprintf(path, sizeof(path), SESSIONS "/%s", s->id);
 	int rc = !o || fb_rf_reply_header(c->rep, "X-Auth-Token", token) ||

@@ -351,7 +351,7 @@ static int decode(struct fb_rf_sub *s, struct fb_rf_error *e)
 	json_t *hb = json_object_get(d, "HeartbeatIntervalMinutes");
 	s->heartbeat_minutes = json_is_integer(hb) ? (unsigned)json_integer_value(hb) : 10;
 	s->verify_certificate = bool_or(d, "VerifyCertificate", 1);
-	s->include_origin = bool_or(d, "IncludeOriginOfCondition", 1);
+	s->include_origin = bool_or(d, "IncludeOriginOfCondition", 0);
 	if (!s->destination[0])
 		return fail(e, 400, "PropertyMissing", "Destination", NULL);
 	if (s->protocol == FB_RF_PROTO_REDFISH && !uri_ok(s->destination))

@@ -15,6 +15,16 @@ What it proves, one test each, in order on one rig:
 - unlink_reaches_the_core_subscriber_with_our_context: ibsim `Unlink` of
   leaf1[3]: the link event on that switch port reaches the core's subscriber,
   forwarded by the core, with our Context.
+- new_switch_after_registration_reaches_the_core: an event from a switch
+  no agent had reported before (published by a test agent after the
+  registration and crawl) reaches the core's subscriber with our Context,
+  and the core then holds its port (fabricbusd announced it).
+- refused_event_does_not_block_the_next: an event about a node our tree
+  does not have (published by a test agent), which the core refuses by
+  closing the connection (it cannot crawl a 404), is announced, then dropped
+  as undeliverable (counted in /status, logged); the Unlink of leaf1[5]
+  committed after it still reaches the core's subscriber (with
+  RetryForever it used to hold every later event).
 - survives_a_broker_restart: fabricbusd stopped and started (same journal):
   it resumes with the saved Context (no second discovery, which the core
   would answer 409), the core still lists one source of ours, and the next
@@ -213,6 +223,68 @@ def unlink_reaches_the_core_subscriber_with_our_context():
     r.unlink_reaches_subscriber(3, STATE["context"])
 
 
+NEW_GUID = "0x00deadbeef000001"  # no such switch in fattree46
+GHOST_NODE = "ghostnode"          # nor such a node
+
+
+def on_origin(pred):
+    def match(doc):
+        ev = (doc.get("Events") or [{}])[0]
+        return pred(ev.get("OriginOfCondition", {}).get("@odata.id", ""))
+    return match
+
+
+def new_switch_after_registration_reaches_the_core():
+    r = rig()
+    b = r.chain.broker
+    mark = r.sub.mark()
+    ev = {"kind": "link_down", "link_class": "isl", "tech": "infiniband", "switch": "newsw",
+          "switch_guid": NEW_GUID, "port": 7}
+    p = fbtest.publish(b.agent_addr, "ib-new", events=[ev], timeout=30)
+    assert p.returncode == 0, f"fabricbus publish: {p.stderr}"
+    doc = r.sub.wait_for(on_origin(lambda o: o == f"{FABRIC_PATH}/Switches/newsw/Ports/7"), 90,
+                         "the event of a switch that appeared after the registration at the "
+                         "core's subscriber", start=mark)
+    assert doc.get("Context") == STATE["context"], doc
+    origin = doc["Events"][0]["OriginOfCondition"]["@odata.id"]
+    code, _ = r.core.get(origin)
+    assert code == 200, f"the core forwarded {origin} but does not hold it: {code}"
+    print(f"  {origin} reached the core's subscriber", flush=True)
+
+
+def refused_event_does_not_block_the_next():
+    r = rig()
+    b = r.chain.broker
+    ghost = {"kind": "link_down", "link_class": "host", "tech": "infiniband",
+             "node": GHOST_NODE}
+    p = fbtest.publish(b.agent_addr, "node-ghost", events=[ghost], timeout=30)
+    assert p.returncode == 0, f"fabricbus publish: {p.stderr}"
+    mark = r.sub.mark()
+    r.chain.sim.unlink("leaf1", 5)
+
+    on_port5 = on_origin(lambda o: o.startswith(FABRIC_PATH + "/Switches/")
+                         and o.endswith("/Ports/5"))
+    doc = r.sub.wait_for(on_port5, 90, "the Unlink of leaf1[5], committed after the refused "
+                         "event, at the core's subscriber", start=mark)
+    assert doc.get("Context") == STATE["context"], doc
+    st = b.wait_status(lambda st: st["broker"]["ofmf"]["undeliverable"] >= 1, timeout=30)
+    st = st["broker"]["ofmf"]
+    assert st["state"] == "registered" and st["context"] == STATE["context"], st
+    log = b.log()
+    line = [x for x in log.splitlines() if "dropped as undeliverable" in x and
+            f"/Systems/{GHOST_NODE})" in x]
+    assert line, log[-3000:]
+    for d in r.sub.events:
+        assert GHOST_NODE not in json.dumps(d), f"the core forwarded the refused event? {d}"
+    # Our tree does not serve its origin: the core can neither crawl it nor
+    # take the event.
+    origin = line[0].split("OriginOfCondition ", 1)[1].split(")", 1)[0]
+    code, _ = http_get(r.base + origin)
+    assert code == 404, f"{origin}: our tree answers {code}; the test needs an origin it lacks"
+    print(f"  {origin} refused by the core and dropped; undeliverable={st['undeliverable']}",
+          flush=True)
+
+
 def survives_a_broker_restart():
     r = rig()
     b = r.chain.broker
@@ -318,6 +390,8 @@ if __name__ == "__main__":
     prerequisites()
     fbtest.main([registers_and_core_crawls_the_fabric,
                  unlink_reaches_the_core_subscriber_with_our_context,
+                 new_switch_after_registration_reaches_the_core,
+                 refused_event_does_not_block_the_next,
                  survives_a_broker_restart, survives_a_core_restart,
                  lost_state_file_adopts_after_409, second_broker_with_our_id_is_a_conflict,
                  core_patch_refused_with_accounts],

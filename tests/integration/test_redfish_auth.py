@@ -9,6 +9,7 @@ import base64
 import http.client
 import json
 import os
+import socket
 import subprocess
 import tempfile
 import time
@@ -357,6 +358,80 @@ def accounts_changed_over_http_persist_and_end_sessions():
     assert br.stop() == 0
 
 
+def password_change_required_allows_only_the_change():
+    """An initial account (`fabricbus passwd --change-required`, the line's
+    fourth field 0) may log in (the session says PasswordChangeRequired), read
+    its own account and PATCH its Password; everything else, the /fabric
+    writes included, is 403 PasswordChangeRequired naming the account. The
+    PATCH clears it in the file; an administrator can set it again."""
+    br = broker()
+    accounts = br.overrides["RedfishAccounts"]
+    out = subprocess.run([fbtest.FABRICBUS, "passwd", "-f", accounts, "--change-required", "fresh",
+                          "Operator"], input="initial-password\n", capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert [l for l in open(accounts) if l.startswith("fresh:Operator:$y$") and
+            l.rstrip().endswith(":0")], open(accounts).read()
+    assert br.stop() == 0
+    br.start()
+    acct_path = "/redfish/v1/AccountService/Accounts/fresh"
+    me = {"Authorization": "Basic " + base64.b64encode(b"fresh:initial-password").decode()}
+    for method, path, body in [("GET", "/redfish/v1/SessionService/Sessions", None),
+                               ("GET", "/redfish/v1/Fabrics", None),
+                               ("GET", "/redfish/v1/AccountService/Accounts/ops", None),
+                               ("POST", "/fabric/jobs", JOB),
+                               ("PATCH", acct_path, '{"Password":"changed-password1",'
+                                                    '"Enabled":true}')]:
+        status, _, doc = req(br, method, path, body, me)
+        assert status == 403, (method, path, status, doc)
+        if path.startswith("/redfish"):
+            assert msg_id(doc) == "Base.1.22.PasswordChangeRequired", doc
+            assert acct_path in doc["error"]["@Message.ExtendedInfo"][0]["MessageArgs"], doc
+    status, hdrs, doc = req(br, "POST", "/redfish/v1/SessionService/Sessions",
+                            '{"UserName":"fresh","Password":"initial-password"}')
+    assert status == 201, (status, doc)
+    ids = [m["MessageId"] for m in doc.get("@Message.ExtendedInfo", [])]
+    assert "Base.1.22.PasswordChangeRequired" in ids, doc
+    tok = {"X-Auth-Token": hdrs["x-auth-token"]}
+    assert req(br, "GET", "/redfish/v1/SessionService/Sessions", headers=tok)[0] == 403
+    status, hdrs, acct = req(br, "GET", acct_path, headers=me)
+    assert status == 200 and acct["PasswordChangeRequired"] is True, acct
+    status, _, acct = req(br, "PATCH", acct_path, '{"Password":"changed-password1"}',
+                          dict(me, **{"If-Match": hdrs["etag"]}))
+    assert status == 200 and acct["PasswordChangeRequired"] is False, (status, acct)
+    me = {"Authorization": "Basic " + base64.b64encode(b"fresh:changed-password1").decode()}
+    assert req(br, "GET", "/redfish/v1/SessionService/Sessions", headers=me)[0] == 200
+    assert req(br, "GET", "/redfish/v1/SessionService/Sessions", headers=tok)[0] == 200
+    assert req(br, "POST", "/fabric/jobs", JOB, me)[0] == 201
+    line = [l for l in open(accounts) if l.startswith("fresh:")][0]
+    assert not line.rstrip().endswith(":0"), line
+    # the administrator sets it again (the validator's way); the owner may not
+    assert req(br, "PATCH", acct_path, '{"PasswordChangeRequired":false}', me)[0] == 403
+    status, _, acct = req(br, "PATCH", acct_path, '{"PasswordChangeRequired":true}',
+                          basic("admin"))
+    assert status == 200 and acct["PasswordChangeRequired"] is True, acct
+    assert req(br, "GET", "/redfish/v1/SessionService/Sessions", headers=me)[0] == 403
+    assert [l for l in open(accounts) if l.startswith("fresh:") and l.rstrip().endswith(":0")]
+    assert br.stop() == 0
+
+
+def unknown_method_gets_501():
+    """A method libwebsockets does not know gets 501 with a Redfish error
+    (it used to answer 403 by itself), and the service goes on."""
+    br = broker()
+    s = socket.create_connection(("127.0.0.1", br.http_port), timeout=10)
+    s.sendall(b"FAKEMETHODFORTEST /redfish/v1/Systems HTTP/1.1\r\nHost: x\r\n\r\n")
+    with s.makefile("rb") as f:
+        raw = f.read()  # up to the close that follows the answer
+    s.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 501 "), raw[:300]
+    assert b"application/json" in head and b"OData-Version: 4.0" in head, head
+    doc = json.loads(body)
+    assert doc["error"]["@Message.ExtendedInfo"][0]["MessageId"].startswith("Base.1.22."), doc
+    assert req(br, "GET", "/redfish/v1/")[0] == 200
+    assert br.stop() == 0
+
+
 TESTS = [accounts_file_readable_by_others_stops_the_start,
          without_accounts_jobs_stay_open_and_the_log_warns,
          anonymous_reads_when_the_site_opts_in,
@@ -367,6 +442,7 @@ TESTS = [accounts_file_readable_by_others_stops_the_start,
          sessions_log_in_use_and_log_out,
          jobs_need_a_login_when_accounts_exist,
          accounts_changed_over_http_persist_and_end_sessions,
+         password_change_required_allows_only_the_change, unknown_method_gets_501,
          idle_sessions_time_out]
 
 if __name__ == "__main__":

@@ -16,7 +16,10 @@ asserts on what the accounts, sessions and HTTPS parts control
     REQ_POST_CREATE_TO_MEMBERS_PROP;
   - the session, privilege and account assertions ran and passed (MUST_PASS:
     logins, sessions, roles, and the validator's own account created, PATCHed
-    with and without good If-Match, raced by 4 writers and deleted).
+    with and without good If-Match, raced by 4 writers and deleted; that
+    account's PasswordChangeRequired set, then login, own-account GET and
+    password PATCH allowed and everything else refused), and an unknown
+    HTTP method answered 501.
 
 Needs root (unshare -n) and the validator's venv (the script makes it the
 first time: RF_WORK, default /tmp/fb-redfish-validate).
@@ -50,7 +53,12 @@ MUST_PASS = ["SEC_REQUIRE_LOGIN_SESSIONS", "SEC_SESSION_POST_RESPONSE",
              # HTTPS (HttpTls=required): plain HTTP redirected or refused, an X.509 v3
              # certificate, and the redirect still asks for credentials
              "SEC_BASIC_AUTH_OVER_HTTPS", "SEC_SESSION_CREATE_HTTPS_ONLY",
-             "SEC_CERTS_CONFORM_X509V3", "PROTO_REDIRECT_ENFORCES_TARGET_PRIVS"]
+             "SEC_CERTS_CONFORM_X509V3", "PROTO_REDIRECT_ENFORCES_TARGET_PRIVS",
+             # PasswordChangeRequired on the validator's own account
+             "SEC_PWD_CHANGE_REQ_ALLOW_SESSION_LOGIN", "SEC_PWD_CHANGE_REQ_ALLOW_GET_ACCOUNT",
+             "SEC_PWD_CHANGE_REQ_DISALLOW_ALL_OTHERS", "SEC_PWD_CHANGE_REQ_ALLOW_PATCH_PASSWORD",
+             # a method libwebsockets does not know: 501, not its own 403
+             "PROTO_HTTP_UNSUPPORTED_METHODS"]
 
 
 def tool():

@@ -436,6 +436,40 @@ def submit_test_event_arrives():
     assert b.stop() == 0
 
 
+def include_origin_of_condition():
+    """IncludeOriginOfCondition=true: each event carries the whole resource
+    its OriginOfCondition names (as GET shows it); a subscription without it
+    gets the bare link; an origin the tree lacks stays a bare link."""
+    b = Broker(**FAST).start()
+    full, bare = Receiver().start(), Receiver().start()
+    sid = subscribe(b, full.url, Context="full", IncludeOriginOfCondition=True)
+    subscribe(b, bare.url, Context="bare")
+    st, _, doc = rf(b, "GET", f"{SUBS}/{sid}")
+    assert st == 200 and doc["IncludeOriginOfCondition"] is True, doc
+    st, _, es = rf(b, "GET", "/redfish/v1/EventService")
+    assert es["IncludeOriginOfConditionSupported"] is True, es
+    swx = {"kind": "switch_unreachable", "switch": "swx", "switch_guid": "0x00000000000000aa"}
+    pub(b, "sw-a", [swx])
+    # The switch is in the tree once the event is (rebuilt every 100 ms).
+    wait_for(lambda: rf(b, "GET", "/redfish/v1/Fabrics/IB/Switches/swx")[0], lambda c: c == 200,
+             10, "the switch in the tree")
+    pub(b, "sw-a", [swx, {"kind": "link_down", "link_class": "host", "node": "nonode"}])
+    full.wait_ids([1, 2, 3])
+    bare.wait_ids([1, 2, 3])
+    by_id = {d["Events"][0]["EventId"]: d["Events"][0] for d in full.docs}
+    o = by_id["2"]["OriginOfCondition"]
+    _, _, sw = rf(b, "GET", "/redfish/v1/Fabrics/IB/Switches/swx")
+    assert o["@odata.id"] == "/redfish/v1/Fabrics/IB/Switches/swx", o
+    assert o["@odata.type"] == sw["@odata.type"] and o["Id"] == sw["Id"] == "swx", o
+    assert "Status" in o and "Ports" in o, o
+    assert by_id["3"]["OriginOfCondition"] == {"@odata.id": "/redfish/v1/Systems/nonode"}, by_id["3"]
+    for d in bare.docs:
+        assert list(d["Events"][0]["OriginOfCondition"]) == ["@odata.id"], d
+    full.stop()
+    bare.stop()
+    assert b.stop() == 0
+
+
 def subscriptions_survive_a_restart():
     """Subscriptions (with their write-only HttpHeaders) are in the store
     file after a restart; a corrupt store is set aside, not fatal."""
@@ -614,7 +648,7 @@ def service_validator_on_event_service():
 TESTS = [bad_bodies_get_redfish_errors, flaky_receiver_gets_everything,
          receiver_down_then_back_gets_everything, slow_receiver_does_not_hold_others,
          retry_policies_behave,
-         filters_deliver_the_oracles_set, submit_test_event_arrives,
+         filters_deliver_the_oracles_set, submit_test_event_arrives, include_origin_of_condition,
          subscriptions_survive_a_restart, https_with_ca_verification, kafka_protocol_subscriptions,
          heartbeats_arrive, service_validator_on_event_service,
          nothing_lost_across_kill9]

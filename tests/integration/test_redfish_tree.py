@@ -10,6 +10,11 @@ What it proves, one test each:
   with that @odata.id, also with the OFMF core's doubled leading slash; the
   cut host port shows LinkStatus LinkDown then LinkUp, its Endpoint links
   to it and to node003's ComputerSystem, the counters show in its Metrics.
+- topology_from_ports: a client reading only Switches/{id}/Ports/{id}
+  rebuilds the cabling of fattree46: every switch-to-switch cable (both
+  ends, from ConnectedSwitchPorts and the generic ConnectedPorts), and every
+  host cable of a node the broker knows (AssociatedEndpoints -> Endpoint ->
+  its ComputerSystem, and the Endpoint's ConnectedPorts back to the port).
 - service_validator: the DMTF Redfish-Service-Validator
   (../shared/tools/redfish-validate svc) walks the whole tree of that
   broker and reports 0 errors (credentials from the accounts file the test
@@ -37,6 +42,7 @@ import time
 
 import fbtest
 from fbtest import SRC, origin, rec, wait_for
+import chain
 from chain import FabricChain, FABRIC
 
 VALIDATE = os.environ.get("RF_VALIDATE",
@@ -165,6 +171,61 @@ def origins_resolve():
         print(f"  {len(origins)} OriginOfCondition paths resolved ({len(kinds)} shapes)")
 
 
+def net_links(path):
+    """The cabling of an ibsim .net file: {(switch, port): (peer, peer_port)}."""
+    links, sw = {}, None
+    for line in open(path):
+        m = re.match(r'^Switch\s+\d+\s+"([^"]+)"', line)
+        if m:
+            sw = m.group(1)
+            continue
+        if not line.strip():
+            sw = None
+            continue
+        m = re.match(r'^\[(\d+)\]\s+"([^"]+)"\[(\d+)\]', line)
+        if sw and m:
+            links[(sw, int(m.group(1)))] = (m.group(2), int(m.group(3)))
+    return links
+
+
+def topology_from_ports():
+    """A client that reads only the Redfish tree rebuilds the cabling: every
+    switch-to-switch cable of the ibsim topology from each port's
+    ConnectedSwitchPorts/ConnectedPorts (and back), every host cable of a
+    node the broker knows from AssociatedEndpoints -> the Endpoint's
+    ConnectedEntities (the system) and ConnectedPorts (back to the port)."""
+    with Rig() as r:
+        addr, fab = r.addr, f"/redfish/v1/Fabrics/{FABRIC}"
+        want = net_links(chain.TOPO)
+        hosts = dict(r.ch.hosts)  # "h3" -> "node003"
+        isl, host = {}, {}
+        for m in get_json(addr, fab + "/Switches")["Members"]:
+            sw = get_json(addr, m["@odata.id"])
+            for pm in get_json(addr, sw["Ports"]["@odata.id"])["Members"]:
+                port = get_json(addr, pm["@odata.id"])
+                key = (sw["Id"], int(port["Id"]))
+                links = port.get("Links", {})
+                peer = links.get("ConnectedSwitchPorts", [])
+                if peer:
+                    assert links.get("ConnectedPorts") == peer, port
+                    p = peer[0]["@odata.id"]
+                    isl[key] = (p.split("/Switches/")[1].split("/")[0], int(p.rsplit("/", 1)[1]))
+                for e in links.get("AssociatedEndpoints", []):
+                    ep = get_json(addr, e["@odata.id"])
+                    assert ep["Links"]["ConnectedPorts"] == [{"@odata.id": pm["@odata.id"]}], ep
+                    system = ep["ConnectedEntities"][0]["EntityLink"]["@odata.id"]
+                    host[key] = system.rsplit("/", 1)[1]
+        want_isl = {k: v for k, v in want.items() if not v[0].startswith("h")}
+        want_host = {k: hosts[v[0]] for k, v in want.items() if v[0] in hosts}
+        assert isl == want_isl, (f"ISLs: missing {sorted(set(want_isl) - set(isl))[:10]}, "
+                                 f"extra {sorted(set(isl) - set(want_isl))[:10]}")
+        for k, v in isl.items():
+            assert isl.get(v) == k, f"{k} -> {v} but {v} -> {isl.get(v)}"
+        assert host == want_host, (host, want_host)
+        print(f"  {len(isl) // 2} switch cables and {len(host)} host cables rebuilt from "
+              f"{len({k[0] for k in isl})} switches' ports", flush=True)
+
+
 def accounts_env(rig):
     """RF_USER/RF_PASS for the validator: the Administrator of the accounts
     file the rig wrote, or the tool's admin/admin while the stub lets
@@ -279,4 +340,4 @@ def http_rules():
 
 
 if __name__ == "__main__":
-    fbtest.main([origins_resolve, http_rules, service_validator])
+    fbtest.main([origins_resolve, topology_from_ports, http_rules, service_validator])

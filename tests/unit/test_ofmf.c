@@ -21,7 +21,7 @@
 static const struct fb_ofmf_reg_opts opts = {
 	.base = BASE, .connection_method = CM, .fabric = FABRIC, .check_ns = 10 * S,
 	.retry_min_ns = 1 * S, .retry_max_ns = 8 * S, .conflict_ns = 60 * S,
-	.context_wait_ns = 5 * S, .queue_max = 8,
+	.context_wait_ns = 5 * S, .queue_max = 8, .refuse_min_ns = 3 * S,
 };
 
 /* An AggregationSource as the core stores it. */
@@ -414,9 +414,67 @@ static void ofmf_failed_delivery_checks_soon(void)
 	HELD(r, 0, "");
 	REGISTER(r, 0, "c");
 	CHECK_EQ(fb_ofmf_reg_wake(r), 10 * S);
-	fb_ofmf_reg_delivery_failed(r, 2 * S);
+	CHECK_EQ(fb_ofmf_reg_delivery_failed(r, 2 * S, 5, PORT, 0), 0); /* the core is down */
 	CHECK_EQ(fb_ofmf_reg_wake(r), 3 * S);
 	EXPECT(r, 3 * S, FB_OFMF_GET_SOURCE, SRC("c"), NULL);
+	fb_ofmf_reg_free(r);
+}
+
+/* The reference core closes the connection on an event whose origin it does
+ * not hold; with RetryForever that event would hold every later one. */
+static void ofmf_refused_event_dropped_after_announce_and_check(void)
+{
+	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
+	HELD(r, 0, "");
+	REGISTER(r, 0, "c");
+	/* First refusal: check we are known, and announce its origin now. */
+	CHECK_EQ(fb_ofmf_reg_delivery_failed(r, 1 * S, 7, PORT, 1), 0);
+	EXPECT(r, 1 * S, FB_OFMF_GET_SOURCE, SRC("c"), NULL);
+	reply(r, 1 * S, 200, source("c", BASE, CM));
+	EXPECT(r, 1 * S, FB_OFMF_ANNOUNCE, PORT, "c");
+	/* Refused again while its ResourceCreated is out: retried, not dropped. */
+	CHECK_EQ(fb_ofmf_reg_delivery_failed(r, 1 * S, 7, PORT, 1), 0);
+	uint64_t now = 1 * S, waits[] = { 1, 2 };
+	for (unsigned i = 0; i < 3; i++) {
+		if (i)
+			EXPECT(r, now, FB_OFMF_ANNOUNCE, PORT, "c");
+		reply(r, now, -ECONNRESET, NULL); /* its crawl of us failed: a 404 */
+		EXPECT(r, now, FB_OFMF_GET_SOURCE, SRC("c"), NULL);
+		reply(r, now, 200, source("c", BASE, CM));
+		if (i < 2)
+			now += waits[i] * S;
+	}
+	/* Announced (and dropped), and the core knows us, but refused for less
+	 * than refuse_min_ns (3 s here): it also fails while it crawls. */
+	CHECK_EQ(fb_ofmf_reg_delivery_failed(r, 1 * S + 3 * S - 1, 7, PORT, 1), 0);
+	/* ... and then: it never will. */
+	CHECK_EQ(fb_ofmf_reg_delivery_failed(r, now, 7, PORT, 1), 1);
+	struct fb_ofmf_reg_stats st;
+	fb_ofmf_reg_get_stats(r, &st);
+	CHECK_EQ(st.undeliverable, 1);
+	CHECK_EQ(st.announce_dropped, 1);
+	/* The next event starts afresh; one the core is down for is never dropped. */
+	CHECK_EQ(fb_ofmf_reg_delivery_failed(r, now, 8, "", 1), 0);
+	for (unsigned i = 0; i < 10; i++)
+		CHECK_EQ(fb_ofmf_reg_delivery_failed(r, now, 9, PORT, 0), 0);
+	fb_ofmf_reg_free(r);
+}
+
+/* A refusal while the core has forgotten us is not the event's fault: the
+ * new registration starts the count again. */
+static void ofmf_refusal_before_a_reregistration_is_forgotten(void)
+{
+	struct fb_ofmf_reg *r = fb_ofmf_reg_new(&opts, NULL, 0);
+	HELD(r, 0, "");
+	REGISTER(r, 0, "c");
+	CHECK_EQ(fb_ofmf_reg_delivery_failed(r, 1 * S, 7, "", 1), 0);
+	EXPECT(r, 1 * S, FB_OFMF_GET_SOURCE, SRC("c"), NULL);
+	reply(r, 1 * S, 404, "{}"); /* the core restarted */
+	EXPECT(r, 1 * S, FB_OFMF_SAVE, NULL, "");
+	HELD(r, 1 * S, "");
+	CHECK_EQ(fb_ofmf_reg_delivery_failed(r, 1 * S, 7, "", 1), 0); /* not registered */
+	REGISTER(r, 1 * S, "d");
+	CHECK_EQ(fb_ofmf_reg_delivery_failed(r, 2 * S, 7, "", 1), 0); /* a first refusal again */
 	fb_ofmf_reg_free(r);
 }
 
@@ -521,6 +579,8 @@ int main(void)
 	RUN(ofmf_refused_origin_dropped_after_tries);
 	RUN(ofmf_new_origin_waits_for_our_tree);
 	RUN(ofmf_failed_delivery_checks_soon);
+	RUN(ofmf_refused_event_dropped_after_announce_and_check);
+	RUN(ofmf_refusal_before_a_reregistration_is_forgotten);
 	RUN(ofmf_unasked_patch_is_checked);
 	RUN(ofmf_state_round_trip);
 	RUN(ofmf_state_refuses_damage);

@@ -49,7 +49,17 @@ static void accounts_file_parsed(void)
 	CHECK_STR(a.v[2].hash, h_admin); /* without the '!' */
 	CHECK(fb_rf_account_find(&a, "ops") == &a.v[1]);
 	CHECK(fb_rf_account_find(&a, "nobody") == NULL);
+	CHECK(!a.v[0].pw_change);
 	fb_rf_accounts_free(&a);
+	/* A fourth field 0: the password must change first; anything else is refused. */
+	snprintf(text, sizeof(text), "fresh:Operator:%s:0\nold:ReadOnly:!%s:0", h_admin, h_admin);
+	CHECK_EQ(parse(text, &a, err, sizeof(err)), 0);
+	CHECK(a.v[0].pw_change && a.v[0].enabled && a.v[1].pw_change && !a.v[1].enabled);
+	CHECK_STR(a.v[0].hash, h_admin);
+	fb_rf_accounts_free(&a);
+	snprintf(text, sizeof(text), "fresh:Operator:%s:1", h_admin);
+	CHECK_EQ(parse(text, &a, err, sizeof(err)), FB_EMALFORMED);
+	CHECK(strstr(err, "accts:1: user fresh: the fourth field") != NULL);
 }
 
 static void accounts_file_errors_name_the_line(void)
@@ -185,6 +195,10 @@ static void upsert_replaces_or_appends(void)
 	free(out);
 	CHECK_EQ(fb_rf_accounts_upsert(old, strlen(old), "ops", "ReadOnly", "$6$c$d", 0, &out, &n), 0);
 	CHECK_STR(out, "# head\nadmin:ReadOnly:$6$a$b\nops:ReadOnly:!$6$c$d\n");
+	free(out);
+	CHECK_EQ(fb_rf_accounts_upsert(old, strlen(old), "ops", "Operator", "$6$c$d",
+				       FB_RF_ACCT_ENABLED | FB_RF_ACCT_PW_CHANGE, &out, &n), 0);
+	CHECK_STR(out, "# head\nadmin:ReadOnly:$6$a$b\nops:Operator:$6$c$d:0\n");
 	free(out);
 	CHECK_EQ(fb_rf_accounts_remove(old, strlen(old), "admin", &out, &n), 0);
 	CHECK_STR(out, "# head\nops:Operator:$6$c$d\n");
