@@ -392,8 +392,8 @@ static void fetch_map(struct agent *a)
 		return;
 	if (!fb_http_map_target(a->node, target, sizeof(target)))
 		return;
-	int rc = fb_map_get(&a->ag.map_auth.client, a->ag.map_host, a->ag.map_port, target, MAP_TIMEOUT_MS, &a->map, err,
-			    sizeof(err));
+	int rc = fb_map_get(&a->ag.map_auth.client, a->ag.map_host, a->ag.map_port, target,
+			    MAP_TIMEOUT_MS, &a->map, err, sizeof(err));
 	if (rc < 0)
 		fb_log_warn("resync: %s; not resyncing: changes made while this agent was away stay "
 			    "unreported (is fabricbusd's HttpListen at --map?)", err);
