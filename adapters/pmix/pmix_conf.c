@@ -114,14 +114,7 @@ static const char *const range_names[] = { "session", "nodes", NULL };   /* enum
 static const struct fb_conf_key keys[] = {
 	{ "Broker", FB_CONF_CUSTOM, .parse = parse_broker, .def = "127.0.0.1:7412",
 	  .help = "fabricbusd's HttpListen (/ws/events, /fabric/map)" },
-	{ "BrokerTokenFile", FB_CONF_STRING, F(broker_token_file), 0, S(broker_token_file),
-	  .flags = FB_CONF_EMPTY_OK, .def = "",
-	  .help = "file (mode 0600) with the bearer token sent to Broker (fabricbusd HttpTokens; "
-		  "empty = none)" },
-	{ "BrokerTlsCa", FB_CONF_STRING, F(broker_tls_ca), 0, S(broker_tls_ca),
-	  .flags = FB_CONF_EMPTY_OK, .def = "",
-	  .help = "PEM CA of fabricbusd's HttpTlsCert: talk https/wss to Broker and verify it "
-		  "(empty = plain http/ws)" },
+	FB_CONF_BROKER_AUTH_KEYS(struct fbp_config, broker_token_file, broker_tls_ca),
 	{ "NodeName", FB_CONF_STRING, F(node), 0, S(node), .ok = node_ok,
 	  .expect = "expected a node name of at most %zu bytes", .help = "this node's Slurm name" },
 	{ "Delivery", FB_CONF_ENUM, F(delivery), .names = delivery_names, .def = "slurm",
