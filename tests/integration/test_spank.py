@@ -409,7 +409,7 @@ def logins_with_token_file_and_tls_ca():
     def jobs():
         st, _, body = http_request(b, "GET", "/status", token=s.tokens["viewer"], ctx=s.ctx())
         assert st == 200, (st, body)
-        return json.loads(body)["jobs"]
+        return json.loads(body)["broker"]["fabric_map"]["jobs"]
 
     def refused(*args):
         r.plugstack("on_unreachable=fail", *args, broker=b.http_addr)
