@@ -88,8 +88,9 @@ static void load_cables(const struct fbp_adapter *a, struct fbp_view *v, const c
 	}
 	if (r.status != 200 ||
 	    fbp_view_set_map(v, (const char *)r.body.data, r.body.len, err, sizeof(err)) < 0)
-		fb_log_warn("broker: GET /fabric/map for %s: HTTP %d %s%s", hostlist, r.status,
-			    r.status == 200 ? err : "", login_hint(r.status));
+		fb_log_warn("broker: GET /fabric/map for %s: HTTP %d%s%s%s", hostlist, r.status,
+			    r.status == 200 ? " " : "", r.status == 200 ? err : "",
+			    login_hint(r.status));
 	fb_http_resp_free(&r);
 }
 
