@@ -32,9 +32,9 @@
 #include <slurm/spank.h>
 
 #include "fb_err.h"
+#include "fb_http_auth.h"
 #include "fb_spank_broker.h"
 #include "fb_spank_conf.h"
-#include "fb_http_auth.h"
 #include "fb_spank_file.h"
 #include "fb_spank_map.h"
 
@@ -110,9 +110,10 @@ static int load_conf(int ac, char **av)
 }
 
 /* The token and TLS of token_file= and tls_ca= for this process's requests
- * (conf.client), read only where requests are made: in srun's own process
- * the file would be the user's to read, and is root's. 0, or an error with
- * "plugstack.conf: token_file=...: why" in err. Undo with auth_end. */
+ * (conf.client). Read only where requests are made (slurmstepd, the
+ * epilog: root), never at slurm_spank_init: srun runs it as the user, who
+ * must not be able to read the token. 0, or an error with
+ * "plugstack.conf: <file>: why" in err. Undo with auth_end. */
 static int auth_start(struct fb_http_auth *a, char *err, size_t errsz)
 {
 	char why[400];
