@@ -18,17 +18,29 @@
 #define HTTP_TIMEOUT_MS 2000
 #define MAP_MAX (64u << 20)
 
-/* The broker's newest EventId (GET /status websocket.head_id), 0 if unknown. */
-static uint64_t broker_head(const struct fbp_config *c)
+/* What to check when the broker wants a login it did not get. */
+static const char *login_hint(int status)
 {
+	return status == 401 || status == 403 ? " (the broker wants a login: is BrokerTokenFile set "
+						"to a token of its HttpTokens?)" : "";
+}
+
+/* The broker's newest EventId (GET /status websocket.head_id), 0 if unknown. */
+static uint64_t broker_head(const struct fbp_adapter *a)
+{
+	const struct fbp_config *c = a->cfg;
 	struct fb_http_resp r;
 	char err[256];
 	uint64_t head = 0;
-	if (fb_http_request(c->broker_host, (uint16_t)c->broker_port, "GET", "/status", NULL, NULL, 0,
-			    HTTP_TIMEOUT_MS, 1u << 20, &r, err, sizeof(err)) < 0) {
+	if (fb_http_request_as(&a->http.client, c->broker_host, (uint16_t)c->broker_port, "GET",
+			       "/status", NULL, NULL, 0, HTTP_TIMEOUT_MS, 1u << 20, &r, err,
+			       sizeof(err)) < 0) {
 		fb_log_warn("broker: GET /status: %s; starting from the broker's newest event", err);
 		return 0;
 	}
+	if (r.status != 200)
+		fb_log_warn("broker: GET /status: HTTP %d%s; starting from the broker's newest event",
+			    r.status, login_hint(r.status));
 	json_t *root = r.status == 200 ? json_loadb((const char *)r.body.data, r.body.len, 0, NULL) : NULL;
 	json_t *h = json_object_get(json_object_get(root, "websocket"), "head_id");
 	if (json_is_integer(h) && json_integer_value(h) > 0)
@@ -60,22 +72,25 @@ static void pct(const char *in, char *out, size_t sz)
 /* The view's cables from GET /fabric/map?nodes=<its nodes>. A broker that
  * cannot answer leaves the view with its nodes only: node events still
  * route, switch events for it do not until the next step start. */
-static void load_cables(const struct fbp_config *c, struct fbp_view *v, const char *hostlist)
+static void load_cables(const struct fbp_adapter *a, struct fbp_view *v, const char *hostlist)
 {
+	const struct fbp_config *c = a->cfg;
 	char q[3 * 4096 + 32], path[3 * 4096 + 64], err[256];
 	pct(hostlist, q, sizeof(q));
 	snprintf(path, sizeof(path), "/fabric/map?nodes=%s", q);
 	struct fb_http_resp r;
-	if (fb_http_request(c->broker_host, (uint16_t)c->broker_port, "GET", path, NULL, NULL, 0,
-			    HTTP_TIMEOUT_MS, MAP_MAX, &r, err, sizeof(err)) < 0) {
+	if (fb_http_request_as(&a->http.client, c->broker_host, (uint16_t)c->broker_port, "GET",
+			       path, NULL, NULL, 0, HTTP_TIMEOUT_MS, MAP_MAX, &r, err,
+			       sizeof(err)) < 0) {
 		fb_log_warn("broker: GET /fabric/map for %s: %s; switch events will not reach these nodes",
 			    hostlist, err);
 		return;
 	}
 	if (r.status != 200 ||
 	    fbp_view_set_map(v, (const char *)r.body.data, r.body.len, err, sizeof(err)) < 0)
-		fb_log_warn("broker: GET /fabric/map for %s: HTTP %d %s", hostlist, r.status,
-			    r.status == 200 ? err : "");
+		fb_log_warn("broker: GET /fabric/map for %s: HTTP %d%s%s%s", hostlist, r.status,
+			    r.status == 200 ? " " : "", r.status == 200 ? err : "",
+			    login_hint(r.status));
 	fb_http_resp_free(&r);
 }
 
@@ -89,7 +104,7 @@ static int on_new_step(void *arg, struct fbp_step *st)
 		return -1;
 	}
 	snprintf(st->view.job_id, sizeof(st->view.job_id), "%s", st->hello.job_id);
-	load_cables(a->cfg, &st->view, st->hello.step_nodes);
+	load_cables(a, &st->view, st->hello.step_nodes);
 	/* A new step starts at the adapter's position; a step that knew an
 	 * earlier adapter keeps its own (a restart replays what it missed). */
 	if (st->position == 0)
@@ -172,8 +187,8 @@ static void on_state(void *arg, int connected, const char *why)
 {
 	struct fbp_adapter *a = arg;
 	if (connected)
-		fb_log_info("events: subscribed to ws://%s:%d/ws/events", a->cfg->broker_host,
-			    a->cfg->broker_port);
+		fb_log_info("events: subscribed to %s://%s:%d/ws/events",
+			    fb_http_auth_scheme(&a->http, 1), a->cfg->broker_host, a->cfg->broker_port);
 	else
 		fb_log_warn("events: connection lost: %s (resuming after EventId %" PRIu64 ")",
 			    why ? why : "?", a->position);
@@ -226,7 +241,7 @@ static int start_server(struct fbp_adapter *a, char *err, size_t errsz)
 	int rc = fbp_view_set_nodes(&a->server_view, nodes, err, errsz);
 	if (rc < 0)
 		return rc;
-	load_cables(a->cfg, &a->server_view, nodes);
+	load_cables(a, &a->server_view, nodes);
 	if ((rc = fbp_tool_start(a->cfg, err, errsz)) < 0)
 		return rc;
 	a->tool_up = 1;
@@ -240,7 +255,10 @@ int fbp_adapter_start(struct fbp_adapter *a, const struct fbp_config *cfg, struc
 	memset(a, 0, sizeof(*a));
 	a->cfg = cfg;
 	a->base = base;
-	uint64_t head = broker_head(cfg), since = head;
+	int rc = fb_http_auth_init(&a->http, cfg->broker_token_file, cfg->broker_tls_ca, err, errsz);
+	if (rc < 0)
+		return rc;
+	uint64_t head = broker_head(a), since = head;
 	a->position = head;
 	if (cfg->delivery == FBP_DELIVERY_SLURM) {
 		since = start_slurm(a, head);
@@ -248,10 +266,8 @@ int fbp_adapter_start(struct fbp_adapter *a, const struct fbp_config *cfg, struc
 		if (!(a->scan_timer = event_new(base, -1, EV_PERSIST, on_scan, a)) ||
 		    event_add(a->scan_timer, &tv) < 0)
 			return fb_err_set(err, errsz, -ENOMEM, "cannot start the step scan timer");
-	} else {
-		int rc = start_server(a, err, errsz);
-		if (rc < 0)
-			return rc;
+	} else if ((rc = start_server(a, err, errsz)) < 0) {
+		return rc;
 	}
 	a->position = since;
 	struct fb_wsc_opts o;
@@ -264,6 +280,7 @@ int fbp_adapter_start(struct fbp_adapter *a, const struct fbp_config *cfg, struc
 	o.arg = a;
 	o.since = since;
 	o.from_now = since == 0;
+	o.auth = &a->http;
 	char why[256];
 	if (!(a->wsc = fb_wsc_start(&o, why, sizeof(why))))
 		return fb_err_set(err, errsz, -EIO, "cannot start the WebSocket client: %s", why);
@@ -280,6 +297,7 @@ void fbp_adapter_stop(struct fbp_adapter *a)
 	a->scan_timer = NULL;
 	fbp_steps_free(&a->steps);
 	fbp_view_free(&a->server_view);
+	fb_http_auth_free(&a->http);
 	if (a->tool_up)
 		fbp_tool_stop();
 	a->tool_up = 0;

@@ -11,6 +11,7 @@
 #ifndef FBP_ADAPTER_H
 #define FBP_ADAPTER_H
 
+#include "fb_http_auth.h"
 #include "pmix_conf.h"
 #include "pmix_route.h"
 #include "pmix_steps.h"
@@ -24,6 +25,7 @@ struct fbp_adapter {
 	const struct fbp_config *cfg;
 	struct event_base *base;
 	struct fb_wsc *wsc;
+	struct fb_http_auth http;   /* BrokerTokenFile, BrokerTlsCa: every broker request */
 	struct event *scan_timer;
 	struct fbp_steps steps;     /* Delivery=slurm */
 	struct fbp_view server_view;/* Delivery=server: ServerNodes and their cables */

@@ -114,6 +114,7 @@ static const char *const range_names[] = { "session", "nodes", NULL };   /* enum
 static const struct fb_conf_key keys[] = {
 	{ "Broker", FB_CONF_CUSTOM, .parse = parse_broker, .def = "127.0.0.1:7412",
 	  .help = "fabricbusd's HttpListen (/ws/events, /fabric/map)" },
+	FB_CONF_BROKER_AUTH_KEYS(struct fbp_config, broker_token_file, broker_tls_ca),
 	{ "NodeName", FB_CONF_STRING, F(node), 0, S(node), .ok = node_ok,
 	  .expect = "expected a node name of at most %zu bytes", .help = "this node's Slurm name" },
 	{ "Delivery", FB_CONF_ENUM, F(delivery), .names = delivery_names, .def = "slurm",

@@ -19,6 +19,8 @@ enum {
 struct fbp_config {
 	char broker_host[256];
 	int broker_port;
+	char broker_token_file[1024]; /* BrokerTokenFile: bearer token for Broker ("" = none) */
+	char broker_tls_ca[1024];     /* BrokerTlsCa: https/wss to Broker, verified ("" = plain) */
 	char node[64];           /* NodeName: this node's Slurm name */
 	int delivery;            /* enum fbp_delivery */
 	char step_dir[200];      /* StepDir: where spank_fabricbus_pmix.so listens */

@@ -128,14 +128,7 @@ static const struct fb_conf_key keys[] = {
 	{ "Broker", FB_CONF_HOSTPORT, F(broker_host), F(broker_port), S(broker_host),
 	  .def = "127.0.0.1:7412",
 	  .help = "fabricbusd HttpListen: events from ws://HOST:PORT/ws/events, GET /fabric/map" },
-	{ "BrokerTokenFile", FB_CONF_STRING, F(broker_token_file), 0, S(broker_token_file),
-	  .flags = FB_CONF_EMPTY_OK, .def = "",
-	  .help = "file (mode 0600) with the bearer token sent to Broker (fabricbusd HttpTokens; "
-		  "empty = none)" },
-	{ "BrokerTlsCa", FB_CONF_STRING, F(broker_tls_ca), 0, S(broker_tls_ca),
-	  .flags = FB_CONF_EMPTY_OK, .def = "",
-	  .help = "PEM CA of fabricbusd's HttpTlsCert: talk https/wss to Broker and verify it "
-		  "(empty = plain http/ws)" },
+	FB_CONF_BROKER_AUTH_KEYS(struct fbs_config, broker_token_file, broker_tls_ca),
 	{ "BrokerAgent", FB_CONF_HOSTPORT, F(agent_host), F(agent_port), S(agent_host),
 	  .def = "127.0.0.1:7411",
 	  .help = "fabricbusd AgentListen: where the adapter publishes its actions" },

@@ -28,8 +28,12 @@ static void status_error(const struct fb_spank_conf *c, const char *what,
 {
 	char body[96];
 	snippet(r, body, sizeof(body));
-	snprintf(err, errsz, "%s: %s: HTTP %d%s%s", c->broker, what, r->status, body[0] ? ": " : "",
-		 body);
+	int login = r->status == 401 || r->status == 403;
+	snprintf(err, errsz, "%s: %s: HTTP %d%s%s%s", c->broker, what, r->status, body[0] ? ": " : "",
+		 body, !login ? "" : c->client && c->client->token && c->client->token[0]
+		 ? " (is the token of token_file= in plugstack.conf one the broker's HttpTokens has, "
+		   "with role Operator or Administrator?)"
+		 : " (the broker wants a login: set token_file= in plugstack.conf)");
 }
 
 /* fb_http's own message names the peer as host:port; keep it. Its reasons
@@ -40,8 +44,9 @@ static int request(const struct fb_spank_conf *c, const char *method, const char
 		   const char *body, size_t body_len, size_t max_body, struct fb_http_resp *r,
 		   char *err, size_t errsz)
 {
-	int rc = fb_http_request(c->host, c->port, method, path, body ? "application/json" : NULL,
-				 body, body_len, c->timeout_ms, max_body, r, err, errsz);
+	int rc = fb_http_request_as(c->client, c->host, c->port, method, path,
+				    body ? "application/json" : NULL, body, body_len, c->timeout_ms,
+				    max_body, r, err, errsz);
 	for (size_t i = 0; rc < 0 && i < errsz && err[i]; i++)
 		if ((unsigned char)err[i] < 0x20 || (unsigned char)err[i] > 0x7e)
 			err[i] = '?';

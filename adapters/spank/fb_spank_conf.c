@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KNOWN "broker, timeout, fail_on_down, on_unreachable, mapdir, register"
+#define KNOWN "broker, timeout, fail_on_down, on_unreachable, mapdir, register, token_file, " \
+	"tls_ca"
 
 void fb_spank_conf_defaults(struct fb_spank_conf *c)
 {
@@ -65,27 +66,37 @@ static int parse_timeout(struct fb_spank_conf *c, const char *v)
 	return 0;
 }
 
-/* An absolute directory; a trailing '/' is dropped so that file names join
- * cleanly ("/" itself stays "/"). */
-static int parse_mapdir(struct fb_spank_conf *c, const char *v)
+/* An absolute file path of printable bytes (it goes into log lines). */
+static int parse_path(char *out, size_t outsz, const char *v)
 {
 	size_t n = strlen(v);
-	if (n == 0 || v[0] != '/' || n >= sizeof(c->mapdir))
+	if (n == 0 || v[0] != '/' || n >= outsz)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
 			return -1;
-	while (n > 1 && v[n - 1] == '/')
-		n--;
-	memcpy(c->mapdir, v, n);
-	c->mapdir[n] = '\0';
+	memcpy(out, v, n + 1);
 	return 0;
 }
 
-enum { K_BROKER, K_TIMEOUT, K_FAIL_ON_DOWN, K_ON_UNREACHABLE, K_MAPDIR, K_REGISTER, K__N };
+/* An absolute directory; a trailing '/' is dropped so that file names join
+ * cleanly ("/" itself stays "/"). */
+static int parse_mapdir(struct fb_spank_conf *c, const char *v)
+{
+	if (parse_path(c->mapdir, sizeof(c->mapdir), v) < 0)
+		return -1;
+	size_t n = strlen(c->mapdir);
+	while (n > 1 && c->mapdir[n - 1] == '/')
+		c->mapdir[--n] = '\0';
+	return 0;
+}
+
+enum { K_BROKER, K_TIMEOUT, K_FAIL_ON_DOWN, K_ON_UNREACHABLE, K_MAPDIR, K_REGISTER,
+       K_TOKEN_FILE, K_TLS_CA, K__N };
 static const char *const keys[K__N] = {
 	[K_BROKER] = "broker", [K_TIMEOUT] = "timeout", [K_FAIL_ON_DOWN] = "fail_on_down",
 	[K_ON_UNREACHABLE] = "on_unreachable", [K_MAPDIR] = "mapdir", [K_REGISTER] = "register",
+	[K_TOKEN_FILE] = "token_file", [K_TLS_CA] = "tls_ca",
 };
 
 /* The key's index, or -1. */
@@ -132,6 +143,12 @@ static int apply(struct fb_spank_conf *c, int k, const char *v, const char **wan
 			return -1;
 		c->do_register = b;
 		return 0;
+	case K_TOKEN_FILE:
+		*want = "an absolute file path";
+		return parse_path(c->token_file, sizeof(c->token_file), v);
+	case K_TLS_CA:
+		*want = "an absolute file path";
+		return parse_path(c->tls_ca, sizeof(c->tls_ca), v);
 	default:
 		*want = "a known key";
 		return -1;

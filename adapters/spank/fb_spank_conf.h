@@ -16,6 +16,9 @@
 #define FB_SPANK_MAX_TIMEOUT_MS 60000  /* a step start waits for every request */
 #define FB_SPANK_DEFAULT_MAPDIR "/tmp"
 #define FB_SPANK_MAPDIR_MAX 1024       /* bytes of mapdir, NUL included */
+#define FB_SPANK_PATH_MAX 1024         /* bytes of token_file and tls_ca, NUL included */
+
+struct fb_http_client;
 
 struct fb_spank_conf {
 	char host[256];        /* broker= host part (no brackets for IPv6) */
@@ -26,6 +29,11 @@ struct fb_spank_conf {
 	int fail_unreachable;  /* on_unreachable=fail */
 	int do_register;       /* register=yes */
 	char mapdir[FB_SPANK_MAPDIR_MAX]; /* mapdir=, absolute, no trailing '/' */
+	char token_file[FB_SPANK_PATH_MAX]; /* token_file=, absolute; "" = no token */
+	char tls_ca[FB_SPANK_PATH_MAX];     /* tls_ca=, absolute; "" = plain HTTP */
+	/* Set by the plugin from token_file and tls_ca (fb_http_auth_init, which
+	 * reads files, so not here); NULL = plain HTTP, no token. */
+	const struct fb_http_client *client;
 };
 
 void fb_spank_conf_defaults(struct fb_spank_conf *c);

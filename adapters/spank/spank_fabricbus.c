@@ -32,6 +32,7 @@
 #include <slurm/spank.h>
 
 #include "fb_err.h"
+#include "fb_http_auth.h"
 #include "fb_spank_broker.h"
 #include "fb_spank_conf.h"
 #include "fb_spank_file.h"
@@ -106,6 +107,29 @@ static int load_conf(int ac, char **av)
 		return -1;
 	}
 	return 0;
+}
+
+/* The token and TLS of token_file= and tls_ca= for this process's requests
+ * (conf.client). Read only where requests are made (slurmstepd, the
+ * epilog: root), never at slurm_spank_init: srun runs it as the user, who
+ * must not be able to read the token. 0, or an error with
+ * "plugstack.conf: <file>: why" in err. Undo with auth_end. */
+static int auth_start(struct fb_http_auth *a, char *err, size_t errsz)
+{
+	char why[400];
+	int rc = fb_http_auth_init(a, conf.token_file, conf.tls_ca, why, sizeof(why));
+	if (rc < 0) {
+		snprintf(err, errsz, "plugstack.conf: %s", why);
+		return rc;
+	}
+	conf.client = &a->client;
+	return 0;
+}
+
+static void auth_end(struct fb_http_auth *a)
+{
+	conf.client = NULL;
+	fb_http_auth_free(a);
 }
 
 /* 1..63 bytes of printable ASCII without space, ',', '[', ']' (the broker's
@@ -378,6 +402,7 @@ static void use_map(struct step *s, const struct fb_http_resp *r, int filtered)
 static void step_start(spank_t sp)
 {
 	struct step s = {.sp = sp};
+	struct fb_http_auth auth;
 	struct fb_http_resp r;
 	char err[512];
 	char *list = NULL;
@@ -398,12 +423,22 @@ static void step_start(spank_t sp)
 		slurm_error("fabricbus: job %s: %s", s.step_id, err);
 		goto out;
 	}
-	if ((rc = fb_spank_fetch_map(&conf, list, &r, &filtered, err, sizeof(err))) < 0) {
-		broker_failed(&s, rc, err);
+	if (auth_start(&auth, err, sizeof(err)) < 0) {
+		if (conf.fail_unreachable)
+			refuse("fabricbus: %s; job %s refused (on_unreachable=fail in plugstack.conf)",
+			       err, s.job_id);
+		else
+			slurm_error("fabricbus: %s; job %s runs without the fabric map "
+				    "(on_unreachable=continue)", err, s.step_id);
 		goto out;
 	}
-	use_map(&s, &r, filtered);
-	fb_http_resp_free(&r);
+	if ((rc = fb_spank_fetch_map(&conf, list, &r, &filtered, err, sizeof(err))) < 0) {
+		broker_failed(&s, rc, err);
+	} else {
+		use_map(&s, &r, filtered);
+		fb_http_resp_free(&r);
+	}
+	auth_end(&auth);
 out:
 	free(list);
 	if (s.nodes)
@@ -477,8 +512,15 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 		if (!mine)
 			return 0;
 	}
+	struct fb_http_auth auth;
+	if (auth_start(&auth, err, sizeof(err)) < 0) {
+		slurm_error("fabricbus: job %s: epilog: not unregistered from the broker: %s", job_id,
+			    err);
+		return 0;
+	}
 	if (fb_spank_unregister(&conf, job_id, err, sizeof(err)) < 0)
 		slurm_error("fabricbus: job %s: epilog: not unregistered from the broker: %s", job_id,
 			    err);
+	auth_end(&auth);
 	return 0;
 }

@@ -38,15 +38,21 @@ static void conf_defaults_as_documented(void)
 	CHECK_EQ(c.fail_unreachable, 0);
 	CHECK_EQ(c.do_register, 1);
 	CHECK_STR(c.mapdir, "/tmp");
+	CHECK_STR(c.token_file, "");
+	CHECK_STR(c.tls_ca, "");
+	CHECK(c.client == NULL);
 }
 
 static void conf_takes_every_argument(void)
 {
 	char *av[] = {"broker=[::1]:9000", "timeout=150", "fail_on_down=yes",
-		      "on_unreachable=fail", "mapdir=/run/fabricbus/", "register=no"};
+		      "on_unreachable=fail", "mapdir=/run/fabricbus/", "register=no",
+		      "token_file=/etc/fabricbus/spank.token", "tls_ca=/etc/fabricbus/ca.pem"};
 	struct fb_spank_conf c;
 	char err[256];
-	CHECK_EQ(fb_spank_conf_parse(&c, 6, av, err, sizeof(err)), 0);
+	CHECK_EQ(fb_spank_conf_parse(&c, 8, av, err, sizeof(err)), 0);
+	CHECK_STR(c.token_file, "/etc/fabricbus/spank.token");
+	CHECK_STR(c.tls_ca, "/etc/fabricbus/ca.pem");
 	CHECK_STR(c.host, "::1");
 	CHECK_EQ(c.port, 9000);
 	CHECK_STR(c.broker, "[::1]:9000");
@@ -68,7 +74,8 @@ static void conf_refuses_typos_naming_the_argument(void)
 		"timout=500", "timeout=0", "timeout=60001", "timeout=5s", "timeout=-1",
 		"broker=localhost", "broker=host:0", "broker=host:70000", "broker=::1:7412",
 		"broker=a b:1", "fail_on_down=maybe", "on_unreachable=retry", "mapdir=tmp",
-		"mapdir=", "register=", "fail_on_down", "=yes", "",
+		"mapdir=", "register=", "fail_on_down", "=yes", "", "token_file=spank.token",
+		"token_file=", "tls_ca=ca.pem", "tls_ca=",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct fb_spank_conf c;

@@ -263,8 +263,8 @@ static void resync_try(struct resync *r, struct ib_poll_ctx *c, const struct ib_
 		return;
 	json_t *map = NULL;
 	char err[320];
-	int rc = cfg->map_host ? fb_map_get(cfg->map_host, cfg->map_port, "/fabric/map",
-					    RESYNC_HTTP_MS, &map, err, sizeof(err))
+	int rc = cfg->map_host ? fb_map_get(cfg->map_client, cfg->map_host, cfg->map_port,
+					    "/fabric/map", RESYNC_HTTP_MS, &map, err, sizeof(err))
 			       : 1;
 	if (rc < 0) {
 		int give_up = !ts_before(&now, &r->give_up);

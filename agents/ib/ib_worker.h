@@ -15,6 +15,7 @@
 #define IB_WORKER_H
 
 #include "fb_event.h"
+#include "fb_http.h"
 #include "ib_counters.h"
 #include "ib_flap.h"
 
@@ -38,6 +39,7 @@ struct ib_worker_cfg {
 	/* Resync (ib_resync.h) against GET /fabric/map at this HTTP address
 	 * after discovery and on ib_worker_resync(); map_host NULL: none. */
 	const char *map_host;
+	const struct fb_http_client *map_client; /* token and TLS for it (NULL: plain) */
 	int map_port;
 	const char *agent_id;
 	/* Each PortInfo poll round's duration in seconds (fb_metrics.h; NULL: none). */

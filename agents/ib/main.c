@@ -108,6 +108,7 @@ static void help(void)
 	       "        --map HOST:PORT        fabricbusd's HttpListen, for the resync (default: the\n"
 	       "                               --broker host, port %d)\n"
 	       "        --no-resync            do not resync against the broker's map\n"
+	       FB_AGENT_MAP_AUTH_HELP
 	       FB_AGENT_TLS_HELP
 	       "        --no-traps             do not subscribe to SA traps 64/65/128 (a Report\n"
 	       "                               only triggers an early poll of its switch)\n"
@@ -287,6 +288,7 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 	a->cfg.fabric = a->ag.fabric;
 	a->cfg.map_host = a->ag.resync ? a->ag.map_host : NULL;
 	a->cfg.map_port = a->ag.map_port;
+	a->cfg.map_client = &a->ag.map_auth.client;
 	a->cfg.agent_id = a->ag.agent_id;
 	return 0;
 }

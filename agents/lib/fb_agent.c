@@ -68,6 +68,8 @@ int fb_agent_opt(struct fb_agent *ag, int c, char **argv)
 		return 0;
 	case FB_AGENT_O_MAP: ag->map_arg = optarg; return 0;
 	case FB_AGENT_O_NO_RESYNC: ag->resync = 0; return 0;
+	case FB_AGENT_O_MAP_TOKEN: ag->map_token_arg = optarg; return 0;
+	case FB_AGENT_O_MAP_TLS_CA: ag->map_tls_ca_arg = optarg; return 0;
 	case FB_AGENT_O_METRICS: ag->metrics_arg = optarg; return 0;
 	case FB_AGENT_O_TLS_CA: ag->tls_ca = optarg; return 0;
 	case FB_AGENT_O_TLS_CERT: ag->tls_cert = optarg; return 0;
@@ -104,6 +106,10 @@ int fb_agent_opts_done(struct fb_agent *ag, int argc, char **argv)
 		snprintf(ag->map_host, sizeof(ag->map_host), "%s", ag->host);
 		ag->map_port = FB_AGENT_MAP_PORT;
 	}
+	char why[512];
+	if (fb_http_auth_init(&ag->map_auth, ag->map_token_arg, ag->map_tls_ca_arg, why,
+			      sizeof(why)) != 0)
+		return fb_usage_error(ag->prog, "%s", why);
 	fb_log_set_level(ag->log_level);
 	return 0;
 }
@@ -330,4 +336,5 @@ void fb_agent_free(struct fb_agent *ag)
 	ag->base = NULL;
 	fb_metrics_free(ag->metrics);
 	ag->metrics = NULL;
+	fb_http_auth_free(&ag->map_auth);
 }

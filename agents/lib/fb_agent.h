@@ -15,6 +15,7 @@
 #define FB_AGENT_H
 
 #include "fb_event.h"
+#include "fb_http_auth.h"
 #include "fb_wire.h"
 
 #include <event2/event.h>
@@ -32,7 +33,7 @@ struct fb_metrics_http;
 /* Long-option values of the common options that have no short form; an
  * agent's own values start at 256 and stay below these. */
 enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC, FB_AGENT_O_METRICS, FB_AGENT_O_TLS_CA,
-       FB_AGENT_O_TLS_CERT, FB_AGENT_O_TLS_KEY };
+       FB_AGENT_O_TLS_CERT, FB_AGENT_O_TLS_KEY, FB_AGENT_O_MAP_TOKEN, FB_AGENT_O_MAP_TLS_CA };
 
 /* getopt_long entries of the common options, for an agent's table; the
  * short ones are "b:a:l:h" (and "f:" with FB_AGENT_FABRIC_OPTION). */
@@ -57,7 +58,16 @@ enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC, FB_AGENT_O_METRICS, FB_AGE
 #define FB_AGENT_FABRIC_OPTION { "fabric", required_argument, NULL, 'f' }
 #define FB_AGENT_MAP_OPTIONS                                              \
 	{ "map", required_argument, NULL, FB_AGENT_O_MAP },               \
-	{ "no-resync", no_argument, NULL, FB_AGENT_O_NO_RESYNC }
+	{ "no-resync", no_argument, NULL, FB_AGENT_O_NO_RESYNC },         \
+	{ "broker-token-file", required_argument, NULL, FB_AGENT_O_MAP_TOKEN }, \
+	{ "broker-tls-ca", required_argument, NULL, FB_AGENT_O_MAP_TLS_CA }
+/* The --help lines of the resync's login options, after --no-resync's. */
+#define FB_AGENT_MAP_AUTH_HELP                                                              \
+	"        --broker-token-file FILE\n"                                                   \
+	"                               bearer token (mode 0600) for the resync's GET\n"      \
+	"                               /fabric/map, when the broker has HttpTokens\n"        \
+	"        --broker-tls-ca FILE   https to --map, its certificate checked against this\n" \
+	"                               CA (PEM) and the --map host\n"
 
 /* What the skeleton calls back, on the loop thread, with arg. */
 struct fb_agent_hooks {
@@ -84,6 +94,9 @@ struct fb_agent {
 	int map_port;
 	int resync;              /* 1 unless --no-resync */
 	const char *tls_ca, *tls_cert, *tls_key; /* --tls-*: NULL for plain TCP */
+	/* --broker-token-file, --broker-tls-ca: the resync's GET /fabric/map
+	 * (map_auth.client for fb_map_get; read by fb_agent_opts_done). */
+	struct fb_http_auth map_auth;
 
 	/* The running agent. */
 	struct event_base *base;
@@ -98,7 +111,7 @@ struct fb_agent {
 	struct fb_metric *poll_seconds;
 
 	/* Private. */
-	const char *broker_arg, *map_arg, *metrics_arg;
+	const char *broker_arg, *map_arg, *metrics_arg, *map_token_arg, *map_tls_ca_arg;
 	struct fb_metrics_http *metrics_http;
 	struct fb_metric *m_submitted, *m_dropped, *m_acked, *m_resent, *m_reconnects;
 	struct fb_metric *m_connected, *m_unacked;
@@ -113,8 +126,9 @@ void fb_agent_init(struct fb_agent *ag, const char *prog, const char *id_prefix)
  * itself: 0 when taken, -1 after --help (exit 0), 2 after a usage error on
  * stderr (exit 2): unknown options and missing values end here too. */
 int fb_agent_opt(struct fb_agent *ag, int c, char **argv);
-/* After the getopt loop: no operand left; parse --broker and --map; set
- * the log level. 0 or 2 (usage error printed). */
+/* After the getopt loop: no operand left; parse --broker and --map; read
+ * --broker-token-file and --broker-tls-ca; set the log level. 0 or 2
+ * (usage error printed). */
 int fb_agent_opts_done(struct fb_agent *ag, int argc, char **argv);
 /* Strictly decimal s in lo..hi into *out; 0 or -1. */
 int fb_agent_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out);

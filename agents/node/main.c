@@ -101,6 +101,7 @@ static void help(void)
 	       "        --map HOST:PORT     fabricbusd's HttpListen, for the resync (default: the\n"
 	       "                            --broker host, port %d)\n"
 	       "        --no-resync         do not resync against the broker's map\n"
+	       FB_AGENT_MAP_AUTH_HELP
 	       FB_AGENT_TLS_HELP
 	       "    -l, --log-level LEVEL   error, warn, info (default) or debug\n"
 	       "        --metrics ADDR:PORT serve Prometheus GET /metrics there (default: off)\n"
@@ -391,8 +392,8 @@ static void fetch_map(struct agent *a)
 		return;
 	if (!fb_http_map_target(a->node, target, sizeof(target)))
 		return;
-	int rc = fb_map_get(a->ag.map_host, a->ag.map_port, target, MAP_TIMEOUT_MS, &a->map, err,
-			    sizeof(err));
+	int rc = fb_map_get(&a->ag.map_auth.client, a->ag.map_host, a->ag.map_port, target,
+			    MAP_TIMEOUT_MS, &a->map, err, sizeof(err));
 	if (rc < 0)
 		fb_log_warn("resync: %s; not resyncing: changes made while this agent was away stay "
 			    "unreported (is fabricbusd's HttpListen at --map?)", err);

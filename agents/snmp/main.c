@@ -108,6 +108,7 @@ static void help(void)
 	       "        --map HOST:PORT        fabricbusd's HttpListen, for the resync (default: the\n"
 	       "                               --broker host, port %d)\n"
 	       "        --no-resync            do not resync against the broker's map\n"
+	       FB_AGENT_MAP_AUTH_HELP
 	       FB_AGENT_TLS_HELP
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
 	       FB_AGENT_METRICS_HELP
@@ -329,7 +330,7 @@ static int on_resync(void *arg, const struct snmp_ifc_switch *sw, snmp_ifc_emit_
 		     void *emit_arg)
 {
 	struct agent *a = arg;
-	return snmp_resync_switch(a->ag.map_host, a->ag.map_port, sw, emit, emit_arg);
+	return snmp_resync_switch(&a->ag.map_auth.client, a->ag.map_host, a->ag.map_port, sw, emit, emit_arg);
 }
 
 static void on_reconnected(void *arg)

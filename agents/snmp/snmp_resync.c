@@ -71,12 +71,12 @@ size_t snmp_resync_diff(const json_t *map, const struct snmp_ifc_switch *sw,
 	return snmp_ifc_resync(sw, &k, emit, arg);
 }
 
-int snmp_resync_switch(const char *host, int port, const struct snmp_ifc_switch *sw,
-		       snmp_ifc_emit_fn emit, void *arg)
+int snmp_resync_switch(const struct fb_http_client *cl, const char *host, int port,
+		       const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit, void *arg)
 {
 	json_t *map = NULL;
 	char err[512];
-	int rc = fb_map_get(host, port, "/fabric/map", SNMP_RESYNC_TIMEOUT_MS, &map, err, sizeof(err));
+	int rc = fb_map_get(cl, host, port, "/fabric/map", SNMP_RESYNC_TIMEOUT_MS, &map, err, sizeof(err));
 	if (rc < 0) {
 		fb_log_warn("resync: switch '%s': %s; not resyncing it: changes made while this agent "
 			    "was away stay unreported (is fabricbusd's HttpListen at --map?)", sw->name,

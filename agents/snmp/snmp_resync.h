@@ -13,6 +13,8 @@
 
 #include "snmp_ifcore.h"
 
+#include "fb_http.h"
+
 #include <jansson.h>
 
 #define SNMP_RESYNC_TIMEOUT_MS 2000
@@ -21,9 +23,10 @@
  * emitted. */
 size_t snmp_resync_diff(const json_t *map, const struct snmp_ifc_switch *sw,
 			snmp_ifc_emit_fn emit, void *arg);
-/* GET /fabric/map from host:port, then snmp_resync_diff: 0. A broker that
- * does not answer (or has no map) is logged and skipped: negative. */
-int snmp_resync_switch(const char *host, int port, const struct snmp_ifc_switch *sw,
-		       snmp_ifc_emit_fn emit, void *arg);
+/* GET /fabric/map from host:port (with cl's token and TLS, fb_map_get.h),
+ * then snmp_resync_diff: 0. A broker that does not answer (or has no map)
+ * is logged and skipped: negative. */
+int snmp_resync_switch(const struct fb_http_client *cl, const char *host, int port,
+		       const struct snmp_ifc_switch *sw, snmp_ifc_emit_fn emit, void *arg);
 
 #endif

@@ -135,4 +135,17 @@ void fb_conf_help(const struct fb_conf_table *t, FILE *f);
  * names holding "password" or "secret" read "(hidden)". */
 void fb_conf_print_props(const struct fb_conf_table *t, const void *cfg, FILE *f);
 
+/* BrokerTokenFile and BrokerTlsCa, the keys of every program that talks to
+ * fabricbusd's HTTP port (fb_http_auth.h), into the char arrays token and ca
+ * of type: entries for a key table. */
+#define FB_CONF_BROKER_AUTH_KEYS(type, token, ca)                                             \
+	{ "BrokerTokenFile", FB_CONF_STRING, offsetof(type, token), 0,                        \
+	  sizeof(((type *)0)->token), .flags = FB_CONF_EMPTY_OK, .def = "",                  \
+	  .help = "file (mode 0600) with the bearer token sent to Broker (fabricbusd "        \
+		  "HttpTokens; empty = none)" },                                             \
+	{ "BrokerTlsCa", FB_CONF_STRING, offsetof(type, ca), 0, sizeof(((type *)0)->ca),      \
+	  .flags = FB_CONF_EMPTY_OK, .def = "",                                               \
+	  .help = "PEM CA of fabricbusd's HttpTlsCert: talk https/wss to Broker and verify "  \
+		  "it (empty = plain http/ws)" }
+
 #endif

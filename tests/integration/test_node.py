@@ -30,6 +30,8 @@ import urllib.request
 from fbtest import Broker, Tail, check_redfish_event, main, oem, origin, rec, track
 import ibsim
 from chain import FABRIC, NODE_AGENT, FabricChain, inventory_complete
+from test_http_auth import request as http_request
+from test_http_auth import sec as http_secrets
 DS_DOWN = "Fabric.1.0.DownstreamLinkDropped"
 DUMMY = "fbtveth0"  # a veth pair in this namespace; the peer is fbtveth1
 DUMMY_PEER = "fbtveth1"
@@ -117,11 +119,12 @@ def _remove_dummy():
     _ip("link", "del", DUMMY, check=False)
 
 
-def _eth_agent(broker, log_path):
+def _eth_agent(broker, log_path, extra=()):
     with open(log_path, "ab") as log:
         return track(subprocess.Popen([NODE_AGENT, "--broker", broker.agent_addr, "--map",
                                        broker.http_addr, "--agent-id", "node-eth", "--node-name",
-                                       "ethnode", "--no-ib"], stdout=log, stderr=subprocess.STDOUT))
+                                       "ethnode", "--no-ib", *extra], stdout=log,
+                                      stderr=subprocess.STDOUT))
 
 
 def _mine(kind, after=0):
@@ -144,9 +147,11 @@ def _check_stopped(agent, log_path):
 
 
 @contextlib.contextmanager
-def _veth_broker():
+def _veth_broker(secrets=None):
     """A veth pair (both ends up), a broker and a tail; everything removed
-    after, and the broker must exit 0 when the body did not fail."""
+    after, and the broker must exit 0 when the body did not fail. With
+    secrets (test_http_auth.Secrets): logins on and HTTPS only, the tail
+    with the viewer's token."""
     if os.geteuid() != 0:
         raise AssertionError("needs root to create a veth pair")
     _remove_dummy()
@@ -154,8 +159,12 @@ def _veth_broker():
     _ip("link", "add", DUMMY, "type", "veth", "peer", "name", DUMMY_PEER)
     _ip("link", "set", "dev", DUMMY_PEER, "up")
     _ip("link", "set", "dev", DUMMY, "up")
-    broker = Broker(FabricName=FABRIC).start()
-    tail = Tail(broker.http_addr, os.path.join(broker.workdir, "tail.err"))
+    if secrets:
+        broker = secrets.broker(tls="required", FabricName=FABRIC).start()
+        extra = ["--token-file", secrets.path("viewer.token"), "--tls-ca", secrets.path("ca.pem")]
+    else:
+        broker, extra = Broker(FabricName=FABRIC).start(), []
+    tail = Tail(broker.http_addr, os.path.join(broker.workdir, "tail.err"), extra)
     ok = False
     try:
         yield broker, tail
@@ -198,19 +207,25 @@ def node_eth_link_down_up_events():
                 agent.wait()
 
 
-def _node_link_state(broker):
-    with urllib.request.urlopen(f"http://{broker.http_addr}/fabric/map?nodes=ethnode",
-                                timeout=10) as f:
-        m = json.load(f)
+def _node_link_state(broker, secrets=None):
+    if secrets:
+        st, _, body = http_request(broker, "GET", "/fabric/map?nodes=ethnode",
+                                   token=secrets.tokens["viewer"], ctx=secrets.ctx())
+        assert st == 200, (st, body)
+        m = json.loads(body)
+    else:
+        with urllib.request.urlopen(f"http://{broker.http_addr}/fabric/map?nodes=ethnode",
+                                    timeout=10) as f:
+            m = json.load(f)
     ports = [p for p in m["Nodes"].get("ethnode", {}).get("Ports", []) if p["Device"] == DUMMY]
     return ports[0].get("NodeLinkState") if ports else None
 
 
-def _wait_node_link_state(broker, want):
+def _wait_node_link_state(broker, want, secrets=None):
     deadline = time.monotonic() + 10
-    while _node_link_state(broker) != want:
+    while _node_link_state(broker, secrets) != want:
         assert time.monotonic() < deadline, \
-            f"NodeLinkState of {DUMMY} is {_node_link_state(broker)!r}, want {want!r}"
+            f"NodeLinkState of {DUMMY} is {_node_link_state(broker, secrets)!r}, want {want!r}"
         time.sleep(0.05)
 
 
@@ -247,8 +262,50 @@ def node_eth_resync_after_restart():
                 agent.kill()
                 agent.wait()
 
+def node_eth_resync_with_broker_token():
+    """A broker with logins on (HttpTokens) and HTTPS only: without
+    --broker-token-file the agent's GET /fabric/map gets 401 and its log says
+    to give the option; with it and --broker-tls-ca, a change made while the
+    agent was killed is reported at its restart (Resync)."""
+    s = http_secrets()
+    with _veth_broker(s) as (broker, tail):
+        log_path = os.path.join(broker.workdir, "node-eth.log")
+        ca = ["--broker-tls-ca", s.path("ca.pem")]
+        agent = _eth_agent(broker, log_path, ca)
+        try:
+            tail.wait_for(_mine("inventory"), timeout=15, what=f"{DUMMY} inventory")
+            want = "HTTP 401 (the broker wants a login: give --broker-token-file)"
+            deadline = time.monotonic() + 30
+            while want not in open(log_path, errors="replace").read():
+                assert time.monotonic() < deadline, open(log_path, errors="replace").read()[-3000:]
+                time.sleep(0.05)
+            _check_stopped(agent, log_path)
+            mark = len(open(log_path, errors="replace").read())
+            auth = ca + ["--broker-token-file", s.path("viewer.token")]
+            agent = _eth_agent(broker, log_path, auth)
+            _wait_node_link_state(broker, "up", s)
+            agent.kill()
+            agent.wait()
+            _ip("link", "set", "dev", DUMMY, "down")
+            after = _last_id(tail)
+            agent = _eth_agent(broker, log_path, auth)
+            d = tail.wait_for(_mine("link_down", after), timeout=15,
+                              what=f"{DUMMY} link_down at resync")
+            assert oem(d).get("Resync") is True, json.dumps(oem(d))
+            _wait_node_link_state(broker, "down", s)
+            _check_stopped(agent, log_path)
+            with open(log_path, errors="replace") as f:
+                out = f.read()[mark:]
+            assert "HTTP 401" not in out and "resync: GET" not in out, out[-3000:]
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+                agent.wait()
+
+
 ALL = [node_inventory_names_switch_events, node_inventory_survives_broker_restart,
-       node_eth_link_down_up_events, node_eth_resync_after_restart]
+       node_eth_link_down_up_events, node_eth_resync_after_restart,
+       node_eth_resync_with_broker_token]
 
 if __name__ == "__main__":
     main(ALL)

@@ -26,6 +26,7 @@ from chain import FabricChain
 from fbtest import publish, run
 from pmix import FABRIC_EVENTS, SPANK_PMIX, PmixAdapter, PmixServer, Srun, is_event, is_ready
 from slurm import SlurmCluster
+from test_http_auth import sec as http_secrets
 
 FABRIC_UPDATED = -175  # PMIX_FABRIC_UPDATED in OpenPMIx 4.x (pmix_common.h)
 SITE_CODE = -3001      # PMIX_EXTERNAL_ERR_BASE - 1
@@ -337,6 +338,53 @@ def server_custom_range_reaches_only_named_ranks():
     assert exits == {0: 3, 1: 3, 2: 0, 3: 0}, (exits, srv.out.text())
 
 
+def server_hears_events_over_wss_with_a_token():
+    """A broker with logins on (HttpTokens) and HTTPS only (HttpTls=required):
+    fabricbus-pmix with BrokerTokenFile and BrokerTlsCa reads /status and
+    /fabric/map and subscribes over wss, and a link-down reaches the app;
+    without the token every read gets 401 and the log says to set
+    BrokerTokenFile; a token file others may read stops it at start."""
+    from pmix import FABRICBUS_PMIX
+    r = RIG.start()
+    s = http_secrets()
+    b = s.broker(tls="required").start()
+    ca = s.path("ca.pem")
+    s.write("loose.token", s.tokens["viewer"] + "\n", 0o644)
+    p = subprocess.run([FABRICBUS_PMIX, "-o", f"Broker={b.http_addr}", "-o", "NodeName=node001",
+                        "-o", f"StepDir={r.step_dir}", "-o", f"BrokerTokenFile={s.path('loose.token')}"],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode != 0 and "loose.token: mode 0644 lets group or others read" in p.stderr, \
+        (p.returncode, p.stderr)
+    srv = PmixServer("fbt-auth", ["node001"], 1, ["--count", "1", "--timeout", "60"])
+    try:
+        a = PmixAdapter(b.http_addr, NodeName="node001", Delivery="server", ServerUri=srv.uri(),
+                        ServerNamespace="fbt-auth", BrokerTlsCa=ca).start()
+        try:
+            a.wait_log("GET /status: HTTP 401 (the broker wants a login: is BrokerTokenFile set")
+            a.wait_log("GET /fabric/map for node001: HTTP 401")
+            a.wait_log("events: connection lost", timeout=30)
+            assert "events: subscribed" not in a.log(), a.log()[-2000:]
+        finally:
+            a.stop()
+        a = tool_adapter(r, srv, "fbt-auth", Broker=b.http_addr, BrokerTlsCa=ca,
+                         BrokerTokenFile=s.path("viewer.token"))
+        try:
+            assert "events: subscribed to wss://" in a.log(), a.log()[-2000:]
+            assert "HTTP 401" not in a.log(), a.log()[-2000:]
+            p = publish(b.agent_addr, "pmix-test", events=[link_down("node001", 5)])
+            assert p.returncode == 0, f"fabricbus publish: {p.stderr}"
+            srv.out.wait_count(is_event, 1, 30, "event lines")
+            exits = srv.wait()
+        finally:
+            a.stop()
+    finally:
+        b.stop()
+    evs = srv.out.events()
+    assert len(evs) == 1, evs
+    check_keys(evs[0][2], "link_down", "node001")
+    assert exits == {0: 0}, (exits, srv.out.text())
+
+
 def rig_stops_clean():
     """fabricbus-pmix, the broker and the agents stop with rc 0 and no
     sanitizer report."""
@@ -348,6 +396,7 @@ ALL = [plugin_exports_only_spank_symbols, bad_settings_are_refused, slurm_step_h
        other_node_or_switch_never_reaches_the_job, two_node_step_every_rank_hears,
        site_code_reaches_a_handler_for_it,
        server_every_process_hears_its_node, server_custom_range_reaches_only_named_ranks,
+       server_hears_events_over_wss_with_a_token,
        rig_stops_clean]
 
 if __name__ == "__main__":

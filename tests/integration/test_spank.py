@@ -25,6 +25,8 @@ import fbtest
 from chain import FabricChain
 from fbtest import BUILD, free_port, main, wait_for
 from slurm import SlurmCluster
+from test_http_auth import request as http_request
+from test_http_auth import sec as http_secrets
 
 PLUGIN = os.path.join(BUILD, "adapters", "spank", "spank_fabricbus.so")
 SPANK_EXPORTS = {"plugin_name", "plugin_type", "plugin_version", "spank_plugin_version"}
@@ -392,6 +394,60 @@ def fail_on_down_refuses_job():
     r.wait_idle()
 
 
+def logins_with_token_file_and_tls_ca():
+    """A broker with logins on (HttpTokens) and HTTPS only (HttpTls=required):
+    with token_file= and tls_ca= the plugin reads the job's map, registers
+    the job and unregisters it at its end; without the token the broker
+    answers 401 and the refusal says to set token_file=; without tls_ca=
+    (plain HTTP on the HTTPS port) and with a token file others may read the
+    job is refused too, the latter naming the file's mode."""
+    r = RIG.start()
+    s = http_secrets()
+    b = s.broker(tls="required").start()
+    token, ca = f"token_file={s.path('slurm.token')}", f"tls_ca={s.path('ca.pem')}"
+
+    def jobs():
+        st, _, body = http_request(b, "GET", "/status", token=s.tokens["viewer"], ctx=s.ctx())
+        assert st == 200, (st, body)
+        return json.loads(body)["broker"]["fabric_map"]["jobs"]
+
+    def refused(*args):
+        r.plugstack("on_unreachable=fail", *args, broker=b.http_addr)
+        p = r.srun("-w", "node005", "true")
+        assert p.returncode != 0, f"srun ran: {p.stderr}"
+        assert re.search(r"job \d+ refused \(on_unreachable=fail in plugstack.conf\)", p.stderr), \
+            p.stderr
+        return p.stderr
+
+    try:
+        def line(text):
+            return next((x for x in text.splitlines() if "fabricbus:" in x), text)
+
+        err = refused(ca)
+        print(f"  without a token: {line(err)}", flush=True)
+        assert "HTTP 401" in err and "set token_file= in plugstack.conf" in err, err
+        err = refused(token)
+        print(f"  without tls_ca: {line(err)}", flush=True)
+        s.write("loose.token", s.tokens["slurm"] + "\n", 0o644)
+        err = refused(f"token_file={s.path('loose.token')}", ca)
+        assert "loose.token: mode 0644 lets group or others read" in err, err
+        assert jobs() == 0
+
+        r.plugstack("on_unreachable=fail", token, ca, broker=b.http_addr)
+        p = r.srun("-w", "node005", "sh", "-c", 'echo "$FABRICBUS_MAP_FILE"')
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.strip().endswith(".node005.json"), p.stdout
+        job = r.cluster.sbatch("-w", "node005", "-o", "/dev/null", "--wrap", "sleep 120")
+        r.cluster.wait_job(job, "RUNNING", timeout=30)
+        wait_for(jobs, lambda n: n == 1, 30, f"job {job} not registered over HTTPS with the token")
+        r.cluster.run("scancel", job)
+        wait_for(jobs, lambda n: n == 0, 60, f"job {job} not unregistered by the epilog")
+        r.wait_idle()
+    finally:
+        r.plugstack()
+        b.stop()
+
+
 def rig_stops_clean():
     """The broker served every request the plugin made and stops with rc 0
     and no sanitizer report; the agents likewise."""
@@ -401,7 +457,7 @@ def rig_stops_clean():
 ALL = [plugin_exports_only_spank_symbols, plugstack_typo_fails_naming_the_argument,
        mapping_reaches_job_environment, job_registered_while_running,
        broker_unreachable_job_runs, plugstack_typo_at_job_end_never_drains_the_node,
-       fail_on_down_refuses_job, rig_stops_clean]
+       fail_on_down_refuses_job, logins_with_token_file_and_tls_ca, rig_stops_clean]
 
 if __name__ == "__main__":
     main(ALL, always=[rig_stops_clean])

@@ -407,9 +407,9 @@ class Tail:
     """`fabricbus tail --since 0 --reconnect`, lines collected by a thread;
     wait_for(pred) returns the first event matching pred."""
 
-    def __init__(self, http_addr, err_path):
+    def __init__(self, http_addr, err_path, extra=()):
         args = [FABRICBUS, "tail", "--http", http_addr, "--since", "0", "--reconnect",
-                "--events-only", "--quiet"]
+                "--events-only", "--quiet"] + list(extra)
         with open(err_path, "ab") as err:
             self.proc = track(subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err))
         self.events = []
