@@ -1,6 +1,7 @@
 """deploy/demo.py (what README's first command runs after installing and
 building) works: the chain comes up on the default ports, a pulled cable
-drains its node and the put-back cable undrains it, and Ctrl-C stops it all.
+drains its node and the put-back cable undrains it, and Ctrl-C stops it all;
+`demo.py --smoke` does the same headless and exits 0 with a PASS verdict.
 
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \
      /usr/bin/python3 tests/integration/test_demo.py
@@ -65,5 +66,27 @@ def demo_drains_and_undrains_then_stops():
     print("  " + "  ".join(x for x in lines if "drain: fabric:" in x)[:300].strip(), flush=True)
 
 
+def demo_smoke_passes():
+    """--smoke brings everything up, checks one pulled cable (event, drain,
+    undrain), stops everything and says so in one line, exit 0."""
+    work = tempfile.mkdtemp(prefix="fb-demo-smoke-")
+    fbtest._workdirs.append(work)
+    p = track(subprocess.Popen([sys.executable, DEMO, "--smoke"], cwd=work, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+    try:
+        out, _ = p.communicate(timeout=400)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    lines = out.splitlines()
+    assert p.returncode == 0, f"demo --smoke exited {p.returncode}:\n{out[-3000:]}"
+    assert lines and lines[-1].startswith("demo smoke: PASS"), out[-3000:]
+    # The verdict comes after everything stopped, and the checks really ran.
+    assert any(x.startswith("demo stopped") for x in lines), out[-3000:]
+    assert any("drain: fabric: link down leaf1/3" in x for x in lines), out[-3000:]
+    assert any(" undrain: " in x for x in lines), out[-3000:]
+    print("  " + lines[-1], flush=True)
+
+
 if __name__ == "__main__":
-    run(demo_drains_and_undrains_then_stops)
+    fbtest.main([demo_drains_and_undrains_then_stops, demo_smoke_passes])
