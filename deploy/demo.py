@@ -14,6 +14,11 @@ the link-down event is on the stream, that its node is drained and, once the
 cable is back, undrained; stop everything in order and exit 0 (or 1) after a
 one-line verdict.
 
+`demo.py unlink NODE` and `demo.py relink NODE` (node001..node008) pull and
+put back that node's cable in the running demo's ibsim (from the same
+directory, or --dir DEMO_DIR), through the console FIFO the demo keeps open.
+The demo's own pulls use node001..node004, so node005..node008 are yours.
+
 Started by deploy/demo.sh (which installs and builds first); FB_BUILD points
 at the release build. Run as root (Slurm runs as root here).
 """
@@ -29,6 +34,7 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
 os.environ.setdefault("FB_BUILD", os.path.join(SRC, "build-release"))
 
+import fbtest  # noqa: E402
 from fbtest import FABRICBUS, Tail, oem, origin, rec  # noqa: E402
 import chain  # noqa: E402
 from chain import FabricChain  # noqa: E402
@@ -40,6 +46,11 @@ PERIOD = float(os.environ.get("DEMO_PERIOD", "20"))
 DEMO = os.path.join(os.getcwd(), "demo")
 # fabricbus-slurm's Prometheus listener (fabricbusd's is on its HTTP port).
 ADAPTER_METRICS = "127.0.0.1:7419"
+# The demo pulls these hosts' cables; the "try this" commands use TRY_NODE.
+AUTO_NODES = 4
+TRY_NODE = "node008"
+# The file in DEMO naming the running ibsim's directory (ctl FIFO, sim.out).
+SIM_DIR_FILE = "ibsim-dir"
 # --smoke's waits: liveness deadlines for a loaded machine, not targets.
 SMOKE_WAIT_S = 60
 
@@ -82,8 +93,12 @@ def main(args):
                           StateFile=os.path.join(DEMO, "slurm-adapter.json"))
         ad.extra_args = ["--metrics", ADAPTER_METRICS]
         ad.start()
+        with open(os.path.join(DEMO, SIM_DIR_FILE), "w") as f:
+            f.write(ch.sim.workdir + "\n")
         tail = Tail(ch.broker.http_addr, os.path.join(DEMO, "tail.err"))
         http = ch.broker.http_addr
+        me = f"{sys.executable} {os.path.abspath(__file__)} --dir {DEMO}"
+        slurm_env = f"SLURM_CONF={cl.conf}"
         print(f"""
 fabricbus demo is running (journal and logs in {DEMO}):
   live page           http://{http}/
@@ -95,7 +110,12 @@ fabricbus demo is running (journal and logs in {DEMO}):
   follow events       {FABRICBUS} tail --http {http} --severity Warning,Critical
   Slurm               SLURM_CONF={cl.conf} sinfo -R
   adapter log         {ad.log_path}
-A host cable (h1..h8 on leaf1) is pulled every {PERIOD:.0f} s and put back {PERIOD / 2:.0f} s later;
+try this (in another shell, as root):
+  fail a link         {me} unlink {TRY_NODE}
+  watch the drain     {slurm_env} sinfo -h -n {TRY_NODE} -o '%N %T %E'
+  put it back         {me} relink {TRY_NODE}
+  watch the undrain   the same sinfo, after 8 s of stable link
+A host cable (h1..h{AUTO_NODES} on leaf1) is pulled every {PERIOD:.0f} s and put back {PERIOD / 2:.0f} s later;
 fabricbus-slurm drains its node after 1 s and undrains it after 8 s of stable link.
 """, flush=True)
         if args.smoke:
@@ -103,7 +123,7 @@ fabricbus-slurm drains its node after 1 s and undrains it after 8 s of stable li
             return verdict
         seen = printer(tail, 0)
         while not stop:
-            node = f"node{random.randint(1, 8):03d}"
+            node = f"node{random.randint(1, AUTO_NODES):03d}"
             sw, port = chain.host_port(node)
             print(f"--- pulling the cable of {node} ({sw} port {port})", flush=True)
             ch.sim.unlink(sw, port)
@@ -130,6 +150,50 @@ fabricbus-slurm drains its node after 1 s and undrains it after 8 s of stable li
             cl.stop()
         ch.stop(check=False)
         print(f"demo stopped (journal kept in {DEMO}/broker)", flush=True)
+        try:
+            os.unlink(os.path.join(DEMO, SIM_DIR_FILE))
+        except FileNotFoundError:
+            pass
+
+
+def link_command(demo_dir, what, node):
+    """unlink|relink NODE in the running demo's ibsim: one console line into
+    its FIFO, then wait for ibsim's next prompt in its output. Returns the
+    exit status."""
+    try:
+        with open(os.path.join(demo_dir, SIM_DIR_FILE)) as f:
+            sim_dir = f.read().strip()
+    except FileNotFoundError:
+        print(f"deploy/demo.py {what}: no running demo in {demo_dir} (start deploy/demo.sh there, "
+              "or pass --dir)", file=sys.stderr)
+        return 1
+    try:
+        sw, port = chain.host_port(node)
+    except (AssertionError, ValueError):
+        print(f"deploy/demo.py {what}: {node!r} is not node001..node010", file=sys.stderr)
+        return 2
+    out_path = os.path.join(sim_dir, "sim.out")
+    before = fbtest.read_text(out_path).count("sim> ")
+    cmd = {"unlink": "Unlink", "relink": "ReLink"}[what]
+    # O_NONBLOCK: fail at once, not hang, if ibsim is gone (no reader).
+    try:
+        fd = os.open(os.path.join(sim_dir, "ctl"), os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as e:
+        print(f"deploy/demo.py {what}: ibsim's console {sim_dir}/ctl: {e.strerror} "
+              "(is the demo still running?)", file=sys.stderr)
+        return 1
+    try:
+        os.write(fd, f'{cmd} "{sw}"[{port}]\n'.encode())
+    finally:
+        os.close(fd)
+    deadline = time.monotonic() + 10
+    while fbtest.read_text(out_path).count("sim> ") <= before:
+        if time.monotonic() > deadline:
+            print(f"deploy/demo.py {what}: ibsim did not answer within 10 s", file=sys.stderr)
+            return 1
+        time.sleep(0.05)
+    print(f"{what} {node}: {sw} port {port} " + ("down" if what == "unlink" else "back up"))
+    return 0
 
 
 def smoke(ch, cl, tail, node="node003"):
@@ -181,7 +245,16 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="fabricbus demo: the real chain on a simulated fabric")
     ap.add_argument("--smoke", action="store_true",
                     help="headless: pull one cable, check drain, undrain and the event; exit 0/1")
+    ap.add_argument("--dir", default=DEMO, help="the demo's directory (default: ./demo)")
+    ap.add_argument("action", nargs="?", choices=("unlink", "relink"),
+                    help="pull or put back NODE's cable in the running demo")
+    ap.add_argument("node", nargs="?", help="node001..node008")
     args = ap.parse_args()
+    if args.action:
+        if not args.node:
+            ap.error(f"{args.action} needs a NODE (node001..node008)")
+        sys.exit(link_command(args.dir, args.action, args.node))
+    DEMO = os.path.abspath(args.dir)
     verdict = main(args)
     if args.smoke:
         ok = bool(verdict) and verdict.startswith("PASS")

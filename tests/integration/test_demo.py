@@ -55,6 +55,7 @@ def demo_drains_and_undrains_then_stops():
             r = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=10)
             assert want in r.stdout, f"{cmd!r}: {r.stdout!r} {r.stderr!r}"
             print(f"  {cmd}: {r.stdout.split(chr(10))[0]}", flush=True)
+        try_commands(lines)
     finally:
         p.send_signal(signal.SIGINT)
         rc = p.wait(timeout=60)
@@ -63,7 +64,59 @@ def demo_drains_and_undrains_then_stops():
     assert "demo stopped" in out, out[-3000:]
     assert rc == 0, f"demo exited {rc}:\n{out[-3000:]}"
     assert os.path.isdir(os.path.join(work, "demo", "broker", "journal")), os.listdir(work)
+    # With the demo gone, the printed unlink says so and fails.
+    r = sh(printed(lines, "fail a link"))
+    assert r.returncode == 1 and "no running demo" in r.stderr, (r.returncode, r.stderr)
     print("  " + "  ".join(x for x in lines if "drain: fabric:" in x)[:300].strip(), flush=True)
+
+
+def printed(lines, label):
+    """The command the demo printed after label."""
+    got = [x.strip()[len(label):].strip() for x in lines if x.strip().startswith(label)]
+    assert got, f"the demo printed no {label!r} line"
+    return got[0]
+
+
+def sh(cmd):
+    return subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=30)
+
+
+def wait_cmd(cmd, pred, timeout, what):
+    """Run cmd until pred(its stdout) (generous liveness deadline)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = sh(cmd)
+        assert r.returncode == 0, f"{cmd!r} exited {r.returncode}: {r.stderr!r}"
+        if pred(r.stdout):
+            return r.stdout
+        assert time.monotonic() < deadline, f"{cmd!r}: no {what} within {timeout}s: {r.stdout!r}"
+        time.sleep(0.5)
+
+
+def try_commands(lines):
+    """The "try this" commands work as printed: status and the map answer;
+    unlink drains the node (sinfo -R says so), relink undrains it."""
+    for label, want in (("status", ""), ("fabric map", "node008")):
+        cmd = printed(lines, label)
+        r = sh(cmd)
+        assert r.returncode == 0 and r.stdout.strip() and want in r.stdout, \
+            f"{cmd!r}: {r.returncode} {r.stdout[:300]!r} {r.stderr!r}"
+    unlink, relink = printed(lines, "fail a link"), printed(lines, "put it back")
+    node = unlink.split()[-1]
+    r = sh(unlink)
+    assert r.returncode == 0, f"{unlink!r} exited {r.returncode}: {r.stderr!r}"
+    print(f"  {r.stdout.strip()}", flush=True)
+    watch = printed(lines, "watch the drain")
+    out = wait_cmd(watch, lambda o: o.startswith(node) and "drain" in o.split()[1]
+                   and "fabric: link down" in o, 60, f"{node} drained")
+    print(f"  sinfo: {out.strip()}", flush=True)
+    r = sh(relink)
+    assert r.returncode == 0, f"{relink!r} exited {r.returncode}: {r.stderr!r}"
+    print(f"  {r.stdout.strip()}", flush=True)
+
+    out = wait_cmd(watch, lambda o: o.startswith(node) and "drain" not in o.split()[1],
+                   90, f"{node} undrained")
+    print(f"  sinfo: {out.strip()}", flush=True)
 
 
 def demo_smoke_passes():
