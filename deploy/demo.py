@@ -19,10 +19,16 @@ put back that node's cable in the running demo's ibsim (from the same
 directory, or --dir DEMO_DIR), through the console FIFO the demo keeps open.
 The demo's own pulls use node001..node004, so node005..node008 are yours.
 
+--kafka also starts a real single-node Kafka (tests/kafka/kafka.sh, on
+127.0.0.1:9092, data in demo/kafka) and fabricbusd's Kafka sink, and prints a
+`fabricbus consume` command; with --smoke it checks that the pulled cable's
+link-down event is in Kafka, read by that very command.
+
 Started by deploy/demo.sh (which installs and builds first); FB_BUILD points
 at the release build. Run as root (Slurm runs as root here).
 """
 import argparse
+import json
 import os
 import random
 import signal
@@ -37,6 +43,7 @@ os.environ.setdefault("FB_BUILD", os.path.join(SRC, "build-release"))
 import fbtest  # noqa: E402
 from fbtest import FABRICBUS, Tail, oem, origin, rec  # noqa: E402
 import chain  # noqa: E402
+import kafka  # noqa: E402
 from chain import FabricChain  # noqa: E402
 from slurm import SlurmCluster  # noqa: E402
 from slurm_adapter import SlurmAdapter  # noqa: E402
@@ -51,6 +58,7 @@ AUTO_NODES = 4
 TRY_NODE = "node008"
 # The file in DEMO naming the running ibsim's directory (ctl FIFO, sim.out).
 SIM_DIR_FILE = "ibsim-dir"
+KAFKA_PORT = 9092
 # --smoke's waits: liveness deadlines for a loaded machine, not targets.
 SMOKE_WAIT_S = 60
 
@@ -78,12 +86,22 @@ def main(args):
     os.makedirs(DEMO, exist_ok=True)
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-    ch = FabricChain(interval_ms=200, broker_args=dict(
-        workdir=os.path.join(DEMO, "broker"), agent_port=7411, http_port=7412, keep=True))
-    os.makedirs(os.path.join(DEMO, "broker"), exist_ok=True)
-    cl = ad = tail = None
+    ch = cl = ad = tail = kf = None
     verdict = None
+    sink = {}
     try:
+        if args.kafka:
+            missing = kafka.jars_missing()
+            if missing:
+                print(f"fetching Kafka ({missing}) ...", flush=True)
+                kafka.fetch()
+            print(f"starting Kafka on 127.0.0.1:{KAFKA_PORT} ...", flush=True)
+            kf = kafka.Kafka(workdir=os.path.join(DEMO, "kafka"), port=KAFKA_PORT).start()
+            sink = dict(KafkaBrokers=kf.bootstrap)
+        ch = FabricChain(interval_ms=200, broker_args=dict(
+            workdir=os.path.join(DEMO, "broker"), agent_port=7411, http_port=7412, keep=True),
+            **sink)
+        os.makedirs(os.path.join(DEMO, "broker"), exist_ok=True)
         print("starting ibsim (fattree46), fabricbusd, 8 node agents, the IB agent ...", flush=True)
         ch.start()
         print("starting munged, slurmctld and 8 slurmd (node001..node008) ...", flush=True)
@@ -115,11 +133,12 @@ try this (in another shell, as root):
   watch the drain     {slurm_env} sinfo -h -n {TRY_NODE} -o '%N %T %E'
   put it back         {me} relink {TRY_NODE}
   watch the undrain   the same sinfo, after 8 s of stable link
-A host cable (h1..h{AUTO_NODES} on leaf1) is pulled every {PERIOD:.0f} s and put back {PERIOD / 2:.0f} s later;
+""" + (f"""  read Kafka          {consume_cmd(kf)}
+""" if kf else "") + f"""A host cable (h1..h{AUTO_NODES} on leaf1) is pulled every {PERIOD:.0f} s and put back {PERIOD / 2:.0f} s later;
 fabricbus-slurm drains its node after 1 s and undrains it after 8 s of stable link.
 """, flush=True)
         if args.smoke:
-            verdict = smoke(ch, cl, tail)
+            verdict = smoke(ch, cl, tail, kf)
             return verdict
         seen = printer(tail, 0)
         while not stop:
@@ -148,7 +167,10 @@ fabricbus-slurm drains its node after 1 s and undrains it after 8 s of stable li
             ad.stop(check=False)
         if cl:
             cl.stop()
-        ch.stop(check=False)
+        if ch:
+            ch.stop(check=False)
+        if kf:
+            kf.stop()
         print(f"demo stopped (journal kept in {DEMO}/broker)", flush=True)
         try:
             os.unlink(os.path.join(DEMO, SIM_DIR_FILE))
@@ -196,7 +218,32 @@ def link_command(demo_dir, what, node):
     return 0
 
 
-def smoke(ch, cl, tail, node="node003"):
+def consume_cmd(kf):
+    """The printed Kafka command: the fabric events from the beginning (the
+    group's offsets after the first run), exiting after 10 s without one."""
+    return (f"{FABRICBUS} consume --kafka {kf.bootstrap} --group demo --topics fabric.events "
+            "--from-beginning --idle-exit 10")
+
+
+def smoke_kafka(kf, event):
+    """Run the printed consume command until event's EventId is in its output."""
+    want = str(rec(event).get("EventId"))
+    deadline = time.monotonic() + SMOKE_WAIT_S
+    while True:
+        r = subprocess.run(consume_cmd(kf), shell=True, capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise AssertionError(f"{consume_cmd(kf)!r} exited {r.returncode}: {r.stderr.strip()[-300:]}")
+        if any(str(rec(json.loads(x)).get("EventId")) == want for x in r.stdout.splitlines()
+               if x.strip()):
+            print(f"--- smoke: EventId {rec(event).get('EventId')} is in Kafka (fabric.events)",
+                  flush=True)
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"EventId {rec(event).get('EventId')} not in Kafka's fabric.events "
+                                 f"within {SMOKE_WAIT_S}s")
+
+
+def smoke(ch, cl, tail, kf, node="node003"):
     """Pull node's cable and put it back; return "PASS: ..." or "FAIL: ..."."""
     sw, port = chain.host_port(node)
     host = f"h{int(node[4:])}"
@@ -215,6 +262,8 @@ def smoke(ch, cl, tail, node="node003"):
                              and oem(d).get("PeerName") == host, SMOKE_WAIT_S,
                              f"link_down event for {sw}[{port}] ({host})")
         print(line(down), flush=True)
+        if kf:
+            smoke_kafka(kf, down)
         info = cl.wait_node(node, is_ours, SMOKE_WAIT_S, "fabricbus drain")
         print(f"--- smoke: {node} {info['state']}: {info['reason']}", flush=True)
         print(line(tail.wait_for(action("drain: "), SMOKE_WAIT_S, f"drain event for {node}")),
@@ -227,8 +276,8 @@ def smoke(ch, cl, tail, node="node003"):
               flush=True)
     except AssertionError as e:
         return "FAIL: " + str(e).splitlines()[0]
-    return (f"PASS: {sw}[{port}] down -> link_down event, {node} drained; "
-            f"cable back -> {node} undrained")
+    return (f"PASS: {sw}[{port}] down -> link_down event" + (" (in Kafka too)" if kf else "")
+            + f", {node} drained; cable back -> {node} undrained")
 
 
 def wait_and_print(tail, seen, seconds, stop):
@@ -245,6 +294,8 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="fabricbus demo: the real chain on a simulated fabric")
     ap.add_argument("--smoke", action="store_true",
                     help="headless: pull one cable, check drain, undrain and the event; exit 0/1")
+    ap.add_argument("--kafka", action="store_true",
+                    help="also run Kafka (127.0.0.1:9092) and fabricbusd's Kafka sink")
     ap.add_argument("--dir", default=DEMO, help="the demo's directory (default: ./demo)")
     ap.add_argument("action", nargs="?", choices=("unlink", "relink"),
                     help="pull or put back NODE's cable in the running demo")

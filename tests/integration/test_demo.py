@@ -119,12 +119,11 @@ def try_commands(lines):
     print(f"  sinfo: {out.strip()}", flush=True)
 
 
-def demo_smoke_passes():
-    """--smoke brings everything up, checks one pulled cable (event, drain,
-    undrain), stops everything and says so in one line, exit 0."""
+def smoke(*extra):
+    """Run demo.py --smoke [extra]; assert it passed; return its lines."""
     work = tempfile.mkdtemp(prefix="fb-demo-smoke-")
     fbtest._workdirs.append(work)
-    p = track(subprocess.Popen([sys.executable, DEMO, "--smoke"], cwd=work, text=True,
+    p = track(subprocess.Popen([sys.executable, DEMO, "--smoke", *extra], cwd=work, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
     try:
         out, _ = p.communicate(timeout=400)
@@ -139,7 +138,26 @@ def demo_smoke_passes():
     assert any("drain: fabric: link down leaf1/3" in x for x in lines), out[-3000:]
     assert any(" undrain: " in x for x in lines), out[-3000:]
     print("  " + lines[-1], flush=True)
+    return lines
+
+
+def demo_smoke_passes():
+    """--smoke brings everything up, checks one pulled cable (event, drain,
+    undrain), stops everything and says so in one line, exit 0."""
+    smoke()
+
+
+def demo_kafka_smoke_passes():
+    """--smoke --kafka: a real Kafka and the broker's sink; the printed
+    `fabricbus consume` command (run by the smoke) reads the link-down event."""
+    import kafka
+    kafka.fetch()  # cached by the build; a no-op then
+    lines = smoke("--kafka")
+    assert "(in Kafka too)" in lines[-1], lines[-1]
+    cmd = printed(lines, "read Kafka")
+    assert cmd.startswith(fbtest.FABRICBUS + " consume --kafka 127.0.0.1:9092 "), cmd
+    assert any(x.startswith("--- smoke: EventId ") and "is in Kafka" in x for x in lines), lines
 
 
 if __name__ == "__main__":
-    fbtest.main([demo_drains_and_undrains_then_stops, demo_smoke_passes])
+    fbtest.main([demo_drains_and_undrains_then_stops, demo_smoke_passes, demo_kafka_smoke_passes])
