@@ -9,9 +9,26 @@ nodes, and fabricbus-slurm drains and undrains them. Then a cable of one of
 h1..h8 is pulled every PERIOD seconds and put back half a period later, and
 every event is printed as one line. Ctrl-C stops everything.
 
+--smoke runs it headless: bring everything up, pull one cable, check that
+the link-down event is on the stream, that its node is drained and, once the
+cable is back, undrained; stop everything in order and exit 0 (or 1) after a
+one-line verdict.
+
+`demo.py unlink NODE` and `demo.py relink NODE` (node001..node008) pull and
+put back that node's cable in the running demo's ibsim (from the same
+directory, or --dir DEMO_DIR), through the console FIFO the demo keeps open.
+The demo's own pulls use node001..node004, so node005..node008 are yours.
+
+--kafka also starts a real single-node Kafka (tests/kafka/kafka.sh, on
+127.0.0.1:9092, data in demo/kafka) and fabricbusd's Kafka sink, and prints a
+`fabricbus consume` command; with --smoke it checks that the pulled cable's
+link-down event is in Kafka, read by that very command.
+
 Started by deploy/demo.sh (which installs and builds first); FB_BUILD points
 at the release build. Run as root (Slurm runs as root here).
 """
+import argparse
+import json
 import os
 import random
 import signal
@@ -23,16 +40,27 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
 os.environ.setdefault("FB_BUILD", os.path.join(SRC, "build-release"))
 
+import fbtest  # noqa: E402
 from fbtest import FABRICBUS, Tail, oem, origin, rec  # noqa: E402
 import chain  # noqa: E402
+import kafka  # noqa: E402
 from chain import FabricChain  # noqa: E402
 from slurm import SlurmCluster  # noqa: E402
 from slurm_adapter import SlurmAdapter  # noqa: E402
+from slurm_rig import is_ours, last_event_id, not_drained  # noqa: E402
 
 PERIOD = float(os.environ.get("DEMO_PERIOD", "20"))
 DEMO = os.path.join(os.getcwd(), "demo")
 # fabricbus-slurm's Prometheus listener (fabricbusd's is on its HTTP port).
 ADAPTER_METRICS = "127.0.0.1:7419"
+# The demo pulls these hosts' cables; the "try this" commands use TRY_NODE.
+AUTO_NODES = 4
+TRY_NODE = "node008"
+# The file in DEMO naming the running ibsim's directory (ctl FIFO, sim.out).
+SIM_DIR_FILE = "ibsim-dir"
+KAFKA_PORT = 9092
+# --smoke's waits: liveness deadlines for a loaded machine, not targets.
+SMOKE_WAIT_S = 60
 
 
 def line(d):
@@ -54,15 +82,26 @@ def printer(tail, start):
     return n
 
 
-def main():
+def main(args):
     os.makedirs(DEMO, exist_ok=True)
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-    ch = FabricChain(interval_ms=200, broker_args=dict(
-        workdir=os.path.join(DEMO, "broker"), agent_port=7411, http_port=7412, keep=True))
-    os.makedirs(os.path.join(DEMO, "broker"), exist_ok=True)
-    cl = ad = tail = None
+    ch = cl = ad = tail = kf = None
+    verdict = None
+    sink = {}
     try:
+        if args.kafka:
+            missing = kafka.jars_missing()
+            if missing:
+                print(f"fetching Kafka ({missing}) ...", flush=True)
+                kafka.fetch()
+            print(f"starting Kafka on 127.0.0.1:{KAFKA_PORT} ...", flush=True)
+            kf = kafka.Kafka(workdir=os.path.join(DEMO, "kafka"), port=KAFKA_PORT).start()
+            sink = dict(KafkaBrokers=kf.bootstrap)
+        ch = FabricChain(interval_ms=200, broker_args=dict(
+            workdir=os.path.join(DEMO, "broker"), agent_port=7411, http_port=7412, keep=True),
+            **sink)
+        os.makedirs(os.path.join(DEMO, "broker"), exist_ok=True)
         print("starting ibsim (fattree46), fabricbusd, 8 node agents, the IB agent ...", flush=True)
         ch.start()
         print("starting munged, slurmctld and 8 slurmd (node001..node008) ...", flush=True)
@@ -72,8 +111,12 @@ def main():
                           StateFile=os.path.join(DEMO, "slurm-adapter.json"))
         ad.extra_args = ["--metrics", ADAPTER_METRICS]
         ad.start()
+        with open(os.path.join(DEMO, SIM_DIR_FILE), "w") as f:
+            f.write(ch.sim.workdir + "\n")
         tail = Tail(ch.broker.http_addr, os.path.join(DEMO, "tail.err"))
         http = ch.broker.http_addr
+        me = f"{sys.executable} {os.path.abspath(__file__)} --dir {DEMO}"
+        slurm_env = f"SLURM_CONF={cl.conf}"
         print(f"""
 fabricbus demo is running (journal and logs in {DEMO}):
   live page           http://{http}/
@@ -85,12 +128,21 @@ fabricbus demo is running (journal and logs in {DEMO}):
   follow events       {FABRICBUS} tail --http {http} --severity Warning,Critical
   Slurm               SLURM_CONF={cl.conf} sinfo -R
   adapter log         {ad.log_path}
-A host cable (h1..h8 on leaf1) is pulled every {PERIOD:.0f} s and put back {PERIOD / 2:.0f} s later;
+try this (in another shell, as root):
+  fail a link         {me} unlink {TRY_NODE}
+  watch the drain     {slurm_env} sinfo -h -n {TRY_NODE} -o '%N %T %E'
+  put it back         {me} relink {TRY_NODE}
+  watch the undrain   the same sinfo, after 8 s of stable link
+""" + (f"""  read Kafka          {consume_cmd(kf)}
+""" if kf else "") + f"""A host cable (h1..h{AUTO_NODES} on leaf1) is pulled every {PERIOD:.0f} s and put back {PERIOD / 2:.0f} s later;
 fabricbus-slurm drains its node after 1 s and undrains it after 8 s of stable link.
 """, flush=True)
+        if args.smoke:
+            verdict = smoke(ch, cl, tail, kf)
+            return verdict
         seen = printer(tail, 0)
         while not stop:
-            node = f"node{random.randint(1, 8):03d}"
+            node = f"node{random.randint(1, AUTO_NODES):03d}"
             sw, port = chain.host_port(node)
             print(f"--- pulling the cable of {node} ({sw} port {port})", flush=True)
             ch.sim.unlink(sw, port)
@@ -102,6 +154,11 @@ fabricbus-slurm drains its node after 1 s and undrains it after 8 s of stable li
             print(f"--- {node}: {cl.node(node)}", flush=True)
     except KeyboardInterrupt:
         pass
+    except Exception as e:  # a part that did not come up: say which, exit 1
+        if not args.smoke:
+            raise
+        verdict = f"FAIL: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        return verdict
     finally:
         print("\nstopping ...", flush=True)
         if tail:
@@ -110,8 +167,117 @@ fabricbus-slurm drains its node after 1 s and undrains it after 8 s of stable li
             ad.stop(check=False)
         if cl:
             cl.stop()
-        ch.stop(check=False)
-        print(f"demo stopped (journal kept in {DEMO}/broker)")
+        if ch:
+            ch.stop(check=False)
+        if kf:
+            kf.stop()
+        print(f"demo stopped (journal kept in {DEMO}/broker)", flush=True)
+        try:
+            os.unlink(os.path.join(DEMO, SIM_DIR_FILE))
+        except FileNotFoundError:
+            pass
+
+
+def link_command(demo_dir, what, node):
+    """unlink|relink NODE in the running demo's ibsim: one console line into
+    its FIFO, then wait for ibsim's next prompt in its output. Returns the
+    exit status."""
+    try:
+        with open(os.path.join(demo_dir, SIM_DIR_FILE)) as f:
+            sim_dir = f.read().strip()
+    except FileNotFoundError:
+        print(f"deploy/demo.py {what}: no running demo in {demo_dir} (start deploy/demo.sh there, "
+              "or pass --dir)", file=sys.stderr)
+        return 1
+    try:
+        sw, port = chain.host_port(node)
+    except (AssertionError, ValueError):
+        print(f"deploy/demo.py {what}: {node!r} is not node001..node010", file=sys.stderr)
+        return 2
+    out_path = os.path.join(sim_dir, "sim.out")
+    before = fbtest.read_text(out_path).count("sim> ")
+    cmd = {"unlink": "Unlink", "relink": "ReLink"}[what]
+    # O_NONBLOCK: fail at once, not hang, if ibsim is gone (no reader).
+    try:
+        fd = os.open(os.path.join(sim_dir, "ctl"), os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as e:
+        print(f"deploy/demo.py {what}: ibsim's console {sim_dir}/ctl: {e.strerror} "
+              "(is the demo still running?)", file=sys.stderr)
+        return 1
+    try:
+        os.write(fd, f'{cmd} "{sw}"[{port}]\n'.encode())
+    finally:
+        os.close(fd)
+    deadline = time.monotonic() + 10
+    while fbtest.read_text(out_path).count("sim> ") <= before:
+        if time.monotonic() > deadline:
+            print(f"deploy/demo.py {what}: ibsim did not answer within 10 s", file=sys.stderr)
+            return 1
+        time.sleep(0.05)
+    print(f"{what} {node}: {sw} port {port} " + ("down" if what == "unlink" else "back up"))
+    return 0
+
+
+def consume_cmd(kf):
+    """The printed Kafka command: the fabric events from the beginning (the
+    group's offsets after the first run), exiting after 10 s without one."""
+    return (f"{FABRICBUS} consume --kafka {kf.bootstrap} --group demo --topics fabric.events "
+            "--from-beginning --idle-exit 10")
+
+
+def smoke_kafka(kf, event):
+    """Run the printed consume command until event's EventId is in its output."""
+    want = str(rec(event).get("EventId"))
+    deadline = time.monotonic() + SMOKE_WAIT_S
+    while True:
+        r = subprocess.run(consume_cmd(kf), shell=True, capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise AssertionError(f"{consume_cmd(kf)!r} exited {r.returncode}: {r.stderr.strip()[-300:]}")
+        if any(str(rec(json.loads(x)).get("EventId")) == want for x in r.stdout.splitlines()
+               if x.strip()):
+            print(f"--- smoke: EventId {rec(event).get('EventId')} is in Kafka (fabric.events)",
+                  flush=True)
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"EventId {rec(event).get('EventId')} not in Kafka's fabric.events "
+                                 f"within {SMOKE_WAIT_S}s")
+
+
+def smoke(ch, cl, tail, kf, node="node003"):
+    """Pull node's cable and put it back; return "PASS: ..." or "FAIL: ..."."""
+    sw, port = chain.host_port(node)
+    host = f"h{int(node[4:])}"
+    after = last_event_id(tail)
+
+    def newer(d):
+        return int(rec(d).get("EventId", 0)) > after
+
+    def action(text):
+        return lambda d: (newer(d) and oem(d).get("Kind") == "action"
+                          and oem(d).get("Node") == node and oem(d).get("Text", "").startswith(text))
+    try:
+        print(f"--- smoke: pulling the cable of {node} ({sw} port {port})", flush=True)
+        ch.sim.unlink(sw, port)
+        down = tail.wait_for(lambda d: newer(d) and oem(d).get("Kind") == "link_down"
+                             and oem(d).get("PeerName") == host, SMOKE_WAIT_S,
+                             f"link_down event for {sw}[{port}] ({host})")
+        print(line(down), flush=True)
+        if kf:
+            smoke_kafka(kf, down)
+        info = cl.wait_node(node, is_ours, SMOKE_WAIT_S, "fabricbus drain")
+        print(f"--- smoke: {node} {info['state']}: {info['reason']}", flush=True)
+        print(line(tail.wait_for(action("drain: "), SMOKE_WAIT_S, f"drain event for {node}")),
+              flush=True)
+        print(f"--- smoke: plugging {node} back in", flush=True)
+        ch.sim.relink(sw, port)
+        info = cl.wait_node(node, not_drained, SMOKE_WAIT_S, "undrain")
+        print(f"--- smoke: {node} {info['state']}", flush=True)
+        print(line(tail.wait_for(action("undrain: "), SMOKE_WAIT_S, f"undrain event for {node}")),
+              flush=True)
+    except AssertionError as e:
+        return "FAIL: " + str(e).splitlines()[0]
+    return (f"PASS: {sw}[{port}] down -> link_down event" + (" (in Kafka too)" if kf else "")
+            + f", {node} drained; cable back -> {node} undrained")
 
 
 def wait_and_print(tail, seen, seconds, stop):
@@ -125,4 +291,23 @@ def wait_and_print(tail, seen, seconds, stop):
 if __name__ == "__main__":
     if os.geteuid() != 0:
         sys.exit("deploy/demo.py: run as root (the demo's Slurm cluster runs as root)")
-    main()
+    ap = argparse.ArgumentParser(description="fabricbus demo: the real chain on a simulated fabric")
+    ap.add_argument("--smoke", action="store_true",
+                    help="headless: pull one cable, check drain, undrain and the event; exit 0/1")
+    ap.add_argument("--kafka", action="store_true",
+                    help="also run Kafka (127.0.0.1:9092) and fabricbusd's Kafka sink")
+    ap.add_argument("--dir", default=DEMO, help="the demo's directory (default: ./demo)")
+    ap.add_argument("action", nargs="?", choices=("unlink", "relink"),
+                    help="pull or put back NODE's cable in the running demo")
+    ap.add_argument("node", nargs="?", help="node001..node008")
+    args = ap.parse_args()
+    if args.action:
+        if not args.node:
+            ap.error(f"{args.action} needs a NODE (node001..node008)")
+        sys.exit(link_command(args.dir, args.action, args.node))
+    DEMO = os.path.abspath(args.dir)
+    verdict = main(args)
+    if args.smoke:
+        ok = bool(verdict) and verdict.startswith("PASS")
+        print(f"demo smoke: {verdict or 'FAIL: interrupted'}", flush=True)
+        sys.exit(0 if ok else 1)

@@ -5,6 +5,7 @@
 # fabricbusd on its default ports, a real Slurm cluster on loopback with
 # fabricbus-slurm, and a host cable pulled and put back every 20 s. Every
 # event is printed as one line. Ctrl-C stops everything. Needs root.
+# Options go to demo.py: --smoke (headless check, exit 0/1).
 #   agents: 127.0.0.1:7411   WebSocket: ws://127.0.0.1:7412/ws/events
 #   status: http://127.0.0.1:7412/status   map: http://127.0.0.1:7412/fabric/map
 set -euo pipefail
@@ -14,4 +15,4 @@ deploy/install-deps.sh
 [ -f build-release/build.ninja ] || meson setup build-release --buildtype=release >/dev/null
 ninja -C build-release >/dev/null
 export FB_BUILD=$src/build-release
-exec /usr/bin/python3 "$src/deploy/demo.py"
+exec /usr/bin/python3 "$src/deploy/demo.py" "$@"
