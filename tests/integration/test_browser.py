@@ -185,6 +185,8 @@ def unlink_reddens_port_and_adds_row():
     title = p.eval(f"document.querySelector('{alt_sel()}').textContent")
     assert title.startswith(f"{SW} port {PORT}: down"), title
     assert hover(p) == title, title
+    kept = p.eval("document.getElementById('fabric-detail').textContent")
+    assert kept == title, (kept, title)  # the port clicked at load, now down
     p.screenshot("unlinked")
 
 

@@ -194,7 +194,7 @@ const FabricView = (() => {
     const detail = document.getElementById("fabric-detail");
     const alt = document.getElementById("fabric-alt");
     const v = { m: null, rows: [], index: new Map(), perLine: 36, height: 0, width: 0,
-                view: 0, scheduled: false, altEls: new Map() };
+                view: 0, scheduled: false, altEls: new Map(), picked: null, kept: null };
 
     /* One row per switch, sorted by name: its ports in lines of perLine,
      * then the hosts behind them ("node003 [4242]") measured for hit-testing. */
@@ -326,6 +326,7 @@ const FabricView = (() => {
       if (!row || y < row.y) return null;
       const sw = row.sw;
       if (x < LABEL) {
+        v.picked = [sw.guid];
         let down = 0;
         for (const p of sw.ports.values()) down += p.state !== "up";
         return sw.name + ": " + (sw.reachable ? "reachable" : "unreachable") + ", " +
@@ -334,11 +335,15 @@ const FabricView = (() => {
       const col = Math.floor((x - LABEL) / PITCH), line = Math.floor((y - row.y - 2) / PITCH);
       if (col < v.perLine && line >= 0) {
         const i = line * v.perLine + col;
-        if (i < row.ports.length) return describe(v.m, sw, row.ports[i][0], row.ports[i][1]);
-        return null;
+        if (i >= row.ports.length) return null;
+        v.picked = [sw.guid, row.ports[i][0]];
+        return describe(v.m, sw, row.ports[i][0], row.ports[i][1]);
       }
       for (const h of row.hosts)
-        if (x >= h.x && x <= h.x + h.w) return describe(v.m, sw, h.n, sw.ports.get(h.n));
+        if (x >= h.x && x <= h.x + h.w) {
+          v.picked = [sw.guid, h.n];
+          return describe(v.m, sw, h.n, sw.ports.get(h.n));
+        }
       return null;
     }
     cv.addEventListener("mousemove", (ev) => {
@@ -350,10 +355,16 @@ const FabricView = (() => {
       tip.style.top = ev.clientY + 12 + "px";
     });
     cv.addEventListener("mouseleave", () => { tip.hidden = true; });
+    /* A click keeps the details of what it hit, kept current by render(). */
     cv.addEventListener("click", (ev) => {
       const text = hit(ev);
-      if (text) detail.textContent = text;
+      if (text) { detail.textContent = text; v.kept = v.picked; }
     });
+    function keptNow(m) {
+      const sw = v.kept && m.switches.get(v.kept[0]);
+      if (sw && v.kept.length === 2 && sw.ports.has(v.kept[1]))
+        detail.textContent = describe(m, sw, v.kept[1], sw.ports.get(v.kept[1]));
+    }
     container.addEventListener("scroll", () => { tip.hidden = true; schedule(); }, { passive: true });
     new ResizeObserver(() => {
       if (v.m && container.clientWidth !== v.width) { layout(v.m); paint(); }
@@ -382,6 +393,7 @@ const FabricView = (() => {
           }
           if (seen) paint();
         }
+        if (v.kept) keptNow(m);
         m.full = false;
         m.drawn = true;
         m.dirty.clear();
