@@ -18,6 +18,7 @@ TABS = int(os.environ.get("TABS", "20"))
 EVENTS = int(os.environ.get("EVENTS", "2000"))  # per broker-cost run
 ROUNDS = int(os.environ.get("ROUNDS", "3"))     # broker-cost runs of each kind, interleaved
 FRAMES = os.environ.get("FRAMES", "1") != "0"   # FRAMES=0: the broker's cost only
+VIEWS = ("dom", "canvas")
 BATCHES_PER_S = 4  # one `fabricbus publish` per quarter second
 
 
@@ -237,16 +238,26 @@ def main():
         if FRAMES:
             page = browser.Chromium(browser.artifacts_dir("bench_page")).start()
             res = {}
-            for view in ("dom", "canvas"):  # the reference (dom) first, then the canvas
+            for view in VIEWS:  # the reference (dom) first, then the canvas
                 open_view(page, url, view)
                 res[view, "idle"] = frame_run(page, b.agent_addr, False)
                 show(f"{view}_no_stream", res[view, "idle"])
                 res[view, "stream"] = frame_run(page, b.agent_addr, True)
                 show(f"{view}_stream", res[view, "stream"])
                 page.screenshot(f"stream_{view}", full=False)
+                # The fabric view's own share: the same stream with the event
+                # table paused (rows held, not drawn; the fabric still follows).
+                page.click("#pause")
+                res[view, "paused"] = frame_run(page, b.agent_addr, True)
+                page.click("#pause")
+                show(f"{view}_stream_rows_paused", res[view, "paused"])
             ratios("canvas/dom under the stream", res["canvas", "stream"], res["dom", "stream"])
             ratios("canvas stream/no stream", res["canvas", "stream"], res["canvas", "idle"])
             ratios("dom stream/no stream", res["dom", "stream"], res["dom", "idle"])
+            ratios("canvas/dom under the stream, event table paused", res["canvas", "paused"],
+                   res["dom", "paused"])
+            ratios("canvas stream, event table paused/no stream", res["canvas", "paused"],
+                   res["canvas", "idle"])
             errs = page.log()["errors"]
             print(f"page_errors: {len(errs)}{' ' + errs[0] if errs else ''}")
             page.stop()
