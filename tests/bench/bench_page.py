@@ -1,6 +1,8 @@
 """tests/bench/bench_page.sh's body: see there. Prints, asserts nothing."""
+import json
 import os
 import random
+import statistics
 import threading
 import time
 
@@ -13,6 +15,10 @@ PORTS = int(os.environ.get("PORTS", "36"))
 PER_MINUTE = int(os.environ.get("PER_MINUTE", "10000"))
 SECONDS = float(os.environ.get("SECONDS_", "20"))
 TABS = int(os.environ.get("TABS", "20"))
+EVENTS = int(os.environ.get("EVENTS", "2000"))  # per broker-cost run
+ROUNDS = int(os.environ.get("ROUNDS", "3"))     # broker-cost runs of each kind, interleaved
+FRAMES = os.environ.get("FRAMES", "1") != "0"   # FRAMES=0: the broker's cost only
+VIEWS = ("dom", "canvas")
 BATCHES_PER_S = 4  # one `fabricbus publish` per quarter second
 
 
@@ -29,8 +35,8 @@ class Stream:
     """PER_MINUTE link events, a random port of a random switch going down or
     back up, in BATCHES_PER_S publishes a second, until stop()."""
 
-    def __init__(self, addr):
-        self.addr, self.sent, self.down = addr, 0, set()
+    def __init__(self, addr, limit=0):
+        self.addr, self.sent, self.down, self.limit = addr, 0, set(), limit
         self.halt = threading.Event()
         self.t = threading.Thread(target=self.run, daemon=True)
 
@@ -38,9 +44,10 @@ class Stream:
         per_batch = max(1, round(PER_MINUTE / 60 / BATCHES_PER_S))
         t_next = time.monotonic()
         rnd = random.Random(7)
-        while not self.halt.is_set():
+        while not self.halt.is_set() and not (self.limit and self.sent >= self.limit):
             batch = []
-            for _ in range(per_batch):
+            n = min(per_batch, self.limit - self.sent) if self.limit else per_batch
+            for _ in range(n):
                 k = (rnd.randrange(SWITCHES), rnd.randrange(1, PORTS + 1))
                 batch.append(ev("link_up" if k in self.down else "link_down", *k))
                 self.down ^= {k}
@@ -60,16 +67,11 @@ class Stream:
         return self.sent
 
 
-def cpu_ns(pid):
-    """The process's CPU time over all its threads (schedstat, ns)."""
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except OSError:
-            pass
-    return total
+def cpu_s(pid):
+    """The process's CPU time, utime + stime over all its threads (/proc/PID/stat), in s."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 RECORDER = """(() => {
@@ -127,27 +129,96 @@ def show(name, r):
         print(f"{name}_events: {r['sent']} ({r['sent'] / SECONDS * 60:.0f}/min)")
 
 
-def broker_run(b, addr, stream):
-    """The broker's CPU over SECONDS, with or without the stream; and the
-    events sent."""
-    c0 = cpu_ns(b.proc.pid)
-    s = Stream(addr).start() if stream else None
-    time.sleep(SECONDS)
-    sent = s.stop() if s else 0
-    return cpu_ns(b.proc.pid) - c0, sent
+def ratios(what, a, b):
+    print(f"ratio: {what} frame interval p50 {a['p50'] / b['p50']:.2f}, p95 {a['p95'] / b['p95']:.2f}, "
+          f"p99 {a['p99'] / b['p99']:.2f}; renderer busy {a['busy'] / max(b['busy'], 1e-9):.2f}")
 
 
-def broker_cost(b, label):
-    """CPU per event above the broker's CPU without events in the same state
-    (its timers, and the pages' /status and /fabric/map polls)."""
-    idle, _ = broker_run(b, b.agent_addr, False)
-    busy, sent = broker_run(b, b.agent_addr, True)
-    per = (busy - idle) / max(1, sent)
-    print(f"{label}_broker_cpu_idle: {idle / SECONDS / 1e7:.2f} % of a core (no events)")
-    print(f"{label}_broker_cpu_per_event: {per / 1000:.1f} us ({sent} events in {SECONDS:.0f} s, "
-          f"above idle)")
-    time.sleep(1.0)  # the last batch's delivery
-    return per
+def open_view(page, url, view):
+    """The page with that fabric view, drawn and settled; its first draw."""
+    t0 = time.monotonic()
+    if view == "dom":
+        page.goto(url + "?view=dom")
+        page.wait(f"document.querySelectorAll('#fabric .sw').length === {SWITCHES}", 120,
+                  f"{SWITCHES} switches drawn (dom)")
+    else:
+        page.goto(url)
+        page.wait(f"typeof fabricView === 'object' && fabricView.rows() === {SWITCHES}", 120,
+                  f"{SWITCHES} switches drawn (canvas)")
+    print(f"{view}_first_draw: {(time.monotonic() - t0) * 1000:.0f} ms (load to {SWITCHES} switches drawn)")
+    time.sleep(3)
+
+
+class Readers:
+    """n WebSocket subscribers reading /ws/events as the page does (each
+    message parsed as JSON, its EventId kept), in one asyncio thread."""
+
+    def __init__(self, b, n, since):
+        import asyncio
+        self.asyncio, self.b, self.n, self.since = asyncio, b, n, since
+        self.last = [0] * n
+        self.loop = asyncio.new_event_loop()
+        self.tasks = []
+        self.t = threading.Thread(target=self.loop.run_until_complete, args=(self.main(),), daemon=True)
+
+    async def one(self, i):
+        import websockets
+        async with websockets.connect(f"ws://{self.b.http_addr}/ws/events?since={self.since}",
+                                      max_size=None) as ws:
+            async for msg in ws:
+                rec = (json.loads(msg).get("Events") or [{}])[0]
+                self.last[i] = max(self.last[i], int(rec.get("EventId") or 0))
+
+    async def main(self):
+        self.tasks = [self.asyncio.ensure_future(self.one(i)) for i in range(self.n)]
+        await self.asyncio.gather(*self.tasks, return_exceptions=True)
+
+    def start(self):
+        self.t.start()
+        self.b.wait_status(lambda st: sum(1 for s in st["websocket"]["subscribers"]
+                                          if s.get("state") == "live") >= self.n, timeout=60)
+        return self
+
+    def stop(self):
+        self.loop.call_soon_threadsafe(lambda: [t.cancel() for t in self.tasks])
+        self.t.join(30)
+
+
+def broker_run(b, readers):
+    """The broker's CPU (utime + stime) per event for EVENTS events at
+    PER_MINUTE, from the first publish until every reader has read the last."""
+    first = b.status()["broker"]["events"]["committed_id"]
+    r = Readers(b, readers, first).start() if readers else None
+    time.sleep(1)
+    c0 = cpu_s(b.proc.pid)
+    sent = Stream(b.agent_addr, EVENTS).start()
+    sent.t.join()
+    end = first + sent.sent
+    b.wait_status(lambda st: st["broker"]["events"]["committed_id"] >= end, timeout=120)
+    deadline = time.monotonic() + 120
+    while r and min(r.last) < end:
+        assert time.monotonic() < deadline, f"readers at {r.last}, want {end}"
+        time.sleep(0.02)
+    c1 = cpu_s(b.proc.pid)
+    if r:
+        r.stop()
+        b.wait_status(lambda st: not st["websocket"]["subscribers"], timeout=60)
+    return (c1 - c0) / sent.sent
+
+
+def broker_cost(b):
+    """Interleaved runs without and with TABS readers; the median of each."""
+    runs = {0: [], TABS: []}
+    for _ in range(ROUNDS):
+        for n in (0, TABS):
+            runs[n].append(broker_run(b, n))
+    med = {n: statistics.median(v) for n, v in runs.items()}
+    for n, label in ((0, "no_subscriber"), (TABS, f"subscribers_{TABS}")):
+        print(f"{label}_broker_cpu_per_event: {med[n] * 1e6:.1f} us (median of {ROUNDS}: "
+              + ", ".join(f"{x * 1e6:.1f}" for x in runs[n]) + f"; {EVENTS} events at {PER_MINUTE}/min)")
+    dropped = b.status()["websocket"].get("dropped_slow", 0)
+    print(f"subscribers_{TABS}_dropped_as_slow: {dropped}")
+    print(f"ratio: {TABS} subscribers/none broker cpu per event {med[TABS] / max(med[0], 1e-12):.2f}")
 
 
 def main():
@@ -163,38 +234,36 @@ def main():
         r = publish(b.agent_addr, "bench-topo", topo, timeout=300, extra=["--quiet"])
         assert r.returncode == 0, r.stderr
         b.wait_status(lambda st: st["broker"]["events"]["committed_id"] >= len(topo), timeout=120)
-        page = browser.Chromium(browser.artifacts_dir("bench_page")).start()
-        t0 = time.monotonic()
-        page.goto(url)
-        page.wait(f"document.querySelectorAll('#fabric .sw').length === {SWITCHES}", 120,
-                  f"{SWITCHES} switches drawn")
-        cells = page.eval("document.querySelectorAll('#fabric .port').length")
-        print(f"switches: {SWITCHES} x {PORTS} ports ({cells} port cells)")
-        print(f"first_draw: {(time.monotonic() - t0) * 1000:.0f} ms (load to {SWITCHES} switches drawn)")
-        time.sleep(2)
-        idle = frame_run(page, b.agent_addr, False)
-        show("reference_idle", idle)
-        busy = frame_run(page, b.agent_addr, True)
-        show("stream", busy)
-        page.screenshot("stream", full=False)
-        print(f"ratio: stream/idle frame interval p95 {busy['p95'] / idle['p95']:.2f}, "
-              f"p99 {busy['p99'] / idle['p99']:.2f}")
-        print(f"ratio: stream/idle renderer busy {busy['busy'] / max(idle['busy'], 1e-9):.2f}")
-        errs = page.log()["errors"]
-        print(f"page_errors: {len(errs)}{' ' + errs[0] if errs else ''}")
-
-        page.goto("about:blank")
-        time.sleep(1)
-        ref_cpu = broker_cost(b, "reference_no_page")
-        page.tabs(url, TABS)
-        b.wait_status(lambda st: sum(1 for s in st["websocket"]["subscribers"]
-                                     if s.get("state") == "live") >= TABS, timeout=120)
-        time.sleep(2)
-        tab_cpu = broker_cost(b, f"pages_{TABS}")
-        dropped = b.status()["websocket"].get("dropped_slow", 0)
-        print(f"pages_{TABS}_dropped_as_slow: {dropped}")
-        print(f"ratio: {TABS} pages/no page broker cpu per event {tab_cpu / max(ref_cpu, 1):.2f}")
-        page.close_tabs()
+        print(f"switches: {SWITCHES} x {PORTS} ports")
+        if FRAMES:
+            page = browser.Chromium(browser.artifacts_dir("bench_page")).start()
+            res = {}
+            for view in VIEWS:  # the reference (dom) first, then the canvas
+                open_view(page, url, view)
+                res[view, "idle"] = frame_run(page, b.agent_addr, False)
+                show(f"{view}_no_stream", res[view, "idle"])
+                res[view, "stream"] = frame_run(page, b.agent_addr, True)
+                show(f"{view}_stream", res[view, "stream"])
+                page.screenshot(f"stream_{view}", full=False)
+                # The fabric view's own share: the same stream with the event
+                # table paused (rows held, not drawn; the fabric still follows).
+                page.click("#pause")
+                res[view, "paused"] = frame_run(page, b.agent_addr, True)
+                page.click("#pause")
+                show(f"{view}_stream_rows_paused", res[view, "paused"])
+            ratios("canvas/dom under the stream", res["canvas", "stream"], res["dom", "stream"])
+            ratios("canvas stream/no stream", res["canvas", "stream"], res["canvas", "idle"])
+            ratios("dom stream/no stream", res["dom", "stream"], res["dom", "idle"])
+            ratios("canvas/dom under the stream, event table paused", res["canvas", "paused"],
+                   res["dom", "paused"])
+            ratios("canvas stream, event table paused/no stream", res["canvas", "paused"],
+                   res["canvas", "idle"])
+            errs = page.log()["errors"]
+            print(f"page_errors: {len(errs)}{' ' + errs[0] if errs else ''}")
+            page.stop()
+            page = None
+            time.sleep(1)
+        broker_cost(b)
     finally:
         if page:
             page.stop()

@@ -5,6 +5,7 @@
  *   {"op":"eval","expr":"js expression"}          -> {"ok":true,"value":...}
  *   {"op":"wait","expr":...,"timeout_ms":N}       -> {"ok":true,"ms":elapsed}
  *   {"op":"fill","selector":...,"value":...}  {"op":"click","selector":...}
+ *   {"op":"mouse","x":N,"y":N,"click":bool}      -> pointer moved there (and clicked)
  *   {"op":"screenshot","path":...}  {"op":"reload"}  {"op":"close"}
  *   {"op":"log"}  -> {"ok":true,"errors":[console errors and page errors],
  *                     "websockets":[URLs the page opened]}
@@ -66,6 +67,11 @@ if (!fs.existsSync(CHROMIUM)) fail(CHROMIUM + " is missing: run deploy/install-d
         }
         case "fill": await page.fill(c.selector, c.value); reply({ ok: true }); break;
         case "click": await page.click(c.selector); reply({ ok: true }); break;
+        case "mouse":  /* real pointer input at page coordinates (the canvas view's hit-testing) */
+          await page.mouse.move(c.x, c.y);
+          if (c.click) await page.mouse.click(c.x, c.y);
+          reply({ ok: true });
+          break;
         case "screenshot": await page.screenshot({ path: c.path, fullPage: !!c.full }); reply({ ok: true }); break;
         case "metrics": {
           if (!cdp) { cdp = await page.context().newCDPSession(page); await cdp.send("Performance.enable"); }

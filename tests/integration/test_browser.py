@@ -4,19 +4,24 @@ fabricbusd with an ibsim fabric, its node agents and the IB agent
 (chain.FabricChain), a real slurmctld with 8 slurmd and fabricbus-slurm
 (slurm_rig.SlurmRig). One rig and one browser page for the whole file.
 
-- page_loads_clean: the page loads, goes live, draws leaf1's ports with the
-  hosts behind them, lists the IB agent as healthy with a measured lag;
-  no console error, no page error (checked again at the end of the file).
+- page_loads_clean: the page loads, goes live, draws leaf1's ports on the
+  canvas (port 3's square is the up colour, read back from the canvas's
+  pixels; its entry in the page's text alternative says "up -> node003"),
+  pointing at the square (real mouse input) shows that text in the tooltip
+  and a click keeps it in the details line; lists the IB agent as healthy
+  with a measured lag; no console error, no page error (checked again at
+  the end of the file).
 - unlink_reddens_port_and_adds_row: an ibsim Unlink of leaf1/3 turns that
-  port's cell red (class down) and adds a DownstreamLinkDropped row naming
-  node003; the time from the Unlink to both is printed (issue 16's target is
-  1 s; never asserted).
+  port's square red on the canvas (pixels) and its text entry "down", and
+  adds a DownstreamLinkDropped row naming node003; the time from the Unlink
+  to both is printed (issue 16's target is 1 s; never asserted).
 - drained_node_shows_its_reason: fabricbus-slurm drains node003 in slurmctld
   and the page lists node003 with the reason slurmctld holds.
 - filter_hides_rows: the text filter hides every row not naming node003 (and
   shows those that do); unticking Warning hides the Warning rows.
 - jobs_show_on_their_host: a job registered with POST /fabric/jobs appears
-  under its host (and outlines its port) at the next map refresh; gone after
+  under its host (and outlines its port in blue on the canvas, its text
+  entry and tooltip naming the job) at the next map refresh; gone after
   DELETE.
 - reload_resumes_from_last_event_id: the page, left and reopened in the same
   tab after the cable was put back, reconnects with ?since=<the last EventId
@@ -83,8 +88,39 @@ def rig():
     return RIGS.get()
 
 
-def port_sel(state=""):
-    return f'#fabric .port[data-sw="{SW}"][data-port="{PORT}"]{state}'
+def alt_sel(port=PORT):
+    """The port's entry in the page's text alternative of the canvas (a
+    collapsed list of the ports not up or with a host, kept in step)."""
+    return f'#fabric-alt li[data-sw="{SW}"][data-port="{port}"]'
+
+
+def pixel_js(port=PORT, dx=5, dy=5):
+    """A page expression: the colour the canvas shows at (dx, dy) in the
+    port's square (scrolled into sight), as "#rrggbb", or null."""
+    return ("(() => { const r = fabricView.locate('" + SW + "', " + str(port) + "); if (!r) return null; "
+            "const c = document.querySelector('#fabric canvas'), d = devicePixelRatio; "
+            f"const px = c.getContext('2d').getImageData(Math.floor((r.x + {dx}) * d), "
+            f"Math.floor((r.y + {dy}) * d), 1, 1).data; "
+            "return '#' + [...px.slice(0, 3)].map((v) => v.toString(16).padStart(2, '0')).join(''); })()")
+
+
+def port_shown_js(state):
+    """A page expression: the port is drawn in that state's colour and its
+    entry in the text alternative says that state."""
+    return (f"(() => {{ const li = document.querySelector('{alt_sel()}'); "
+            f"return !!li && li.dataset.state === '{state}' && "
+            f"{pixel_js()} === FabricView.COLOUR['{state}']; }})()")
+
+
+def hover(p, port=PORT, click=False):
+    """Real pointer input over the port's square; the tooltip's text."""
+    x, y = p.eval("(() => { const r = fabricView.locate('" + SW + "', " + str(port) + "); "
+                  "const b = document.querySelector('#fabric canvas').getBoundingClientRect(); "
+                  "return [b.left + r.x + 5, b.top + r.y + 5]; })()")
+    p.cmd("mouse", x=0, y=0)  # from elsewhere: a move, whatever the pointer did before
+    p.cmd("mouse", x=x, y=y, click=click)
+    return p.eval("(() => { const t = document.getElementById('fabric-tip'); "
+                  "return t.hidden ? null : t.textContent; })()")
 
 
 def rows_js(body):
@@ -111,16 +147,21 @@ def page_loads_clean():
     p = r.page
     p.goto(r.url())
     p.wait("document.getElementById('conn').textContent === 'live'", DEADLINE, "the stream live")
-    p.wait(f"document.querySelector('{port_sel('.up')}') !== null", DEADLINE, f"{SW}/{PORT} drawn up")
-    title = p.eval(f"document.querySelector('{port_sel()}').title")
+    p.wait(port_shown_js("up"), DEADLINE, f"{SW}/{PORT} drawn up")
+    title = p.eval(f"document.querySelector('{alt_sel()}').textContent")
     assert title == f"{SW} port {PORT}: up -> {NODE}", title
+    tip = hover(p, click=True)
+    assert tip == title, (tip, title)
+    kept = p.eval("document.getElementById('fabric-detail').textContent")
+    assert kept == title, (kept, title)
     p.wait("(() => { const tr = document.querySelector('#agents tr[data-agent=\"ib-sw\"]');"
            " return tr && tr.cells[1].textContent === 'healthy' && tr.cells[4].textContent.endsWith(' ms'); })()",
            DEADLINE, "the IB agent healthy with a lag")
     lag = p.eval("document.querySelector('#agents tr[data-agent=\"ib-sw\"]').cells[4].textContent")
-    nsw = p.eval("document.querySelectorAll('#fabric .sw').length")
-    assert nsw > 0, nsw
-    print(f"  {nsw} switches drawn; ib-sw lag {lag}; title {title!r}", flush=True)
+    nsw = p.eval("fabricView.rows()")
+    assert nsw > 0 and nsw == p.eval("fabric.switches.size"), nsw
+    print(f"  {nsw} switches drawn; ib-sw lag {lag}; {SW}/{PORT} {title!r}, its tooltip {tip!r}",
+          flush=True)
     p.screenshot("loaded")
     log = p.log()
     assert log["errors"] == [], log["errors"]
@@ -132,8 +173,7 @@ def unlink_reddens_port_and_adds_row():
     before = committed(r)
     t0 = time.monotonic()
     r.chain.sim.unlink(SW, PORT)
-    red = p.wait(f"document.querySelector('{port_sel('.down')}') !== null", DEADLINE,
-                 f"{SW}/{PORT} red")
+    red = p.wait(port_shown_js("down"), DEADLINE, f"{SW}/{PORT} red")
     t_red = time.monotonic() - t0
     p.wait(rows_js(f"return rows.some((x) => x.id > {before} && "
                    f"x.msg.endsWith('DownstreamLinkDropped') && x.text.includes('{NODE}'));"),
@@ -142,8 +182,11 @@ def unlink_reddens_port_and_adds_row():
     print(f"  Unlink {SW}/{PORT} -> port red in {t_red * 1000:.0f} ms, event row in "
           f"{t_row * 1000:.0f} ms (target 1000 ms; the wait itself polled for {red * 1000:.0f} ms)",
           flush=True)
-    title = p.eval(f"document.querySelector('{port_sel()}').title")
+    title = p.eval(f"document.querySelector('{alt_sel()}').textContent")
     assert title.startswith(f"{SW} port {PORT}: down"), title
+    assert hover(p) == title, title
+    kept = p.eval("document.getElementById('fabric-detail').textContent")
+    assert kept == title, (kept, title)  # the port clicked at load, now down
     p.screenshot("unlinked")
 
 
@@ -194,8 +237,11 @@ def jobs_show_on_their_host():
         took = p.wait(f"(document.querySelector('{sel}') || {{}}).textContent === '{JOB_NODE}: {JOB}'",
                       DEADLINE, f"job {JOB} under {JOB_NODE}")
         k = int(JOB_NODE[4:])
-        title = p.eval(f"document.querySelector('#fabric .port.job[data-sw=\"{SW}\"][data-port=\"{k}\"]').title")
+        title = p.eval(f"document.querySelector('{alt_sel(k)}').textContent")
         assert title.endswith(f"-> {JOB_NODE} (jobs {JOB})"), title
+        edge = p.eval(pixel_js(k, 1, 5))  # the port's square is outlined in the jobs' blue
+        assert edge == p.eval("FabricView.JOB"), edge
+        assert hover(p, k) == title, title
         print(f"  job {JOB} on {JOB_NODE} shown after {took:.1f} s (map refresh every 10 s): {title!r}",
               flush=True)
         p.screenshot("jobs")
@@ -223,7 +269,7 @@ def reload_resumes_from_last_event_id():
         time.sleep(0.05)
     nws = len(p.log()["websockets"])
     p.goto(r.url())
-    p.wait(f"document.querySelector('{port_sel('.up')}') !== null", DEADLINE, f"{SW}/{PORT} green again")
+    p.wait(port_shown_js("up"), DEADLINE, f"{SW}/{PORT} green again")
     p.wait(rows_js(f"return rows.some((x) => x.id > {away} && x.text.includes('{NODE}'));"),
            DEADLINE, f"the events after {away} about {NODE}")
     ws = p.log()["websockets"][nws:]

@@ -110,9 +110,14 @@ function renderAgents(agents) {
 const drained = new Map();
 
 /* The fabric view: /fabric/map at start and then every 10 s (less often for
- * a big map, below), the stream's link,
- * switch and job stamps in between; drawn at most once a frame. */
+ * a big map, below), the stream's link, switch and job stamps in between;
+ * the events of a frame are taken into the model as they come and drawn
+ * together at the next animation frame. */
 let fabric = null, fabricDirty = false;
+/* The canvas view, or the element-per-port one with ?view=dom (kept for
+ * bench_page.sh's comparison and for browsers without canvas). */
+const fabricView = new URLSearchParams(location.search).get("view") === "dom" ? null
+  : FabricView.canvas($("fabric"));
 /* The stream's fabric events lately seen: a map rendered before them (it
  * lags the stream by up to 100 ms) gets them again. */
 const recent = [];
@@ -138,8 +143,8 @@ function drawFabric() {
   fabricDirty = true;
   requestAnimationFrame(() => {
     fabricDirty = false;
-    const full = fabric.full || !fabric.els;
-    FabricView.render($("fabric"), fabric);
+    const full = fabric.full || !fabric.drawn;
+    if (fabricView) fabricView.render(fabric); else FabricView.render($("fabric"), fabric);
     let ports = 0, down = 0;
     for (const sw of fabric.switches.values())
       for (const p of sw.ports.values()) { ports++; down += p.state === "down"; }
