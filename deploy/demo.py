@@ -1,7 +1,8 @@
 """fabricbus demo: the real chain on a simulated fabric.
 
 ibsim runs the fattree46 fabric (2 spines, 4 leaves, 40 hosts) brought up by
-`opensm -o`; fabricbus-agent-ib polls its switches and eight
+`opensm -o`, then watched by a resident opensm at h39 with the fabricbus
+event plugin (agents/osm); fabricbus-agent-ib polls its switches and eight
 fabricbus-agent-node's (h1..h8) map their ports to node001..node008;
 fabricbusd journals, normalizes and serves the events on its default ports;
 a real Slurm cluster (munged, slurmctld, 8 slurmd on loopback) has those eight
@@ -43,6 +44,7 @@ os.environ.setdefault("FB_BUILD", os.path.join(SRC, "build-release"))
 import fbtest  # noqa: E402
 from fbtest import FABRICBUS, Tail, oem, origin, rec  # noqa: E402
 import chain  # noqa: E402
+import ibsim  # noqa: E402
 import kafka  # noqa: E402
 from chain import FabricChain  # noqa: E402
 from slurm import SlurmCluster  # noqa: E402
@@ -59,6 +61,11 @@ TRY_NODE = "node008"
 # The file in DEMO naming the running ibsim's directory (ctl FIFO, sim.out).
 SIM_DIR_FILE = "ibsim-dir"
 KAFKA_PORT = 9092
+# The resident opensm with the fabricbus event plugin (agents/osm), at a host
+# no agent uses. No PerfMgr: the demo's load is the IB agent's polling.
+OSM_HOST = "h39"
+OSM_AGENT_ID = "osm@sim-h39"
+OSM_PLUGIN_DIR = os.path.join(chain.BUILD, "agents", "osm")
 # --smoke's waits: liveness deadlines for a loaded machine, not targets.
 SMOKE_WAIT_S = 60
 
@@ -86,7 +93,7 @@ def main(args):
     os.makedirs(DEMO, exist_ok=True)
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-    ch = cl = ad = tail = kf = None
+    ch = cl = ad = tail = kf = osm = None
     verdict = None
     sink = {}
     try:
@@ -104,6 +111,8 @@ def main(args):
         os.makedirs(os.path.join(DEMO, "broker"), exist_ok=True)
         print("starting ibsim (fattree46), fabricbusd, 8 node agents, the IB agent ...", flush=True)
         ch.start()
+        print("starting opensm (resident) with the fabricbus event plugin ...", flush=True)
+        osm = start_opensm(ch)
         print("starting munged, slurmctld and 8 slurmd (node001..node008) ...", flush=True)
         cl = SlurmCluster(nodes=8).start()
         ad = SlurmAdapter(ch.broker, cl, workdir=DEMO, HoldDown="1s", StableFor="8s",
@@ -128,6 +137,7 @@ fabricbus demo is running (journal and logs in {DEMO}):
   follow events       {FABRICBUS} tail --http {http} --severity Warning,Critical
   Slurm               SLURM_CONF={cl.conf} sinfo -R
   adapter log         {ad.log_path}
+  opensm log          {ch.sim.osm_log} (the fabricbus plugin's events: AgentId {OSM_AGENT_ID})
 try this (in another shell, as root):
   fail a link         {me} unlink {TRY_NODE}
   watch the drain     {slurm_env} sinfo -h -n {TRY_NODE} -o '%N %T %E'
@@ -138,7 +148,7 @@ try this (in another shell, as root):
 fabricbus-slurm drains its node after 1 s and undrains it after 8 s of stable link.
 """, flush=True)
         if args.smoke:
-            verdict = smoke(ch, cl, tail, kf)
+            verdict = smoke(ch, cl, tail, kf, osm)
             return verdict
         seen = printer(tail, 0)
         while not stop:
@@ -167,6 +177,8 @@ fabricbus-slurm drains its node after 1 s and undrains it after 8 s of stable li
             ad.stop(check=False)
         if cl:
             cl.stop()
+        if osm:
+            ibsim._stop_proc(osm, timeout=15)  # SIGTERM: the plugin's delete() runs
         if ch:
             ch.stop(check=False)
         if kf:
@@ -218,6 +230,31 @@ def link_command(demo_dir, what, node):
     return 0
 
 
+def start_opensm(ch):
+    """A resident opensm at OSM_HOST loading libfabricbus_osm.so, which
+    reports the SM's traps (link down/up, port state) to the broker."""
+    wd = ch.sim.workdir
+    cfg = os.path.join(wd, "opensm.conf")
+    with open(cfg, "w") as f:
+        f.write("event_plugin_name fabricbus_osm\n"
+                f"event_plugin_options broker={ch.broker.agent_addr},agent_id={OSM_AGENT_ID},"
+                f"fabric={chain.FABRIC}\n"
+                "force_log_flush TRUE\n"
+                f"dump_files_dir {wd}\n")
+    env = {"LD_LIBRARY_PATH": OSM_PLUGIN_DIR + ":" + os.environ.get("LD_LIBRARY_PATH", "")}
+    with open(os.path.join(wd, "opensm.out"), "ab") as out:
+        p = ch.sim.spawn([ibsim.OPENSM, "-F", cfg, "-f", ch.sim.osm_log], OSM_HOST,
+                         env_extra=env, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + SMOKE_WAIT_S
+    while "SUBNET UP" not in fbtest.read_text(ch.sim.osm_log):
+        if p.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"opensm did not bring the subnet up; see {ch.sim.osm_log}")
+        time.sleep(0.1)
+    if "cannot load plugin" in fbtest.read_text(ch.sim.osm_log):
+        raise RuntimeError(f"opensm could not load libfabricbus_osm.so from {OSM_PLUGIN_DIR}")
+    return p
+
+
 def consume_cmd(kf):
     """The printed Kafka command: the fabric events from the beginning (the
     group's offsets after the first run), exiting after 10 s without one."""
@@ -243,7 +280,7 @@ def smoke_kafka(kf, event):
                                  f"within {SMOKE_WAIT_S}s")
 
 
-def smoke(ch, cl, tail, kf, node="node003"):
+def smoke(ch, cl, tail, kf, osm, node="node003"):
     """Pull node's cable and put it back; return "PASS: ..." or "FAIL: ..."."""
     sw, port = chain.host_port(node)
     host = f"h{int(node[4:])}"
@@ -264,6 +301,10 @@ def smoke(ch, cl, tail, kf, node="node003"):
         print(line(down), flush=True)
         if kf:
             smoke_kafka(kf, down)
+        tail.wait_for(lambda d: newer(d) and oem(d).get("AgentId") == OSM_AGENT_ID
+                      and oem(d).get("Kind") == "link_down", SMOKE_WAIT_S,
+                      "opensm plugin's link_down (trap 65)")
+        print("--- smoke: opensm's plugin reported the link down too", flush=True)
         info = cl.wait_node(node, is_ours, SMOKE_WAIT_S, "fabricbus drain")
         print(f"--- smoke: {node} {info['state']}: {info['reason']}", flush=True)
         print(line(tail.wait_for(action("drain: "), SMOKE_WAIT_S, f"drain event for {node}")),
@@ -276,7 +317,10 @@ def smoke(ch, cl, tail, kf, node="node003"):
               flush=True)
     except AssertionError as e:
         return "FAIL: " + str(e).splitlines()[0]
-    return (f"PASS: {sw}[{port}] down -> link_down event" + (" (in Kafka too)" if kf else "")
+    if osm.poll() is not None:
+        return f"FAIL: opensm exited with {osm.returncode} during the smoke"
+    return (f"PASS: {sw}[{port}] down -> link_down event (IB agent and opensm plugin)"
+            + (" (in Kafka too)" if kf else "")
             + f", {node} drained; cable back -> {node} undrained")
 
 
