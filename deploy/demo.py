@@ -173,6 +173,8 @@ def main(args):
                           StateFile=os.path.join(DEMO, "slurm-adapter.json"))
         ad.extra_args = ["--metrics", ADAPTER_METRICS]
         ad.start()
+        # Up (or exited, say so now rather than as a missing drain later).
+        ad.wait_log("serving Prometheus metrics", timeout=SMOKE_WAIT_S)
         http = ch.broker.http_addr
         me = f"{sys.executable} {os.path.abspath(__file__)} --dir {DEMO}"
         slurm_env = f"SLURM_CONF={cl.conf}"
