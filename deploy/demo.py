@@ -199,7 +199,8 @@ fabricbus demo is running (journal and logs in {DEMO}):
   put it back         {me} relink {TRY_NODE}
   watch the undrain   the same sinfo, after 8 s of stable link
 """ + (f"""  fail an Ethernet link  {me} eth-down {TRY_ETH}
-  watch its events    {FABRICBUS} tail --http {http} --since 0 --idle-exit 3 --origin {eth.switch_path()}
+  watch its events    {FABRICBUS} tail --http {http} --since 0 --idle-exit 3 \
+--origin {eth.switch_path()}
   put it back up      {me} eth-up {TRY_ETH}
 """ if eth else "") + (f"""  read Kafka          {consume_cmd(kf)}
 """ if kf else "") + f"""A host cable (h1..h{AUTO_NODES} on leaf1) is pulled every {PERIOD:.0f} s and put back {PERIOD / 2:.0f} s later;

@@ -223,8 +223,8 @@ def eth_try_commands(lines):
     print(f"  {r.stdout.strip()}", flush=True)
 
 
-def smoke(*extra):
-    """Run demo.py --smoke [extra]; assert it passed; return its lines."""
+def run_smoke(*extra):
+    """Run demo.py --smoke [extra] in a fresh directory: (exit status, output)."""
     work = tempfile.mkdtemp(prefix="fb-demo-smoke-")
     fbtest._workdirs.append(work)
     p = track(subprocess.Popen([sys.executable, DEMO, "--smoke", *extra], cwd=work, text=True,
@@ -234,8 +234,14 @@ def smoke(*extra):
     finally:
         if p.poll() is None:
             p.kill()
+    return p.returncode, out
+
+
+def smoke(*extra):
+    """Run demo.py --smoke [extra]; assert it passed; return its lines."""
+    rc, out = run_smoke(*extra)
     lines = out.splitlines()
-    assert p.returncode == 0, f"demo --smoke exited {p.returncode}:\n{out[-3000:]}"
+    assert rc == 0, f"demo --smoke exited {rc}:\n{out[-3000:]}"
     assert lines and lines[-1].startswith("demo smoke: PASS"), out[-3000:]
     # The verdict comes after everything stopped, and the checks really ran.
     assert any(x.startswith("demo stopped") for x in lines), out[-3000:]
@@ -277,22 +283,14 @@ def demo_kafka_smoke_passes():
 def demo_failure_removes_namespaces():
     """A part that cannot start fails --smoke (exit 1, a FAIL verdict naming
     it), and what the demo made before it is gone: its namespaces and snmpd."""
-    work = tempfile.mkdtemp(prefix="fb-demo-fail-")
-    fbtest._workdirs.append(work)
     import socket
     taken = socket.create_server(("127.0.0.1", 7419))  # fabricbus-slurm's --metrics
     try:
-        p = track(subprocess.Popen([sys.executable, DEMO, "--smoke"], cwd=work, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
-        try:
-            out, _ = p.communicate(timeout=400)
-        finally:
-            if p.poll() is None:
-                p.kill()
+        rc, out = run_smoke()
     finally:
         taken.close()
     lines = out.splitlines()
-    assert p.returncode == 1, f"demo --smoke exited {p.returncode}:\n{out[-3000:]}"
+    assert rc == 1, f"demo --smoke exited {rc}:\n{out[-3000:]}"
     assert lines[-1].startswith("demo smoke: FAIL") and "fabricbus-slurm exited" in lines[-1], \
         out[-3000:]
     # It got as far as the switch, so there was something to remove.

@@ -147,7 +147,8 @@ class SnmpSwitch:
         ip("netns", "add", ns)
         ip("link", "set", "lo", "up", ns=ns)
         mg = f"fbm{self.index}"
-        ip("link", "add", mg, "type", "veth", "peer", "name", "mgmt0", "netns", ns, ns=self.mgmt_ns)
+        ip("link", "add", mg, "type", "veth", "peer", "name", "mgmt0", "netns", ns,
+           ns=self.mgmt_ns)
         ip("addr", "add", f"{self.agent_side}/24", "dev", mg, ns=self.mgmt_ns)
         ip("link", "set", mg, "up", ns=self.mgmt_ns)
         ip("addr", "add", f"{self.addr}/24", "dev", "mgmt0", ns=ns)
