@@ -1,7 +1,8 @@
 """fabricbus demo: the real chain on a simulated fabric.
 
 ibsim runs the fattree46 fabric (2 spines, 4 leaves, 40 hosts) brought up by
-`opensm -o`; fabricbus-agent-ib polls its switches and eight
+`opensm -o`, then watched by a resident opensm at h39 with the fabricbus
+event plugin (agents/osm); fabricbus-agent-ib polls its switches and eight
 fabricbus-agent-node's (h1..h8) map their ports to node001..node008;
 fabricbusd journals, normalizes and serves the events on its default ports;
 a real Slurm cluster (munged, slurmctld, 8 slurmd on loopback) has those eight
@@ -11,13 +12,29 @@ every event is printed as one line. Ctrl-C stops everything.
 
 --smoke runs it headless: bring everything up, pull one cable, check that
 the link-down event is on the stream, that its node is drained and, once the
-cable is back, undrained; stop everything in order and exit 0 (or 1) after a
-one-line verdict.
+cable is back, undrained; that the opensm plugin reported the link down too;
+that a pulled Ethernet cable (swp1) is a link_down from the SNMP agent; stop
+everything in order and exit 0 (or 1) after a one-line verdict.
 
 `demo.py unlink NODE` and `demo.py relink NODE` (node001..node008) pull and
 put back that node's cable in the running demo's ibsim (from the same
 directory, or --dir DEMO_DIR), through the console FIFO the demo keeps open.
 The demo's own pulls use node001..node004, so node005..node008 are yours.
+
+An Ethernet switch (deploy/demo_snmp.py): snmpd in a network namespace the
+demo creates (fbdemo-sw1, ports swp1..swp4 on veth links), watched by
+fabricbus-agent-snmp in a second one (fbdemo-mgmt); the host's own network is
+not touched. `demo.py eth-down PORT` and `demo.py eth-up PORT` pull and put
+back a port's cable (its veth's far end): snmpd's linkDown trap becomes a
+link_down event on the stream. Both namespaces are deleted on every exit.
+Where namespaces cannot be made (no CAP_SYS_ADMIN, no snmpd) the demo says
+so in one line and runs without it.
+
+Every process the demo starts runs in its own process group, so a
+terminal's Ctrl-C reaches only demo.py, which stops them in order: the page's
+tail, fabricbus-slurm, Slurm, the SNMP agent and switch, the IB and node
+agents, opensm (SIGTERM: the plugin's delete() runs), ibsim, fabricbusd,
+Kafka.
 
 --kafka also starts a real single-node Kafka (tests/kafka/kafka.sh, on
 127.0.0.1:9092, data in demo/kafka) and fabricbusd's Kafka sink, and prints a
@@ -41,8 +58,10 @@ sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
 os.environ.setdefault("FB_BUILD", os.path.join(SRC, "build-release"))
 
 import fbtest  # noqa: E402
+import demo_snmp  # noqa: E402
 from fbtest import FABRICBUS, Tail, oem, origin, rec  # noqa: E402
 import chain  # noqa: E402
+import ibsim  # noqa: E402
 import kafka  # noqa: E402
 from chain import FabricChain  # noqa: E402
 from slurm import SlurmCluster  # noqa: E402
@@ -59,6 +78,19 @@ TRY_NODE = "node008"
 # The file in DEMO naming the running ibsim's directory (ctl FIFO, sim.out).
 SIM_DIR_FILE = "ibsim-dir"
 KAFKA_PORT = 9092
+# fabricbusd's default ports (agents, HTTP/WebSocket).
+AGENT_PORT = 7411
+HTTP_PORT = 7412
+# The resident opensm with the fabricbus event plugin (agents/osm), at a host
+# no agent uses. No PerfMgr: the demo's load is the IB agent's polling.
+OSM_HOST = "h39"
+OSM_AGENT_ID = "osm@sim-h39"
+OSM_PLUGIN_DIR = os.path.join(chain.BUILD, "agents", "osm")
+# Its own log: `opensm -o` (in FabricChain.start) wrote osm.log already.
+OSM_LOG = "opensm-plugin.log"
+# The Ethernet port the "try this" commands use; --smoke pulls swp1.
+TRY_ETH = "swp2"
+SMOKE_ETH = "swp1"
 # --smoke's waits: liveness deadlines for a loaded machine, not targets.
 SMOKE_WAIT_S = 60
 
@@ -82,11 +114,29 @@ def printer(tail, start):
     return n
 
 
+def own_process_groups():
+    """Start every child of this process in a process group of its own. A
+    terminal's Ctrl-C signals its whole foreground group: without this,
+    ibsim, opensm, the agents and Slurm would all get SIGINT at once and die
+    in any order (a client whose ibsim died first hangs in its atexit
+    handler, opensm never runs the plugin's delete()). With it, only demo.py
+    gets it and stops them in order."""
+    base = subprocess.Popen
+
+    class OwnGroupPopen(base):
+        def __init__(self, *a, **kw):
+            kw.setdefault("process_group", 0)
+            super().__init__(*a, **kw)
+    subprocess.Popen = OwnGroupPopen
+
+
 def main(args):
     os.makedirs(DEMO, exist_ok=True)
+    own_process_groups()
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-    ch = cl = ad = tail = kf = None
+    ch = cl = ad = tail = kf = osm = eth = None
+    eth_skipped = None
     verdict = None
     sink = {}
     try:
@@ -99,11 +149,23 @@ def main(args):
             kf = kafka.Kafka(workdir=os.path.join(DEMO, "kafka"), port=KAFKA_PORT).start()
             sink = dict(KafkaBrokers=kf.bootstrap)
         ch = FabricChain(interval_ms=200, broker_args=dict(
-            workdir=os.path.join(DEMO, "broker"), agent_port=7411, http_port=7412, keep=True),
-            **sink)
+            workdir=os.path.join(DEMO, "broker"), agent_port=AGENT_PORT, http_port=HTTP_PORT,
+            keep=True), **sink)
         os.makedirs(os.path.join(DEMO, "broker"), exist_ok=True)
         print("starting ibsim (fattree46), fabricbusd, 8 node agents, the IB agent ...", flush=True)
         ch.start()
+        with open(os.path.join(DEMO, SIM_DIR_FILE), "w") as f:
+            f.write(ch.sim.workdir + "\n")
+        tail = Tail(ch.broker.http_addr, os.path.join(DEMO, "tail.err"))
+        print("starting opensm (resident, at h39) with the fabricbus event plugin ...", flush=True)
+        osm = start_opensm(ch)
+        print("starting the Ethernet switch (snmpd on veth links) and fabricbus-agent-snmp ...",
+              flush=True)
+        eth = demo_snmp.EthSwitch(DEMO, AGENT_PORT, HTTP_PORT)
+        eth_skipped = eth.start()
+        if eth_skipped:
+            print(f"SNMP switch: SKIPPED: {eth_skipped}; the demo runs without it", flush=True)
+            eth = None
         print("starting munged, slurmctld and 8 slurmd (node001..node008) ...", flush=True)
         cl = SlurmCluster(nodes=8).start()
         ad = SlurmAdapter(ch.broker, cl, workdir=DEMO, HoldDown="1s", StableFor="8s",
@@ -111,9 +173,8 @@ def main(args):
                           StateFile=os.path.join(DEMO, "slurm-adapter.json"))
         ad.extra_args = ["--metrics", ADAPTER_METRICS]
         ad.start()
-        with open(os.path.join(DEMO, SIM_DIR_FILE), "w") as f:
-            f.write(ch.sim.workdir + "\n")
-        tail = Tail(ch.broker.http_addr, os.path.join(DEMO, "tail.err"))
+        # Up (or exited, say so now rather than as a missing drain later).
+        ad.wait_log("serving Prometheus metrics", timeout=SMOKE_WAIT_S)
         http = ch.broker.http_addr
         me = f"{sys.executable} {os.path.abspath(__file__)} --dir {DEMO}"
         slurm_env = f"SLURM_CONF={cl.conf}"
@@ -128,17 +189,25 @@ fabricbus demo is running (journal and logs in {DEMO}):
   follow events       {FABRICBUS} tail --http {http} --severity Warning,Critical
   Slurm               SLURM_CONF={cl.conf} sinfo -R
   adapter log         {ad.log_path}
-try this (in another shell, as root):
+  opensm log          {ch.sim.workdir}/{OSM_LOG} (its plugin's events: AgentId {OSM_AGENT_ID})
+""" + (f"""  Ethernet switch     {eth.describe()}
+  SNMP agent log      {eth.agent.log_path}
+""" if eth else f"""  Ethernet switch     skipped: {eth_skipped}
+""") + f"""try this (in another shell, as root):
   fail a link         {me} unlink {TRY_NODE}
   watch the drain     {slurm_env} sinfo -h -n {TRY_NODE} -o '%N %T %E'
   put it back         {me} relink {TRY_NODE}
   watch the undrain   the same sinfo, after 8 s of stable link
-""" + (f"""  read Kafka          {consume_cmd(kf)}
+""" + (f"""  fail an Ethernet link  {me} eth-down {TRY_ETH}
+  watch its events    {FABRICBUS} tail --http {http} --since 0 --idle-exit 3 \
+--origin {eth.switch_path()}
+  put it back up      {me} eth-up {TRY_ETH}
+""" if eth else "") + (f"""  read Kafka          {consume_cmd(kf)}
 """ if kf else "") + f"""A host cable (h1..h{AUTO_NODES} on leaf1) is pulled every {PERIOD:.0f} s and put back {PERIOD / 2:.0f} s later;
 fabricbus-slurm drains its node after 1 s and undrains it after 8 s of stable link.
 """, flush=True)
         if args.smoke:
-            verdict = smoke(ch, cl, tail, kf)
+            verdict = smoke(ch, cl, tail, kf, osm, eth, eth_skipped)
             return verdict
         seen = printer(tail, 0)
         while not stop:
@@ -160,22 +229,59 @@ fabricbus-slurm drains its node after 1 s and undrains it after 8 s of stable li
         verdict = f"FAIL: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         return verdict
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C: keep stopping in order
         print("\nstopping ...", flush=True)
-        if tail:
-            tail.stop()
-        if ad:
-            ad.stop(check=False)
-        if cl:
-            cl.stop()
-        if ch:
-            ch.stop(check=False)
-        if kf:
-            kf.stop()
+        stop_all(tail, ad, cl, eth, ch, osm, kf)
         print(f"demo stopped (journal kept in {DEMO}/broker)", flush=True)
         try:
             os.unlink(os.path.join(DEMO, SIM_DIR_FILE))
         except FileNotFoundError:
             pass
+
+
+def stop_all(tail, ad, cl, eth, ch, osm, kf):
+    """Stop in order, each step even when an earlier one failed: consumers
+    first, then the agents, then opensm (after its clients: the IB and node
+    agents), ibsim, fabricbusd, Kafka."""
+    steps = [("the event tail", tail and tail.stop),
+             ("fabricbus-slurm", ad and (lambda: ad.stop(check=False))),
+             ("Slurm", cl and cl.stop),
+             ("the SNMP agent and switch namespaces", eth and eth.stop),
+             ("the IB and node agents", ch and (lambda: stop_ib_agents(ch))),
+             ("opensm", osm and (lambda: stop_opensm(ch, osm))),
+             ("ibsim and fabricbusd", ch and (lambda: ch.stop(check=False))),
+             ("Kafka", kf and kf.stop)]
+    for name, fn in steps:
+        if not fn:
+            continue
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - keep stopping the rest
+            print(f"stopping {name}: {type(e).__name__}: {e}", flush=True)
+    if eth is None:
+        demo_snmp.remove_namespaces()  # start() failed half-way: nothing left behind
+
+
+def stop_ib_agents(ch):
+    if ch.ib is not None:
+        ibsim._stop_proc(ch.ib, timeout=10)
+        ch.ib = None
+    ch.stop_node_agents(check=False)
+
+
+def stop_opensm(ch, osm):
+    """SIGTERM: the plugin's delete() runs. Under ibsim opensm can hang in its
+    own shutdown (tests/integration/test_osm.py): killed after 15 s, said so."""
+    rc = ibsim._stop_proc(osm, timeout=15)
+    log = fbtest.read_text(os.path.join(ch.sim.workdir, OSM_LOG))
+    if "fabricbus_osm: stopped" in log:
+        print(f"opensm stopped (exit {rc}); its plugin said: "
+              + [x for x in log.splitlines() if "fabricbus_osm: stopped" in x][-1].strip(),
+              flush=True)
+    else:
+        print(f"opensm stopped (exit {rc}) without running the plugin's delete() "
+              "(a known opensm shutdown hang under ibsim: it was killed)", flush=True)
+
 
 
 def link_command(demo_dir, what, node):
@@ -218,6 +324,59 @@ def link_command(demo_dir, what, node):
     return 0
 
 
+def eth_command(what, port):
+    """eth-down|eth-up PORT: pull or plug the cable of the demo's Ethernet
+    switch port (ip link set swpNh down|up in its namespace)."""
+    err = demo_snmp.link(port, up=(what == "eth-up"))
+    if err:
+        print(f"deploy/demo.py {what}: {err}", file=sys.stderr)
+        return 1
+    print(f"{what} {port}: {demo_snmp.SWITCH} port {port} cable "
+          + ("pulled (snmpd sends linkDown)" if what == "eth-down" else "back (linkUp)"))
+    return 0
+
+
+def start_opensm(ch):
+    """A resident opensm at OSM_HOST loading libfabricbus_osm.so, which
+    reports the SM's traps (link down/up, port state) to the broker. Up when
+    fabricbusd has an event from the plugin's session (its "test" event, sent
+    at the first SUBNET UP): that proves opensm -> plugin -> fabricbusd.
+    (/status counts this run's sessions; the kept journal may hold events
+    of an earlier demo's plugin.)"""
+    wd = ch.sim.workdir
+    cfg = os.path.join(wd, "opensm.conf")
+    log = os.path.join(wd, OSM_LOG)
+    with open(cfg, "w") as f:
+        f.write("event_plugin_name fabricbus_osm\n"
+                f"event_plugin_options broker={ch.broker.agent_addr},agent_id={OSM_AGENT_ID},"
+                f"fabric={chain.FABRIC}\n"
+                "force_log_flush TRUE\n"
+                f"dump_files_dir {wd}\n")
+    lib = os.path.join(OSM_PLUGIN_DIR, "libfabricbus_osm.so")
+    if not os.path.exists(lib):
+        raise RuntimeError(f"{lib} not built (libopensm-dev missing at meson setup?)")
+    env = {"LD_LIBRARY_PATH": OSM_PLUGIN_DIR + ":" + os.environ.get("LD_LIBRARY_PATH", "")}
+    with open(os.path.join(wd, "opensm.out"), "ab") as out:
+        p = ch.sim.spawn([ibsim.OPENSM, "-F", cfg, "-f", log], OSM_HOST,
+                         env_extra=env, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + SMOKE_WAIT_S
+    while True:
+        text = fbtest.read_text(log)
+        if "cannot load plugin" in text:
+            raise RuntimeError(f"opensm could not load libfabricbus_osm.so from {OSM_PLUGIN_DIR} "
+                               f"(see {log})")
+        if p.poll() is not None:
+            raise RuntimeError(f"opensm exited with {p.returncode}; see {log}")
+        if any(a["id"] == OSM_AGENT_ID and a["connected"] and a["events"] > 0
+               for a in ch.broker.status()["broker"]["agents"]):
+            return p
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no event from opensm's plugin within {SMOKE_WAIT_S}s "
+                               f"(SUBNET UP {'seen' if 'SUBNET UP' in text else 'not seen'}); "
+                               f"see {log}")
+        time.sleep(0.1)
+
+
 def consume_cmd(kf):
     """The printed Kafka command: the fabric events from the beginning (the
     group's offsets after the first run), exiting after 10 s without one."""
@@ -243,8 +402,9 @@ def smoke_kafka(kf, event):
                                  f"within {SMOKE_WAIT_S}s")
 
 
-def smoke(ch, cl, tail, kf, node="node003"):
-    """Pull node's cable and put it back; return "PASS: ..." or "FAIL: ..."."""
+def smoke(ch, cl, tail, kf, osm, eth, eth_skipped, node="node003"):
+    """Pull node's cable and put it back, then the Ethernet switch's
+    SMOKE_ETH; return "PASS: ..." or "FAIL: ..."."""
     sw, port = chain.host_port(node)
     host = f"h{int(node[4:])}"
     after = last_event_id(tail)
@@ -264,6 +424,11 @@ def smoke(ch, cl, tail, kf, node="node003"):
         print(line(down), flush=True)
         if kf:
             smoke_kafka(kf, down)
+        print(line(tail.wait_for(lambda d: newer(d) and oem(d).get("AgentId") == OSM_AGENT_ID
+                                 and oem(d).get("Kind") == "link_down", SMOKE_WAIT_S,
+                                 "opensm plugin's link_down (trap 65)")), flush=True)
+        print(f"--- smoke: opensm's plugin (AgentId {OSM_AGENT_ID}) reported the link down too",
+              flush=True)
         info = cl.wait_node(node, is_ours, SMOKE_WAIT_S, "fabricbus drain")
         print(f"--- smoke: {node} {info['state']}: {info['reason']}", flush=True)
         print(line(tail.wait_for(action("drain: "), SMOKE_WAIT_S, f"drain event for {node}")),
@@ -274,10 +439,39 @@ def smoke(ch, cl, tail, kf, node="node003"):
         print(f"--- smoke: {node} {info['state']}", flush=True)
         print(line(tail.wait_for(action("undrain: "), SMOKE_WAIT_S, f"undrain event for {node}")),
               flush=True)
+        if eth:
+            smoke_eth(eth, tail, newer)
     except AssertionError as e:
         return "FAIL: " + str(e).splitlines()[0]
-    return (f"PASS: {sw}[{port}] down -> link_down event" + (" (in Kafka too)" if kf else "")
-            + f", {node} drained; cable back -> {node} undrained")
+    if osm.poll() is not None:
+        return f"FAIL: opensm exited with {osm.returncode} during the smoke"
+    return (f"PASS: {sw}[{port}] down -> link_down event (IB agent and opensm plugin)"
+            + (" (in Kafka too)" if kf else "")
+            + f", {node} drained; cable back -> {node} undrained"
+            + (f"; {demo_snmp.SWITCH} {SMOKE_ETH} down -> link_down event (SNMP agent)" if eth
+               else f"; SNMP switch SKIPPED ({eth_skipped})"))
+
+
+def smoke_eth(eth, tail, newer):
+    """Pull SMOKE_ETH's cable: snmpd's linkDown is a link_down from the SNMP
+    agent on that port; plugged back, a link_up."""
+    path = eth.port_path(SMOKE_ETH)
+
+    def port_event(kind):
+        return lambda d: (newer(d) and oem(d).get("AgentId") == demo_snmp.AGENT_ID
+                          and oem(d).get("Kind") == kind and origin(d) == path)
+    print(f"--- smoke: pulling the cable of Ethernet port {demo_snmp.SWITCH} {SMOKE_ETH}",
+          flush=True)
+    err = demo_snmp.link(SMOKE_ETH, up=False)
+    assert err is None, f"eth-down {SMOKE_ETH}: {err}"
+    print(line(tail.wait_for(port_event("link_down"), SMOKE_WAIT_S,
+                             f"SNMP agent's link_down for {SMOKE_ETH}")), flush=True)
+    err = demo_snmp.link(SMOKE_ETH, up=True)
+    assert err is None, f"eth-up {SMOKE_ETH}: {err}"
+    print(line(tail.wait_for(port_event("link_up"), SMOKE_WAIT_S,
+                             f"SNMP agent's link_up for {SMOKE_ETH}")), flush=True)
+    print(f"--- smoke: the SNMP agent (AgentId {demo_snmp.AGENT_ID}) reported "
+          f"{SMOKE_ETH} down and up", flush=True)
 
 
 def wait_and_print(tail, seen, seconds, stop):
@@ -297,10 +491,16 @@ if __name__ == "__main__":
     ap.add_argument("--kafka", action="store_true",
                     help="also run Kafka (127.0.0.1:9092) and fabricbusd's Kafka sink")
     ap.add_argument("--dir", default=DEMO, help="the demo's directory (default: ./demo)")
-    ap.add_argument("action", nargs="?", choices=("unlink", "relink"),
-                    help="pull or put back NODE's cable in the running demo")
-    ap.add_argument("node", nargs="?", help="node001..node008")
+    ap.add_argument("action", nargs="?", choices=("unlink", "relink", "eth-down", "eth-up"),
+                    help="pull or put back NODE's cable (unlink, relink) or an Ethernet "
+                    "switch PORT's (eth-down, eth-up) in the running demo")
+    ap.add_argument("node", nargs="?", metavar="NODE|PORT",
+                    help="node001..node008, or swp1..swp4")
     args = ap.parse_args()
+    if args.action in ("eth-down", "eth-up"):
+        if not args.node:
+            ap.error(f"{args.action} needs a PORT ({', '.join(demo_snmp.PORTS)})")
+        sys.exit(eth_command(args.action, args.node))
     if args.action:
         if not args.node:
             ap.error(f"{args.action} needs a NODE (node001..node008)")

@@ -130,11 +130,21 @@ static const char *switch_label(const struct fb_subject *s, char *buf, size_t bu
 }
 
 /* Where: key and label ("leaf1/3", "node003 mlx5_0/1"). A node-side event
- * is keyed by the adapter port, a switch-side one by the switch port. */
+ * is keyed by the adapter port, a switch-side one by the switch port. An
+ * event that names only a host's port GUID (opensm's trap 64/65 through
+ * libfabricbus_osm.so) is keyed by that port, as the node agent's are: keyed
+ * as a switch port it would be "unknown/0", the same for every host. */
 static void locate(const struct fb_event *ev, char *key, size_t keysz, char *label, size_t labelsz)
 {
 	const struct fb_subject *s = &ev->subj;
 	char sw[24];
+	if (ev->link_class != FB_LINK_NODE && s->port_guid && !s->switch_guid &&
+	    !s->switch_name[0] && !s->addr[0]) {
+		fbs_fmt(key, keysz, "pg:0x%016" PRIx64, s->port_guid);
+		fbs_fmt(label, labelsz, "%s port 0x%016" PRIx64, s->node[0] ? s->node : "host",
+			 s->port_guid);
+		return;
+	}
 	if (ev->link_class == FB_LINK_NODE) {
 		if (s->port_guid)
 			fbs_fmt(key, keysz, "pg:0x%016" PRIx64, s->port_guid);

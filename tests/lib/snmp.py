@@ -103,14 +103,18 @@ class SnmpSwitch:
     """snmpd in its own namespace, with veth ports and a management link."""
 
     def __init__(self, name, index, ports=("swp1", "swp2"), trap_port=None, v3=None,
-                 community="public", poll_user=None):
+                 community="public", poll_user=None, ns=None, mgmt_ns=None):
         """trap_port: where the agent listens (on 10.77.index.1); None: no
         traps. v3: (user, authpass, privpass) for an authPriv trapsess
         instead of the v2c trap2sink. poll_user: (user, authpass, privpass)
-        of a read-only SHA/AES authPriv USM user (SNMPv3 polling)."""
+        of a read-only SHA/AES authPriv USM user (SNMPv3 polling).
+        ns: the switch's namespace (default fbtsnmp-<name>); mgmt_ns: the
+        namespace holding the management end fbm<index> (default: ours;
+        deploy/demo.py keeps the host's own namespace untouched)."""
         self.poll_user = poll_user
         self.name, self.index, self.ports = name, index, list(ports)
-        self.ns = f"{PREFIX}-{name}"
+        self.ns = ns or f"{PREFIX}-{name}"
+        self.mgmt_ns = mgmt_ns
         self.addr = f"10.77.{index}.2"
         self.agent_side = f"10.77.{index}.1"
         self.trap_port, self.v3, self.community = trap_port, v3, community
@@ -143,9 +147,10 @@ class SnmpSwitch:
         ip("netns", "add", ns)
         ip("link", "set", "lo", "up", ns=ns)
         mg = f"fbm{self.index}"
-        ip("link", "add", mg, "type", "veth", "peer", "name", "mgmt0", "netns", ns)
-        ip("addr", "add", f"{self.agent_side}/24", "dev", mg)
-        ip("link", "set", mg, "up")
+        ip("link", "add", mg, "type", "veth", "peer", "name", "mgmt0", "netns", ns,
+           ns=self.mgmt_ns)
+        ip("addr", "add", f"{self.agent_side}/24", "dev", mg, ns=self.mgmt_ns)
+        ip("link", "set", mg, "up", ns=self.mgmt_ns)
         ip("addr", "add", f"{self.addr}/24", "dev", "mgmt0", ns=ns)
         ip("link", "set", "mgmt0", "up", ns=ns)
         for p in self.ports:
@@ -170,7 +175,8 @@ class SnmpSwitch:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"snmpd {self.name} exited: {self.log()[-2000:]}")
-            r = subprocess.run(["snmpget", "-v2c", "-c", self.community, "-t", "0.3", "-r", "0",
+            here = ["ip", "netns", "exec", self.mgmt_ns] if self.mgmt_ns else []
+            r = subprocess.run(here + ["snmpget", "-v2c", "-c", self.community, "-t", "0.3", "-r", "0",
                                 "-On", self.addr, "1.3.6.1.2.1.1.3.0"], capture_output=True,
                                text=True, env=dict(os.environ, MIBS=""))
             if r.returncode == 0:
@@ -221,7 +227,7 @@ class SnmpSwitch:
 
     def stop(self):
         self.stop_snmpd()
-        ip("link", "del", f"fbm{self.index}", check=False)
+        ip("link", "del", f"fbm{self.index}", ns=self.mgmt_ns, check=False)
         ip("netns", "del", self.ns, check=False)
 
 

@@ -536,6 +536,34 @@ static size_t n_conds(struct fbs_policy *p, const char *node)
 	return n ? n->n_conds : 0; /* a node with nothing held is forgotten */
 }
 
+/* opensm's trap 65 through libfabricbus_osm.so names only the host's port
+ * GUID (the broker adds the node): keyed by that port, as the node agent's
+ * event of the same port, and named for people; two hosts never share it. */
+static void sm_trap_keys_the_host_port(void)
+{
+	struct fb_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = FB_KIND_LINK_DOWN;
+	ev.link_class = FB_LINK_HOST;
+	ev.tech = FB_TECH_IB;
+	ev.subj.port_guid = 0x100005;
+	strcpy(ev.subj.node, "node003");
+	struct fbs_obs o, other, nic;
+	CHECK_EQ(fbs_classify(&ev, 7, &ccfg, &o, NULL), FBS_OP_LINK_DOWN);
+	CHECK_STR(o.key, "pg:0x0000000000100005");
+	CHECK_STR(o.cause, "link down node003 port 0x0000000000100005");
+	ev.subj.port_guid = 0x100007;
+	strcpy(ev.subj.node, "node005");
+	CHECK_EQ(fbs_classify(&ev, 8, &ccfg, &other, NULL), FBS_OP_LINK_DOWN);
+	CHECK(strcmp(o.key, other.key) != 0);
+	ev.link_class = FB_LINK_NODE; /* fabricbus-agent-node, same port */
+	ev.subj.port_guid = 0x100005;
+	ev.subj.port = 1;
+	strcpy(ev.subj.device, "ibsim0");
+	CHECK_EQ(fbs_classify(&ev, 9, &ccfg, &nic, NULL), FBS_OP_LINK_DOWN);
+	CHECK_STR(nic.key, o.key);
+}
+
 static void ethernet_switch_conditions_have_one_key(void)
 {
 	static const char eth_map[] =
@@ -1053,6 +1081,7 @@ int main(void)
 	RUN(root_cause_drains_exactly_its_hosts_without_a_path);
 	RUN(routing_prefers_the_event_node_then_mapfile_then_the_map);
 	RUN(seeding_restores_conditions_from_link_states);
+	RUN(sm_trap_keys_the_host_port);
 	RUN(ethernet_switch_conditions_have_one_key);
 	RUN(cap_sends_one_event_per_episode);
 	RUN(cap_counts_only_slurm_nodes);
