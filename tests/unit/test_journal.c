@@ -128,6 +128,19 @@ static void drain(struct fb_journal_reader *r, uint64_t limit, struct readout *o
 	}                                                                           \
 	static void name##_in(const char *dir)
 
+/* A full disk for the journal's files: files may grow to cur bytes, and
+ * writes past that fail with EFBIG instead of raising SIGXFSZ. Restore with
+ * setrlimit(RLIMIT_FSIZE, old) and signal(SIGXFSZ, *prev). */
+static int limit_file_size(rlim_t cur, struct rlimit *old, void (**prev)(int))
+{
+	if (getrlimit(RLIMIT_FSIZE, old) != 0)
+		return -errno;
+	*prev = signal(SIGXFSZ, SIG_IGN);
+	struct rlimit lim = *old;
+	lim.rlim_cur = cur;
+	return setrlimit(RLIMIT_FSIZE, &lim) == 0 ? 0 : -errno;
+}
+
 /* ---- tests -------------------------------------------------------------- */
 
 DIR_TEST(journal_roundtrip_append_read)
@@ -514,12 +527,9 @@ DIR_TEST(journal_write_failure_stalls_and_retries)
 	fb_journal_get_stats(j, &st);
 	long long before = file_size(dir, 1);
 	CHECK(before > 0);
-	struct rlimit old, lim;
-	CHECK_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
-	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
-	lim = old;
-	lim.rlim_cur = (rlim_t)before + 300; /* room for part of the next flush */
-	CHECK_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	struct rlimit old;
+	void (*prev)(int);
+	CHECK_EQ(limit_file_size((rlim_t)before + 300, &old, &prev), 0); /* part of the next flush */
 	int rc = append_range(j, 11, 60, 100);
 	CHECK_EQ(rc, -EFBIG);
 	CHECK_EQ(fb_journal_broken(j), 0);
@@ -690,17 +700,28 @@ static int append_only(struct fb_journal *j, uint64_t from, uint64_t to)
 	return 0;
 }
 
+/* A journal and its sync thread, or NULL. */
+static struct fb_journal *open_with_worker(const char *dir, uint64_t seg, atomic_int *notified,
+					   struct fb_jworker **w)
+{
+	struct fb_journal *j = jopen(dir, seg, 0, 0, NULL, NULL);
+	if (j && fb_jworker_new(j, count_notify, notified, w) != 0) {
+		fb_journal_close(j);
+		j = NULL;
+	}
+	return j;
+}
+
 /* A job writes and syncs exactly what was appended before it started: what
  * the loop appends while it runs (concurrently, as the broker does) waits
  * for the next job, and a reader sees the job's records, in order, once it
  * is done. This is what commit.c acks on. */
 DIR_TEST(journal_worker_job_covers_what_was_staged)
 {
-	struct fb_journal *j = jopen(dir, 64 << 10, 0, 0, NULL, NULL);
-	CHECK(j != NULL);
 	atomic_int notified = 0;
 	struct fb_jworker *w = NULL;
-	CHECK_EQ(fb_jworker_new(j, count_notify, &notified, &w), 0);
+	struct fb_journal *j = open_with_worker(dir, 64 << 10, &notified, &w);
+	CHECK(j != NULL);
 	CHECK_EQ(append_only(j, 1, 2000), 0);
 	CHECK_EQ(fb_jworker_start(w, 1), 0);
 	CHECK_EQ(fb_jworker_busy(w), 1);
@@ -756,11 +777,10 @@ DIR_TEST(journal_worker_job_covers_what_was_staged)
  * order (recovery sees 1..N, nothing twice, nothing lost). */
 DIR_TEST(journal_worker_failed_job_keeps_order)
 {
-	struct fb_journal *j = jopen(dir, 1 << 20, 0, 0, NULL, NULL);
-	CHECK(j != NULL);
 	atomic_int notified = 0;
 	struct fb_jworker *w = NULL;
-	CHECK_EQ(fb_jworker_new(j, count_notify, &notified, &w), 0);
+	struct fb_journal *j = open_with_worker(dir, 1 << 20, &notified, &w);
+	CHECK(j != NULL);
 	CHECK_EQ(append_only(j, 1, 10), 0);
 	int rc = 1;
 	CHECK_EQ(fb_jworker_start(w, 1), 0);
@@ -768,12 +788,9 @@ DIR_TEST(journal_worker_failed_job_keeps_order)
 	CHECK_EQ(rc, 0);
 	long long before = file_size(dir, 1);
 	CHECK(before > 0);
-	struct rlimit old, lim;
-	CHECK_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
-	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
-	lim = old;
-	lim.rlim_cur = (rlim_t)before + 300; /* room for part of the next write */
-	CHECK_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	struct rlimit old;
+	void (*prev)(int);
+	CHECK_EQ(limit_file_size((rlim_t)before + 300, &old, &prev), 0); /* part of the next write */
 	CHECK_EQ(append_only(j, 11, 60), 0);
 	CHECK_EQ(fb_jworker_start(w, 1), 0);
 	CHECK_EQ(append_only(j, 61, 80), 0); /* while the failing job runs */
