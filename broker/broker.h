@@ -20,8 +20,11 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <stdint.h>
+#include <time.h>
 
 struct fb_journal;
+struct fb_jworker;
+struct fb_commit_ack;
 struct fb_ws;
 struct fb_kafka;
 struct fb_push;
@@ -113,6 +116,17 @@ struct fb_broker {
 	int unsynced;
 	struct fb_agent **dirty; /* agents to ack at the next commit */
 	size_t n_dirty, cap_dirty;
+	/* The journal's sync thread and the job it runs (commit.c). All loop
+	 * only; the thread touches only the journal's write side. */
+	struct fb_jworker *jworker;
+	struct event *jdone_ev;   /* activated by the sync thread: a job is done */
+	unsigned n_inflight;      /* pending[0, n_inflight) are the job's: sealed */
+	struct fb_commit_ack *acks; /* the job's acks: (agent, seq) made durable by it */
+	size_t n_acks, cap_acks;
+	int job_release;          /* the job acks and publishes when done */
+	uint64_t job_last_id;     /* the last EventId the job makes durable */
+	int sync_due;             /* JournalSync=interval: the timer asked for a sync */
+	int retain_due;           /* retention asked for while a job was in flight */
 
 	uint64_t last_event_id;  /* last EventId assigned */
 	uint64_t committed_id;   /* last EventId durable and published */
@@ -160,7 +174,10 @@ void fb_commit_fini(struct fb_broker *b);
 struct fb_record *fb_commit_slot(struct fb_broker *b);
 /* Mark that a is owed an ack at the next commit, and schedule it. */
 void fb_commit_mark(struct fb_broker *b, struct fb_agent *a);
-/* Write, sync per policy, ack and publish now. Returns 0, or an error: the
+/* Apply journal retention now, or after the job in flight. */
+void fb_commit_retain(struct fb_broker *b, time_t now);
+/* Write, sync per policy, ack and publish now (waiting for the sync thread's
+ * job in flight first). Returns 0, or an error: the
  * journal is stalled (disk full: nothing acked, retried every second, agents
  * held) or broken (the broker stops rather than ack). */
 int fb_commit_now(struct fb_broker *b);

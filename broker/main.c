@@ -270,7 +270,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 		free(json);
 	}
 	if (t->n % 600 == 0)
-		fb_journal_retain(b->journal, (time_t)(now / 1000000000ull));
+		fb_commit_retain(b, (time_t)(now / 1000000000ull));
 }
 
 static int open_journal(struct fb_broker *b)

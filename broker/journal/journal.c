@@ -1,6 +1,12 @@
 /* journal.c - the journal writer: recovery at open, buffered appends, flush
- * with segment rolling, fdatasync, and retention. Owned by the libevent loop;
- * readers live in journal_reader.c and never touch this struct. */
+ * with segment rolling, fdatasync, and retention. Readers live in
+ * journal_reader.c and never touch this struct.
+ *
+ * Two sides (journal.h, "Threads"): the append side (fb_journal_append,
+ * fb_journal_stage, fb_journal_get_stats) is the loop's; the write side
+ * (flush, sync, retain, broken) belongs to whoever holds the write token:
+ * the loop, or the sync thread while a job is in flight (journal_worker.c
+ * hands it over and back under its mutex, which orders the two). */
 #include "journal.h"
 
 #include "fb_buf.h"
@@ -14,8 +20,10 @@
 #include "journal_format.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,19 +48,43 @@ struct fb_journal {
 	int fd;     /* active segment, -1 until the first flush needs one */
 	int dirty;  /* bytes written to fd since its last fdatasync */
 	struct fb_metric *sync_hist; /* each fdatasync's duration, or NULL */
-	int err;    /* sticky: the journal is broken (a torn write could not be cut) */
-	/* Encoded records: [0, wr) written to the active segment since its last
-	 * good sync (kept to write again if that sync fails), [wr, len) not
-	 * written yet. With no_sync, written records are dropped at once. */
+	/* Sticky: the journal is broken (a torn write could not be cut). Set
+	 * by the write side, read by append on the loop: atomic. */
+	atomic_int err;
+	/* Write side. Encoded records: [0, wr) written to the active segment
+	 * since its last good sync (kept to write again if that sync fails),
+	 * [wr, len) not written yet. With no_sync, written records are dropped
+	 * at once. */
 	struct fb_buf buf;
 	size_t wr;
-	uint64_t synced_bytes; /* the active segment's size at its last good sync */
+	uint64_t synced_bytes; /* write side: the active segment's size at its last good sync */
 	int no_sync;
-	int stall;             /* errno of the failure that stalls us, 0 when healthy */
-	uint64_t stall_since_ns, stall_log_ns;
+	int stall;             /* write side: errno of the failure that stalls us, 0 when healthy */
+	uint64_t stall_since_ns, stall_log_ns; /* write side */
+	struct fb_journal_stats st; /* write side: the counters; sizes are filled by publish() */
+	/* Append side (loop only): records appended since the last stage. */
+	struct fb_buf in;
 	uint64_t last_id;
-	struct fb_journal_stats st; /* the counters; sizes are filled on demand */
+	uint64_t appended;
+	/* The write side's figures as of its last call, for get_stats while a
+	 * sync is in flight (pub_mu: written by the write side, read by the loop). */
+	pthread_mutex_t pub_mu;
+	struct fb_journal_stats pub;
 };
+
+/* Write side, at the end of each call: copy the figures for get_stats. */
+static void publish(struct fb_journal *j)
+{
+	pthread_mutex_lock(&j->pub_mu);
+	j->pub = j->st;
+	j->pub.first_id = j->nsegs ? j->segs[0].first : 0;
+	j->pub.bytes = j->total_bytes;
+	j->pub.segments = (uint32_t)j->nsegs;
+	j->pub.stalled = j->stall;
+	j->pub.stalled_for_ms = j->stall_since_ns; /* converted in get_stats */
+	j->pub.waiting_bytes = j->buf.len;
+	pthread_mutex_unlock(&j->pub_mu);
+}
 
 static void seg_path(const struct fb_journal *j, uint64_t first, char out[PATH_MAX])
 {
@@ -287,6 +319,7 @@ int fb_journal_open(const struct fb_journal_opts *o, fb_journal_recover_cb cb, v
 		return -ENOMEM;
 	}
 	j->fd = j->dirfd = -1;
+	pthread_mutex_init(&j->pub_mu, NULL);
 	j->segment_bytes = o->segment_bytes ? o->segment_bytes : FBJ_DEFAULT_SEGMENT_BYTES;
 	j->retain_bytes = o->retain_bytes;
 	j->retain_age_s = o->retain_age_s;
@@ -301,6 +334,7 @@ int fb_journal_open(const struct fb_journal_opts *o, fb_journal_recover_cb cb, v
 		fb_journal_close(j);
 		return rc;
 	}
+	publish(j);
 	*out = j;
 	return 0;
 }
@@ -311,11 +345,11 @@ void fb_journal_close(struct fb_journal *j)
 		return;
 	/* Best effort: close is also the error path, so failures are logged by
 	 * flush/sync and not returned. */
-	if (!j->err && j->stall && j->buf.len)
+	if (!j->err && j->stall && j->buf.len + j->in.len)
 		fb_log_warn("journal: closing while stalled (%s): %zu bytes of records were never "
 			    "written; their agents were not acked and send them again",
-			    fb_strerror(j->stall), j->buf.len);
-	if (!j->err && j->buf.len)
+			    fb_strerror(j->stall), j->buf.len + j->in.len);
+	if (!j->err && j->buf.len + j->in.len)
 		(void)fb_journal_flush(j);
 	if (!j->err)
 		(void)fb_journal_sync(j);
@@ -324,6 +358,8 @@ void fb_journal_close(struct fb_journal *j)
 	if (j->dirfd >= 0)
 		close(j->dirfd);
 	fb_buf_free(&j->buf);
+	fb_buf_free(&j->in);
+	pthread_mutex_destroy(&j->pub_mu);
 	free(j->segs);
 	free(j->dir);
 	free(j);
@@ -343,7 +379,7 @@ int fb_journal_append(struct fb_journal *j, uint64_t event_id, const struct fb_e
 	size_t alen = strnlen(ev->agent_id, sizeof(ev->agent_id));
 	if (alen == sizeof(ev->agent_id))
 		return -EINVAL;
-	struct fb_buf *b = &j->buf;
+	struct fb_buf *b = &j->in;
 	size_t start = b->len;
 	/* One reserve for the common case so the puts below do not realloc. */
 	int rc = fb_buf_reserve(b, FBJ_REC_HDR_LEN + 1 + alen + (raw ? raw_len : 1024));
@@ -365,9 +401,30 @@ int fb_journal_append(struct fb_journal *j, uint64_t event_id, const struct fb_e
 	fb_store_be64(p + 8, event_id);
 	fb_store_be32(p + 4, fb_crc32c(0, p + 8, 8 + plen));
 	j->last_id = event_id;
-	j->st.appended++;
+	j->appended++;
 	return 0;
 }
+
+int fb_journal_stage(struct fb_journal *j)
+{
+	if (!j->in.len)
+		return 0;
+	if (!j->buf.len) {
+		/* The common case (everything before is durable): swap, so the
+		 * capacities are reused and nothing is copied. */
+		struct fb_buf t = j->buf;
+		j->buf = j->in;
+		j->in = t;
+		j->wr = 0;
+		return 0;
+	}
+	int rc = fb_buf_put(&j->buf, j->in.data, j->in.len);
+	if (!rc)
+		j->in.len = 0;
+	return rc;
+}
+
+int fb_journal_staged(const struct fb_journal *j) { return j->in.len != 0; }
 
 static uint64_t *active_bytes(struct fb_journal *j) { return &j->segs[j->nsegs - 1].bytes; }
 
@@ -534,7 +591,22 @@ static int flush_failed(struct fb_journal *j, int err)
 	return stall(j, "write to", err);
 }
 
+static int journal_write(struct fb_journal *j);
+
 int fb_journal_flush(struct fb_journal *j)
+{
+	int rc = fb_journal_stage(j);
+	return rc ? rc : fb_journal_write(j);
+}
+
+int fb_journal_write(struct fb_journal *j)
+{
+	int rc = journal_write(j);
+	publish(j);
+	return rc;
+}
+
+static int journal_write(struct fb_journal *j)
 {
 	if (j->err)
 		return j->err;
@@ -572,7 +644,16 @@ static int sync_failed(struct fb_journal *j, int err)
 	return stall(j, "fdatasync", err);
 }
 
+static int journal_sync(struct fb_journal *j);
+
 int fb_journal_sync(struct fb_journal *j)
+{
+	int rc = journal_sync(j);
+	publish(j);
+	return rc;
+}
+
+static int journal_sync(struct fb_journal *j)
 {
 	if (j->err)
 		return j->err;
@@ -630,7 +711,16 @@ static int seg_remove_oldest(struct fb_journal *j, const char *why)
 	return 0;
 }
 
+static int journal_retain(struct fb_journal *j, time_t now);
+
 int fb_journal_retain(struct fb_journal *j, time_t now)
+{
+	int rc = journal_retain(j, now);
+	publish(j);
+	return rc;
+}
+
+static int journal_retain(struct fb_journal *j, time_t now)
 {
 	/* The newest segment stays even when no segment is open, so readers
 	 * always find where the journal ends. */
@@ -651,16 +741,18 @@ int fb_journal_retain(struct fb_journal *j, time_t now)
 
 void fb_journal_get_stats(const struct fb_journal *j, struct fb_journal_stats *st)
 {
-	*st = j->st;
+	struct fb_journal *w = (struct fb_journal *)j; /* the mutex only */
+	pthread_mutex_lock(&w->pub_mu);
+	*st = j->pub;
+	pthread_mutex_unlock(&w->pub_mu);
+	st->appended = j->appended;
 	st->last_id = j->last_id;
-	st->first_id = (j->last_id && j->nsegs) ? j->segs[0].first : 0;
-	st->bytes = j->total_bytes;
-	st->segments = (uint32_t)j->nsegs;
-	st->stalled = j->stall;
-	st->stalled_for_ms = j->stall ? ((uint64_t)fb_time_ns() - j->stall_since_ns) / 1000000u : 0;
-	st->waiting_bytes = j->buf.len;
+	if (!j->last_id)
+		st->first_id = 0;
+	st->stalled_for_ms = st->stalled ? ((uint64_t)fb_time_ns() - st->stalled_for_ms) / 1000000u : 0;
+	st->waiting_bytes += j->in.len;
 }
 
-int fb_journal_broken(const struct fb_journal *j) { return j->err; }
+int fb_journal_broken(const struct fb_journal *j) { return atomic_load(&j->err); }
 
 const char *fb_journal_dir(const struct fb_journal *j) { return j->dir; }

@@ -6,7 +6,14 @@
  * payload = str8 agent_id || event body (fb_event_encode, see fb_wire.h).
  * All integers big-endian.
  *
- * Threads: the writer (struct fb_journal) belongs to the libevent loop. Readers
+ * Threads: the writer (struct fb_journal) has two sides. The append side
+ * (fb_journal_append, fb_journal_stage, fb_journal_staged,
+ * fb_journal_get_stats) belongs to the libevent loop. The write side
+ * (fb_journal_write, _flush, _sync, _retain, _broken, _close) belongs to whoever
+ * holds the write token: the loop, or the sync thread (journal_worker.h)
+ * between handing it a job and taking its result; a stage happens only while
+ * the loop holds the token. get_stats may run while the sync thread writes:
+ * it reads the write side's figures as of its last call. Readers
  * (struct fb_journal_reader) are independent objects with their own file
  * descriptors and may run on any thread (the WebSocket thread replays with
  * them); they only ever return records with event_id <= the limit the caller
@@ -66,7 +73,15 @@ void fb_journal_close(struct fb_journal *j);
  * greater than every earlier one. No I/O happens here. */
 int fb_journal_append(struct fb_journal *j, uint64_t event_id, const struct fb_event *ev,
 		      const uint8_t *raw, size_t raw_len);
-/* write(2) everything buffered, rolling segments at segment_bytes. Handles
+/* Append side, with the write token: move what was appended since the last
+ * stage behind the records the write side holds (ENOMEM leaves them where
+ * they are). */
+int fb_journal_stage(struct fb_journal *j);
+/* 1 if records were appended since the last stage. */
+int fb_journal_staged(const struct fb_journal *j);
+/* Write side: fb_journal_flush without the stage (what a sync thread runs). */
+int fb_journal_write(struct fb_journal *j);
+/* Stage, then write(2) everything buffered, rolling segments at segment_bytes. Handles
  * short writes. A failed write (ENOSPC, EDQUOT, EIO...) cuts what it tore off
  * the segment again and keeps the records buffered: the journal is *stalled*
  * (fb_journal_get_stats().stalled) and the next flush retries them. Only when

@@ -1,6 +1,7 @@
 /* test_journal.c - the journal: append/flush/read round trip, crash
  * recovery (torn and corrupt tails), segment rolling, retention by size and
- * age, and readers that follow the writer across segments and retention. */
+ * age, readers that follow the writer across segments and retention, and
+ * the sync thread (journal_worker.c) that writes while the loop appends. */
 #include "fb_test.h"
 
 #include "fb_buf.h"
@@ -8,9 +9,11 @@
 #include "fb_log.h"
 #include "fb_wire.h"
 #include "journal.h"
+#include "journal_worker.h"
 #include "test_journal_files.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <errno.h>
@@ -124,6 +127,19 @@ static void drain(struct fb_journal_reader *r, uint64_t limit, struct readout *o
 		rm_dir(d);                                                          \
 	}                                                                           \
 	static void name##_in(const char *dir)
+
+/* A full disk for the journal's files: files may grow to cur bytes, and
+ * writes past that fail with EFBIG instead of raising SIGXFSZ. Restore with
+ * setrlimit(RLIMIT_FSIZE, old) and signal(SIGXFSZ, *prev). */
+static int limit_file_size(rlim_t cur, struct rlimit *old, void (**prev)(int))
+{
+	if (getrlimit(RLIMIT_FSIZE, old) != 0)
+		return -errno;
+	*prev = signal(SIGXFSZ, SIG_IGN);
+	struct rlimit lim = *old;
+	lim.rlim_cur = cur;
+	return setrlimit(RLIMIT_FSIZE, &lim) == 0 ? 0 : -errno;
+}
 
 /* ---- tests -------------------------------------------------------------- */
 
@@ -511,12 +527,9 @@ DIR_TEST(journal_write_failure_stalls_and_retries)
 	fb_journal_get_stats(j, &st);
 	long long before = file_size(dir, 1);
 	CHECK(before > 0);
-	struct rlimit old, lim;
-	CHECK_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
-	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
-	lim = old;
-	lim.rlim_cur = (rlim_t)before + 300; /* room for part of the next flush */
-	CHECK_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	struct rlimit old;
+	void (*prev)(int);
+	CHECK_EQ(limit_file_size((rlim_t)before + 300, &old, &prev), 0); /* part of the next flush */
 	int rc = append_range(j, 11, 60, 100);
 	CHECK_EQ(rc, -EFBIG);
 	CHECK_EQ(fb_journal_broken(j), 0);
@@ -670,6 +683,145 @@ DIR_TEST(journal_older_segment_corruption_skipped)
 	CHECK_EQ(o.last, 60);
 }
 
+/* ---- the sync thread (journal_worker.c) ---------------------------------- */
+
+static void count_notify(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
+
+/* Append ids from..to without flushing (the loop's side while a job runs). */
+static int append_only(struct fb_journal *j, uint64_t from, uint64_t to)
+{
+	for (uint64_t id = from; id <= to; id++) {
+		struct fb_event ev;
+		make_event(&ev, id);
+		int rc = fb_journal_append(j, id, &ev, NULL, 0);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* A journal and its sync thread, or NULL. */
+static struct fb_journal *open_with_worker(const char *dir, uint64_t seg, atomic_int *notified,
+					   struct fb_jworker **w)
+{
+	struct fb_journal *j = jopen(dir, seg, 0, 0, NULL, NULL);
+	if (j && fb_jworker_new(j, count_notify, notified, w) != 0) {
+		fb_journal_close(j);
+		j = NULL;
+	}
+	return j;
+}
+
+/* A job writes and syncs exactly what was appended before it started: what
+ * the loop appends while it runs (concurrently, as the broker does) waits
+ * for the next job, and a reader sees the job's records, in order, once it
+ * is done. This is what commit.c acks on. */
+DIR_TEST(journal_worker_job_covers_what_was_staged)
+{
+	atomic_int notified = 0;
+	struct fb_jworker *w = NULL;
+	struct fb_journal *j = open_with_worker(dir, 64 << 10, &notified, &w);
+	CHECK(j != NULL);
+	CHECK_EQ(append_only(j, 1, 2000), 0);
+	CHECK_EQ(fb_jworker_start(w, 1), 0);
+	CHECK_EQ(fb_jworker_busy(w), 1);
+	CHECK_EQ(fb_jworker_start(w, 1), -EBUSY); /* one job at a time */
+	/* The loop's side while the thread writes and syncs (TSan checks the
+	 * hand-over): more appends and stats. */
+	struct fb_journal_stats st;
+	for (uint64_t id = 2001; id <= 4000; id += 100) {
+		CHECK_EQ(append_only(j, id, id + 99), 0);
+		fb_journal_get_stats(j, &st);
+		CHECK_EQ(st.last_id, id + 99);
+	}
+	int rc = 1;
+	CHECK_EQ(fb_jworker_wait(w, &rc), 1);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(fb_jworker_busy(w), 0);
+	CHECK_EQ(fb_jworker_take(w, &rc), 0); /* taken already */
+	CHECK_EQ(atomic_load(&notified), 1);
+	fb_journal_get_stats(j, &st);
+	CHECK(st.syncs >= 1);
+	CHECK(st.waiting_bytes > 0); /* 2001..4000, appended meanwhile */
+	CHECK(st.segments > 1);      /* the job rolled segments on the thread */
+
+	struct fb_journal_reader *r;
+	struct readout o = { 0 };
+	CHECK_EQ(fb_journal_reader_open(dir, 0, &r), 0);
+	drain(r, UINT64_MAX, &o);
+	CHECK_EQ(o.rc, 0);
+	CHECK(!o.bad);
+	CHECK_EQ(o.first, 1);
+	CHECK_EQ(o.last, 2000); /* nothing of the next job is written yet */
+
+	/* The next job takes the rest; take() sees it done after notify. */
+	CHECK_EQ(fb_jworker_start(w, 1), 0);
+	while (!fb_jworker_take(w, &rc))
+		usleep(1000);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(atomic_load(&notified), 2);
+	drain(r, UINT64_MAX, &o);
+	fb_journal_reader_close(r);
+	CHECK(!o.bad);
+	CHECK_EQ(o.count, 4000);
+	CHECK_EQ(o.last, 4000);
+	fb_journal_get_stats(j, &st);
+	CHECK_EQ(st.waiting_bytes, 0);
+	fb_jworker_free(w);
+	fb_journal_close(j);
+}
+
+/* A write that fails on the thread stalls the journal as it does on the
+ * loop: the job's records are kept, those appended meanwhile queue behind
+ * them, and the job after the disk has room writes them all in EventId
+ * order (recovery sees 1..N, nothing twice, nothing lost). */
+DIR_TEST(journal_worker_failed_job_keeps_order)
+{
+	atomic_int notified = 0;
+	struct fb_jworker *w = NULL;
+	struct fb_journal *j = open_with_worker(dir, 1 << 20, &notified, &w);
+	CHECK(j != NULL);
+	CHECK_EQ(append_only(j, 1, 10), 0);
+	int rc = 1;
+	CHECK_EQ(fb_jworker_start(w, 1), 0);
+	CHECK_EQ(fb_jworker_wait(w, &rc), 1);
+	CHECK_EQ(rc, 0);
+	long long before = file_size(dir, 1);
+	CHECK(before > 0);
+	struct rlimit old;
+	void (*prev)(int);
+	CHECK_EQ(limit_file_size((rlim_t)before + 300, &old, &prev), 0); /* part of the next write */
+	CHECK_EQ(append_only(j, 11, 60), 0);
+	CHECK_EQ(fb_jworker_start(w, 1), 0);
+	CHECK_EQ(append_only(j, 61, 80), 0); /* while the failing job runs */
+	CHECK_EQ(fb_jworker_wait(w, &rc), 1);
+	CHECK_EQ(rc, -EFBIG);
+	CHECK_EQ(fb_journal_broken(j), 0);
+	struct fb_journal_stats st;
+	fb_journal_get_stats(j, &st);
+	CHECK_EQ(st.stalled, -EFBIG);
+	CHECK_EQ(file_size(dir, 1), before); /* the torn part is cut again */
+	CHECK_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, prev);
+	CHECK_EQ(append_only(j, 81, 90), 0);
+	CHECK_EQ(fb_jworker_start(w, 1), 0);
+	CHECK_EQ(fb_jworker_wait(w, &rc), 1);
+	CHECK_EQ(rc, 0);
+	fb_journal_get_stats(j, &st);
+	CHECK_EQ(st.stalled, 0);
+	CHECK_EQ(st.waiting_bytes, 0);
+	fb_jworker_free(w);
+	fb_journal_close(j);
+
+	struct recovered rec = { 0, 0, 0 };
+	j = jopen(dir, 1 << 20, 0, 0, on_recover, &rec);
+	CHECK(j != NULL);
+	fb_journal_close(j);
+	CHECK(!rec.bad);
+	CHECK_EQ(rec.count, 90);
+	CHECK_EQ(rec.last_id, 90);
+}
+
 int main(void)
 {
 	fb_log_init("test_journal", 0, getenv("FB_TEST_VERBOSE") ? FB_LOG_DEBUG : FB_LOG_ERR - 1);
@@ -687,5 +839,7 @@ int main(void)
 	RUN(journal_write_failure_stalls_and_retries);
 	RUN(journal_torn_header_segment_recreated);
 	RUN(journal_older_segment_corruption_skipped);
+	RUN(journal_worker_job_covers_what_was_staged);
+	RUN(journal_worker_failed_job_keeps_order);
 	return TEST_DONE();
 }
