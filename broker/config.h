@@ -88,6 +88,7 @@ struct fb_config {
 	uint64_t flap_window_ms;    /* ...within this are a flap */
 	uint64_t flap_summary_ms;   /* "suppressed N" summary period while it flaps */
 	uint64_t flap_stable_ms;    /* quiet time that ends it */
+	uint64_t dedup_window_ms;   /* DedupWindow: duplicates of a link-state report (dedupctl.h); 0 off */
 	int log_syslog;
 	int log_level;              /* enum fb_log_level */
 

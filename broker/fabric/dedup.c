@@ -123,8 +123,7 @@ static void add_source(struct fb_dedup_entry *e, const char *agent, struct fb_de
 }
 
 int fb_dedup_observe(struct fb_dedup *d, const struct fb_dedup_cond *c, const char *agent,
-		     struct fb_dedup_end end, uint64_t event_id, uint64_t now_ns,
-		     const struct fb_dedup_entry **e)
+		     struct fb_dedup_end end, uint64_t event_id, uint64_t now_ns, struct fb_dedup_entry **e)
 {
 	int32_t i = lookup(d, c);
 	if (i >= 0 && d->v[i].c.up == c->up && now_ns - d->v[i].first_ns < d->window_ns) {
@@ -143,7 +142,7 @@ int fb_dedup_observe(struct fb_dedup *d, const struct fb_dedup_cond *c, const ch
 	struct fb_dedup_entry *n = &d->v[i];
 	memset(n, 0, sizeof(*n));
 	n->c = *c;
-	n->first_id = event_id;
+	n->first_id = n->group = event_id;
 	n->first_ns = now_ns;
 	n->reports = 1;
 	add_source(n, agent, end, event_id);

@@ -51,6 +51,8 @@ struct fb_dedup_source {
 struct fb_dedup_entry {
 	struct fb_dedup_cond c;
 	uint64_t first_id;        /* the EventId of the first report */
+	uint64_t group;           /* the duplicates' EventGroupId: first_id, or
+				   * the caller's (the first was a symptom) */
 	uint64_t first_ns;
 	uint32_t reports;         /* all of them, the first included */
 	uint32_t n_sources;       /* distinct (agent, end) pairs kept */
@@ -72,10 +74,10 @@ void fb_dedup_cond_make(struct fb_dedup_end me, struct fb_dedup_end peer, int up
 /* One report of condition c by agent at end `end`, with its EventId, at
  * now_ns. Returns 0 when it is the first report (a condition opens), 1
  * when it is a duplicate; *e (valid until the next call) is the condition
- * with this report counted and its source listed. */
+ * with this report counted and its source listed; the caller may set
+ * (*e)->group of a first report. */
 int fb_dedup_observe(struct fb_dedup *d, const struct fb_dedup_cond *c, const char *agent,
-		     struct fb_dedup_end end, uint64_t event_id, uint64_t now_ns,
-		     const struct fb_dedup_entry **e);
+		     struct fb_dedup_end end, uint64_t event_id, uint64_t now_ns, struct fb_dedup_entry **e);
 
 /* The conditions kept, newest first (i from 0); NULL past the end. The
  * ones older than the window are listed too, until their slot is reused. */

@@ -12,7 +12,7 @@
 static const struct fb_dedup_end LEAF3 = { 0x100, 3 }, SPINE1 = { 0x900, 1 };
 
 static int report(struct fb_dedup *d, struct fb_dedup_end me, struct fb_dedup_end peer, int up,
-		  const char *agent, uint64_t id, uint64_t now, const struct fb_dedup_entry **e)
+		  const char *agent, uint64_t id, uint64_t now, struct fb_dedup_entry **e)
 {
 	struct fb_dedup_cond c;
 	fb_dedup_cond_make(me, peer, up, &c);
@@ -23,15 +23,18 @@ static void both_ends_and_three_agents_are_one_condition(void)
 {
 	struct fb_dedup *d = fb_dedup_new(2 * S, 0);
 	CHECK(d);
-	const struct fb_dedup_entry *e;
+	struct fb_dedup_entry *e;
 	CHECK_EQ(report(d, LEAF3, SPINE1, 0, "ib@h40", 10, 1 * S, &e), 0);
 	CHECK_EQ(e->first_id, 10);
+	CHECK_EQ(e->group, 10);
+	e->group = 7; /* the first was a symptom of incident 7: its duplicates join it */
 	CHECK_EQ(report(d, SPINE1, LEAF3, 0, "ib@h40", 11, 1 * S + 5 * MS, &e), 1);
 	CHECK_EQ(e->first_id, 10);
 	CHECK_EQ(report(d, LEAF3, SPINE1, 0, "osm@sim-h1", 12, 1 * S + 40 * MS, &e), 1);
 	/* The same source again (a resync, a repeated trap) is one more report, not one more source. */
 	CHECK_EQ(report(d, LEAF3, SPINE1, 0, "osm@sim-h1", 13, 1 * S + 90 * MS, &e), 1);
 	CHECK_EQ(e->first_id, 10);
+	CHECK_EQ(e->group, 7);
 	CHECK_EQ(e->reports, 4);
 	CHECK_EQ(e->n_sources, 3);
 	CHECK_STR(e->src[0].agent, "ib@h40");
@@ -49,7 +52,7 @@ static void up_again_and_after_the_window_are_new(void)
 {
 	struct fb_dedup *d = fb_dedup_new(2 * S, 0);
 	CHECK(d);
-	const struct fb_dedup_entry *e;
+	struct fb_dedup_entry *e;
 	CHECK_EQ(report(d, LEAF3, SPINE1, 0, "ib", 1, 1 * S, &e), 0);
 	CHECK_EQ(report(d, LEAF3, SPINE1, 1, "ib", 2, 1 * S + 300 * MS, &e), 0); /* back up: news */
 	CHECK_EQ(e->first_id, 2);
@@ -68,7 +71,7 @@ static void other_cables_and_unknown_peers_stay_apart(void)
 {
 	struct fb_dedup *d = fb_dedup_new(2 * S, 0);
 	CHECK(d);
-	const struct fb_dedup_entry *e;
+	struct fb_dedup_entry *e;
 	struct fb_dedup_end leaf4 = { 0x100, 4 }, spine2 = { 0x901, 1 }, none = { 0, 0 };
 	CHECK_EQ(report(d, LEAF3, SPINE1, 0, "ib", 1, S, &e), 0);
 	CHECK_EQ(report(d, leaf4, spine2, 0, "ib", 2, S, &e), 0);
@@ -88,7 +91,7 @@ static void sources_past_the_list_are_counted(void)
 {
 	struct fb_dedup *d = fb_dedup_new(2 * S, 0);
 	CHECK(d);
-	const struct fb_dedup_entry *e = NULL;
+	struct fb_dedup_entry *e = NULL;
 	char agent[16];
 	for (int i = 0; i < FB_DEDUP_MAX_SOURCES + 3; i++) {
 		snprintf(agent, sizeof(agent), "a%d", i);
@@ -104,7 +107,7 @@ static void memory_is_bounded_and_the_oldest_is_forgotten(void)
 {
 	struct fb_dedup *d = fb_dedup_new(60 * S, 4);
 	CHECK(d);
-	const struct fb_dedup_entry *e;
+	struct fb_dedup_entry *e;
 	for (uint16_t p = 1; p <= 6; p++)
 		CHECK_EQ(report(d, (struct fb_dedup_end){ 0x100, p }, SPINE1, 0, "ib", p, S, &e), 0);
 	/* Ports 3..6 are kept; 1 and 2 were forgotten: a first report again, never lost. */
