@@ -23,6 +23,7 @@ struct fb_rl {
 	struct fb_rl_out *ready;    /* summaries waiting for fb_rl_take (ring) */
 	size_t r_head, r_n, r_cap;
 	uint64_t untracked, lost;
+	uint64_t swept_ns;          /* the last sweep (0: none yet) */
 };
 
 struct fb_rl *fb_rl_new(const struct fb_rl_cfg *cfg)
@@ -76,6 +77,45 @@ static int stale(const struct fb_rl *r, const struct key *k, uint64_t now)
 	return !k->limited && now - k->start_ns >= 2 * r->cfg.window_ns;
 }
 
+static size_t slot_of(const struct fb_rl *r, const struct key *v, unsigned scope, const char *name)
+{
+	size_t mask = r->cap - 1, i = hash(scope, name) & mask;
+	while (v[i].used)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* The table is full: rebuild it without the stale keys (those off every
+ * probe path cannot be reused in place). At most once a window, so that a
+ * table full of live keys costs one pass a window, not one per event.
+ * 1 if room was made. */
+static int sweep(struct fb_rl *r, uint64_t now)
+{
+	if (r->swept_ns && now - r->swept_ns < r->cfg.window_ns)
+		return 0;
+	r->swept_ns = now ? now : 1;
+	struct key *v = calloc(r->cap, sizeof(*v));
+	if (!v)
+		return 0;
+	size_t used = 0, n_lim = 0;
+	for (size_t i = 0; i < r->cap; i++) {
+		const struct key *k = &r->v[i];
+		if (!k->used || stale(r, k, now))
+			continue;
+		size_t j = slot_of(r, v, k->scope, k->name);
+		v[j] = *k;
+		used++;
+		if (k->limited)
+			r->lim[n_lim++] = j;
+	}
+	int room = used < r->used;
+	free(r->v);
+	r->v = v;
+	r->used = used;
+	r->n_lim = n_lim;
+	return room;
+}
+
 static struct key *lookup(struct fb_rl *r, unsigned scope, const char *name, uint64_t now)
 {
 	size_t mask = r->cap - 1, i = hash(scope, name) & mask;
@@ -90,6 +130,8 @@ static struct key *lookup(struct fb_rl *r, unsigned scope, const char *name, uin
 			reuse = k;
 	}
 	struct key *k = reuse;
+	if (!k && r->used >= r->cfg.max_keys && sweep(r, now))
+		return lookup(r, scope, name, now);
 	if (!k) {
 		if (r->used >= r->cfg.max_keys) {
 			r->untracked++;
