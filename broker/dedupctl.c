@@ -57,6 +57,25 @@ static int direction(const struct fb_event *ev)
 	return ev->port_state == IB_PORT_DOWN ? 0 : ev->port_state == 4 || ev->port_state == 5 ? 1 : -1;
 }
 
+/* The switch port cabled to a host port named by its port GUID (a node
+ * agent's event, or the OpenSM plugin's trap 64/65, which carries no port
+ * number). The switch agents name a host by its node GUID and port: try the
+ * port GUID as that (HCAs whose port 1 GUID is the node GUID), then as node
+ * GUID + port number (ibsim, and HCAs that number their port GUIDs so).
+ * Only a switch port facing a host counts. */
+static const struct fb_topo_port *host_port(const struct fb_topology *t, uint64_t pg, uint16_t port)
+{
+	if (!pg)
+		return NULL;
+	uint16_t n = port ? port : 1;
+	const struct fb_topo_port *c[3] = { fb_topology_by_peer(t, pg, n),
+					    pg > n ? fb_topology_by_peer(t, pg - n, n) : NULL, NULL };
+	for (size_t i = 0; c[i] || i < 2; i++)
+		if (c[i] && c[i]->link_class == FB_LINK_HOST)
+			return c[i];
+	return NULL;
+}
+
 /* The cable ev reports on: the end it was seen from (*me) and the cable's
  * ends as a condition keys them (*a, *b; b zero when there is no other
  * switch end), and the switch port as the topology has it (NULL if
@@ -74,7 +93,7 @@ static const struct fb_topo_port *ends(const struct fb_topology *t, const struct
 	uint16_t port;
 	if (ev->link_class == FB_LINK_NODE || !fb_topology_key(ev, &guid, &port)) {
 		*me = *a = (struct fb_dedup_end){ s->port_guid, s->port };
-		p = s->port_guid ? fb_topology_by_peer(t, s->port_guid, s->port) : NULL;
+		p = host_port(t, s->port_guid, s->port);
 		if (p)
 			*a = (struct fb_dedup_end){ p->switch_guid, p->port };
 		return p;

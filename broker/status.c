@@ -8,6 +8,7 @@
 #include "listener.h"
 #include "storm.h"
 #include "flapctl.h"
+#include "ratectl.h"
 #include "ofmf.h"
 #include "ws_server.h"
 
@@ -199,6 +200,9 @@ char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 		json_object_set_new(root, "storm", fb_storm_json(b->storm));
 	if (b->flapctl)
 		json_object_set_new(root, "flap", fb_flapctl_json(b->flapctl));
+	json_object_set_new(root, "quiet", fb_quiets_json(&b->quiets));
+	if (b->ratectl)
+		json_object_set_new(root, "ratelimit", fb_ratectl_json(b->ratectl));
 	char *out = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
 	return out;

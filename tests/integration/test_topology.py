@@ -409,21 +409,26 @@ def flap_control_on_one_port():
     detection off: --flap-count 32) give ONE FlapDetected, from the broker
     (FlapTransitions=6), then "suppressed N transitions" summaries every
     FlapSummaryInterval=1s, and one PortFlapStable once the port has been
-    quiet for FlapStableFor=3s -- a handful of events of the broker's, not
-    20; the 20 transitions themselves are all delivered. The summaries and
-    the stable event add up to every transition after the detection."""
+    quiet for FlapStableFor=3s. A default subscriber gets the 6 transitions
+    up to the detection, the FlapDetected, the summaries and the stable
+    event -- not 20 transitions; the 14 after the detection are quiet
+    (Oem.Fabricbus.Quiet "flap"), delivered to a quiet=1 subscriber (`tail
+    --all`), which gets all 20. The summaries and the stable event add up to
+    every transition after the detection."""
     ch = FabricChain(ib_args=["--flap-count", "32"], FlapTransitions="6", FlapWindow="60s",
                      FlapSummaryInterval="1s", FlapStableFor="3s")
     ok = False
     try:
         ch.start()
         tail = Tail(ch.broker.http_addr, os.path.join(ch.broker.workdir, "tail.err"))
+        every = Tail(ch.broker.http_addr, os.path.join(ch.broker.workdir, "tail-all.err"), ["--all"])
         path = "/Switches/leaf1/Ports/3"
         id0 = wait_for(lambda: last_event_id(tail), lambda i: i > 0, 15, "tail started")
+        wait_for(lambda: last_event_id(every), lambda i: i >= id0, 15, "tail --all started")
 
-        def port_events(pred):
-            with tail.cv:
-                return [d for d in tail.events if int(rec(d)["EventId"]) > id0 and
+        def port_events(pred, t=every):
+            with t.cv:
+                return [d for d in t.events if int(rec(d)["EventId"]) > id0 and
                         origin(d).endswith(path) and pred(d)]
 
         def link(kind):
@@ -437,7 +442,12 @@ def flap_control_on_one_port():
         dt = time.monotonic() - t0
         stable = tail.wait_for(lambda d: int(rec(d)["EventId"]) > id0 and origin(d).endswith(path) and
                                rec(d)["MessageId"] == "Fabricbus.1.0.PortFlapStable", 30, "PortFlapStable")
+        every.wait_for(lambda d: rec(d)["EventId"] == rec(stable)["EventId"], 15, "PortFlapStable (--all)")
         ours = port_events(lambda d: oem(d)["AgentId"] == "fabricbusd")
+        # What a default subscriber got for the port, and what was quiet.
+        default = port_events(lambda d: True, tail)
+        loud = [d for d in default if link("link_down")(d) or link("link_up")(d)]
+        quiet = port_events(lambda d: "Quiet" in oem(d))
         detected = port_events(lambda d: FLAP_DETECTED.match(rec(d)["MessageId"]))
         summaries = [d for d in ours if rec(d)["MessageId"] == "Fabricbus.1.0.PortFlapSuppressed"]
         transitions = len(port_events(link("link_down"))) + len(port_events(link("link_up")))
@@ -448,7 +458,15 @@ def flap_control_on_one_port():
               f"{len(ours)} events: {[rec(d)['MessageId'].split('.')[-1] for d in ours]}; "
               f"summaries {[oem(d)['Counters']['suppressed'] for d in summaries]}, stable after "
               f"{oem(stable)['Counters']['suppressed']} suppressed; /status flap {st}", flush=True)
+        print(f"  a default subscriber got {len(default)} events for the port "
+              f"({len(loud)} transitions); {len(quiet)} were quiet", flush=True)
         assert transitions == 20, transitions
+        assert len(loud) == 6 and not any("Quiet" in oem(d) for d in default), [rec(d) for d in default]
+        assert len(quiet) == 14 and all(oem(d)["Quiet"] == "flap" and oem(d)["Counters"]["quiet"] == 4
+                                        for d in quiet), [oem(d) for d in quiet]
+        assert [rec(d)["EventId"] for d in default] == [rec(d)["EventId"] for d in port_events(
+            lambda d: "Quiet" not in oem(d))], "the default stream is the --all stream without the quiet"
+        assert len(loud) + len(ours) < 20, len(ours)
         assert len(detected) == 1 and oem(detected[0])["AgentId"] == "fabricbusd", [rec(d) for d in detected]
         d = detected[0]
         check_redfish_event(d)
@@ -462,7 +480,9 @@ def flap_control_on_one_port():
         assert sum(oem(x)["Counters"]["suppressed"] for x in summaries) <= transitions - 6
         assert len(ours) == 1 + len(summaries) + 1 and len(ours) < transitions, len(ours)
         assert st["detected"] == 1 and st["stable"] == 1 and st["suppressed_ports"] == 0, st
+        assert st["quiet"] == 14, st
         tail.stop()
+        every.stop()
         ok = True
     finally:
         ch.stop(check=ok)

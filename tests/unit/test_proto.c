@@ -481,7 +481,8 @@ static void utf8_validator_cases(void)
 static void names_parse_back(void)
 {
 	for (unsigned k = 1; k < FB_KIND__END; k++)
-		CHECK_EQ(fb_kind_parse(fb_kind_name(k)), (int)k);
+		if (k != 21) /* reserved for de-duplication (fb_event.h) */
+			CHECK_EQ(fb_kind_parse(fb_kind_name(k)), (int)k);
 	for (unsigned c = 1; c < FB_CTR__END; c++)
 		CHECK_EQ(fb_counter_parse(fb_counter_name(c)), (int)c);
 	CHECK_EQ(fb_severity_parse("critical"), FB_SEV_CRITICAL);
