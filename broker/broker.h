@@ -34,6 +34,7 @@ struct fb_fabric_map;
 struct fb_storm;
 struct fb_flapctl;
 struct fb_ratectl;
+struct fb_dedupctl;
 struct fb_listener;
 struct fb_agent_tls;
 struct fb_peer_count;
@@ -97,6 +98,7 @@ struct fb_broker {
 	struct fb_storm *storm;   /* root cause, an output (storm.h) */
 	struct fb_flapctl *flapctl; /* flap control, a quiet stage (flapctl.h) */
 	struct fb_ratectl *ratectl; /* rate limits, a quiet stage; NULL when off (ratectl.h) */
+	struct fb_dedupctl *dedupctl; /* de-duplication, a quiet stage; NULL when off (dedupctl.h) */
 	struct fb_listener *listener;      /* agents (ingest.c) */
 	struct fb_agent_tls *agent_tls;    /* NULL unless AgentTls is optional or required */
 	struct fb_peer_count *peer_count;  /* agent connections per source address */

@@ -15,6 +15,7 @@
 #include "fb_metrics.h"
 #include "storm.h"
 #include "flapctl.h"
+#include "dedupctl.h"
 #include "ratectl.h"
 #include "ofmf.h"
 #include "ofmf_push.h"
@@ -370,6 +371,20 @@ static int start_storm(struct fb_broker *b)
 	return rc ? rc : fb_quiets_add(&b->quiets, "flap", fb_flapctl_quiet, b->flapctl);
 }
 
+/* De-duplication and symptoms (dedupctl.h): a quiet stage after flap
+ * control (it asks the root cause which reports are symptoms) and before
+ * the rate limits (a duplicate is not counted against a limit). Off with
+ * DedupWindow=0. */
+static int start_dedup(struct fb_broker *b)
+{
+	if (!b->cfg->dedup_window_ms)
+		return 0;
+	b->dedupctl = fb_dedupctl_new(b, b->cfg->dedup_window_ms * 1000000ULL);
+	if (!b->dedupctl)
+		return -ENOMEM;
+	return fb_quiets_add(&b->quiets, "dedup", fb_dedupctl_stage, b->dedupctl);
+}
+
 /* Rate limits (ratectl.h): the last quiet stage, so that it counts only
  * what the others left loud. Off while both limits are 0. */
 static int start_ratelimit(struct fb_broker *b)
@@ -535,6 +550,8 @@ static void shutdown_broker(struct fb_broker *b)
 	b->flapctl = NULL;
 	fb_ratectl_free(b->ratectl);
 	b->ratectl = NULL;
+	fb_dedupctl_free(b->dedupctl);
+	b->dedupctl = NULL;
 	if (b->journal)
 		fb_journal_close(b->journal);
 	fb_agent_table_free(b->agents);
@@ -612,6 +629,8 @@ int main(int argc, char **argv)
 		rc = fb_commit_init(&b);
 	if (!rc)
 		rc = start_storm(&b);
+	if (!rc)
+		rc = start_dedup(&b);
 	if (!rc)
 		rc = start_ratelimit(&b);
 	if (!rc)

@@ -89,6 +89,8 @@ static const char *const counter_names[FB_CTR__END] = {
 	[FB_CTR_LAST_SUPPRESSED_ID] = "last_suppressed_id",
 	[FB_CTR_RATE_LIMIT] = "rate_limit",
 	[FB_CTR_LIMIT_LIFTED] = "limit_lifted",
+	[FB_CTR_DEDUP_SOURCES] = "dedup_sources",
+	[FB_CTR_DEDUP_REPORTS] = "dedup_reports",
 };
 
 static const char *const quiet_names[FB_QUIET__END] = {

@@ -132,7 +132,11 @@ enum fb_counter_id {
 	FB_CTR_LAST_SUPPRESSED_ID = 47,  /* and the last */
 	FB_CTR_RATE_LIMIT = 48,          /* the limit: events per interval_ms */
 	FB_CTR_LIMIT_LIFTED = 49,        /* 1: the last summary, the limit no longer applies */
-	/* 50-54: reserved for de-duplication (branch dedup). */
+	/* De-duplication (broker/dedupctl.h), on a quiet duplicate, whose
+	 * EventGroupId is the first report's EventId: */
+	FB_CTR_DEDUP_SOURCES = 50,   /* distinct sources (agent, cable end) that reported it so far */
+	FB_CTR_DEDUP_REPORTS = 51,   /* reports of it so far, the first included */
+	/* 52-54: reserved for de-duplication. */
 	FB_CTR__END
 };
 
