@@ -26,7 +26,8 @@ struct tally {
 	uint64_t guid;
 	uint64_t group;      /* the EventId of the switch's first report */
 	uint64_t last_ns;
-	uint32_t cables;     /* distinct cables reported down */
+	uint64_t cable[2];   /* the first two distinct cables */
+	uint32_t cables;     /* distinct cables reported down (counted up to 3) */
 	uint8_t used;        /* a symptom was given group */
 };
 
@@ -85,8 +86,8 @@ static json_t *verdict_json(const struct fb_rc_verdict *v, uint64_t now)
 static struct tally *tally_find(struct fb_storm *s, uint64_t guid, uint64_t now)
 {
 	for (size_t i = 0; i < TALLY_MAX; i++)
-		if (s->tally[i].cables && s->tally[i].guid == guid)
-			return now - s->tally[i].last_ns <= s->window_ns ? &s->tally[i] : NULL;
+		if (s->tally[i].cables && s->tally[i].guid == guid && now - s->tally[i].last_ns <= s->window_ns)
+			return &s->tally[i];
 	return NULL;
 }
 
@@ -275,24 +276,41 @@ int fb_storm_committed(void *arg, struct fb_batch *batch, uint64_t last_id)
 	return 0;
 }
 
-/* Count a first report of a cable down on switch guid; return its group if
- * the switch already had 2 other cables down in the window, else 0. */
-static uint64_t tally_add(struct fb_storm *s, uint64_t guid, uint64_t event_id, uint64_t now)
+/* Count a first report of cable `cable` down on switch guid; return its
+ * group if the switch already had 2 other cables down in the window, else
+ * 0. The same cable down again (a flap) is not another cable. */
+static uint64_t tally_add(struct fb_storm *s, uint64_t guid, uint64_t cable, uint64_t event_id, uint64_t now)
 {
 	struct tally *t = tally_find(s, guid, now);
 	if (!t) {
-		/* A free or expired slot, else the one quiet the longest. */
+		/* The slot quiet the longest (a free one is the oldest of all). */
 		t = &s->tally[0];
-		for (size_t i = 0; i < TALLY_MAX && t->cables; i++)
+		for (size_t i = 1; i < TALLY_MAX && t->cables; i++)
 			if (!s->tally[i].cables || s->tally[i].last_ns < t->last_ns)
 				t = &s->tally[i];
-		*t = (struct tally){ guid, event_id, now, 0, 0 };
+		*t = (struct tally){ .guid = guid, .group = event_id };
 	}
 	t->last_ns = now;
-	if (t->cables++ < 2)
+	for (uint32_t k = 0; k < t->cables && k < 2; k++)
+		if (t->cable[k] == cable)
+			return t->cables > 2 && t->used ? t->group : 0;
+	if (t->cables < 2) {
+		t->cable[t->cables++] = cable;
 		return 0;
+	}
+	t->cables = 3;
 	t->used = 1;
 	return t->group;
+}
+
+/* A cable's name for the tally, the same from either end. */
+static uint64_t cable_id(const struct fb_topo_port *p)
+{
+	uint64_t a = (p->switch_guid ^ ((uint64_t)p->port << 48)) * 0x9e3779b97f4a7c15ULL;
+	uint64_t b = p->link_class == FB_LINK_ISL
+			     ? (p->peer_guid ^ ((uint64_t)p->peer_port << 48)) * 0x9e3779b97f4a7c15ULL
+			     : 0;
+	return a ^ b;
 }
 
 uint64_t fb_storm_symptom(struct fb_storm *s, const struct fb_topo_port *p, uint64_t event_id, uint64_t now_ns)
@@ -307,8 +325,9 @@ uint64_t fb_storm_symptom(struct fb_storm *s, const struct fb_topo_port *p, uint
 		s->symptoms++;
 		return inc->group;
 	}
-	uint64_t g = tally_add(s, p->switch_guid, event_id, now_ns);
-	uint64_t h = peer ? tally_add(s, peer, event_id, now_ns) : 0;
+	uint64_t cable = cable_id(p);
+	uint64_t g = tally_add(s, p->switch_guid, cable, event_id, now_ns);
+	uint64_t h = peer ? tally_add(s, peer, cable, event_id, now_ns) : 0;
 	if (g || h)
 		s->early_symptoms++;
 	return g ? g : h;
