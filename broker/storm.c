@@ -91,13 +91,26 @@ static struct tally *tally_find(struct fb_storm *s, uint64_t guid, uint64_t now)
 	return NULL;
 }
 
+/* The switch's tally that gave symptoms a group, if it is recent: the
+ * verdict comes a window after its last report (at most 8 windows after the
+ * first, rootcause.c), later than tally_find would look. */
+static struct tally *tally_used(struct fb_storm *s, uint64_t guid, uint64_t now)
+{
+	for (size_t i = 0; i < TALLY_MAX; i++)
+		if (s->tally[i].used && s->tally[i].guid == guid && now - s->tally[i].last_ns <= 10 * s->window_ns)
+			return &s->tally[i];
+	return NULL;
+}
+
 static void emit_verdict(struct fb_storm *s, const struct fb_rc_verdict *v, uint64_t now, json_t *j)
 {
 	/* A new incident whose reports were made symptoms before it existed
 	 * takes the group they were given: one story, one EventGroupId. */
-	const struct tally *ta = tally_find(s, v->switch_guid, now);
-	uint64_t group = ta && ta->used ? ta->group : s->b->last_event_id + 1;
+	struct tally *ta = tally_used(s, v->switch_guid, now);
+	uint64_t group = ta && !fb_incidents_find(s->incidents, v->switch_guid) ? ta->group : s->b->last_event_id + 1;
 	const struct fb_incident *inc = fb_incidents_verdict(s->incidents, v->switch_guid, group, now, v->n_no_path);
+	if (ta)
+		ta->used = 0; /* the incident has the group now */
 	struct fb_event ev;
 	uint64_t id = 0;
 	int rc = fb_rc_event_fill(v, inc, &ev);
