@@ -13,7 +13,6 @@
 #include <stdlib.h>
 
 #define RECENT_SHOWN 16
-#define IB_PORT_DOWN 1
 
 struct fb_dedupctl {
 	struct fb_broker *b;
@@ -43,18 +42,14 @@ void fb_dedupctl_free(struct fb_dedupctl *d)
 	free(d);
 }
 
-/* 0: ev says a link is down, 1: up, -1: not a link-state report. */
+/* 0: ev says a link went down, 1: up, -1: not a link-state report. A
+ * port_state is not one: it follows a port's states one by one (Init, then
+ * Active) from one source, each of them news, not a repeat. */
 static int direction(const struct fb_event *ev)
 {
 	if (ev->kind == FB_KIND_LINK_DOWN)
 		return 0;
-	if (ev->kind == FB_KIND_LINK_UP)
-		return 1;
-	if (ev->kind != FB_KIND_PORT_STATE)
-		return -1;
-	if (ev->tech == FB_TECH_ETH) /* IF-MIB ifOperStatus: 1 up, 2 down, 7 lowerLayerDown */
-		return ev->port_state == 1 ? 1 : ev->port_state == 2 || ev->port_state == 7 ? 0 : -1;
-	return ev->port_state == IB_PORT_DOWN ? 0 : ev->port_state == 4 || ev->port_state == 5 ? 1 : -1;
+	return ev->kind == FB_KIND_LINK_UP ? 1 : -1;
 }
 
 /* The switch port cabled to a host port named by its port GUID (a node
@@ -91,7 +86,7 @@ static const struct fb_topo_port *ends(const struct fb_topology *t, const struct
 	*b = (struct fb_dedup_end){ 0, 0 };
 	uint64_t guid;
 	uint16_t port;
-	if (ev->link_class == FB_LINK_NODE || !fb_topology_key(ev, &guid, &port)) {
+	if (!fb_topology_key(ev, &guid, &port)) {
 		*me = *a = (struct fb_dedup_end){ s->port_guid, s->port };
 		p = host_port(t, s->port_guid, s->port);
 		if (p)
@@ -112,7 +107,10 @@ unsigned fb_dedupctl_stage(void *arg, struct fb_event *ev, uint64_t event_id, un
 {
 	(void)quiet;
 	struct fb_dedupctl *d = arg;
-	int up = direction(ev);
+	/* A node's own port is another resource (its NetworkDevice port) that
+	 * a node's drain follows; like flap control and the root cause, the
+	 * switch side of the cable is what is compared. */
+	int up = ev->link_class == FB_LINK_NODE ? -1 : direction(ev);
 	if (up < 0)
 		return 0;
 	const struct fb_topology *t = fb_fabric_map_topology(d->b->fabric_map);

@@ -1,6 +1,6 @@
 /* dedupctl.h - de-duplication and symptoms, a quiet stage (quiet.h): every
- * agent's link-state report (link_down, link_up, a port_state that says
- * down or up) is weighed before it is journaled:
+ * agent's link-state report (link_down, link_up; a node's own port aside)
+ * is weighed before it is journaled:
  *   - a later report of a condition already reported within DedupWindow
  *     (the same cable, the same direction: its other end, another agent's
  *     poll or trap, the OpenSM plugin; fabric/dedup.h) is a duplicate:
