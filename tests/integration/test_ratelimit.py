@@ -14,16 +14,19 @@ other, whatever the windows turn out to be):
   stream is exactly it without them;
 - after a broker restart (empty ring), a since=0 replay from the journal
   gives the quiet flag back on the same EventIds, and a default replay
-  skips them;
+  skips them; the same on /redfish/v1/EventService/SSE with and without
+  quiet=1;
 - an agent's own `quiet` counter is removed at ingest (the event is loud);
 - Kafka gets every event, quiet ones included, with Quiet in the JSON.
 
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \\
      /usr/bin/python3 tests/integration/test_ratelimit.py [test_name ...]
 """
+import http.client
 import json
 import os
 import subprocess
+import time
 
 import kafka
 from fbtest import (FABRICBUS, Broker, Tail, assert_no_sanitizer_report, check_redfish_event, main, oem,
@@ -58,6 +61,25 @@ def tail_n(b, n, *extra, timeout=60):
                        capture_output=True, text=True, timeout=timeout + 30)
     assert r.returncode == 0, f"tail exit {r.returncode}: {r.stderr}"
     return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+
+def sse_ids(b, query, n, timeout=60):
+    """The first n EventIds of /redfish/v1/EventService/SSE?<query> (read
+    until n arrive, within a generous deadline)."""
+    c = http.client.HTTPConnection("127.0.0.1", b.http_port, timeout=timeout)
+    try:
+        c.request("GET", "/redfish/v1/EventService/SSE?" + query)
+        r = c.getresponse()
+        assert r.status == 200, (r.status, r.read(2000))
+        got, deadline = [], time.monotonic() + timeout
+        while len(got) < n and time.monotonic() < deadline:
+            line = r.fp.readline()
+            if line.startswith(b"id: "):
+                got.append(int(line[4:]))
+        assert len(got) == n, f"SSE ?{query}: {len(got)} of {n} events in {timeout}s"
+        return got
+    finally:
+        c.close()
 
 
 def check_flood(default, every, agent, n_flood, n_other):
@@ -144,6 +166,9 @@ def a_flood_on_one_subject():
         assert all(oem(d)["Quiet"] == "rate_limited" for d in replay if int(rec(d)["EventId"]) in set(qids))
         loud = tail_n(b, total - len(qids), "--since", "0")
         assert ids(loud) == [i for i in ids(alls) if i not in set(qids)]
+        # SSE: the same rule, from the journal too.
+        assert sse_ids(b, "Last-Event-ID=0&quiet=1", total) == ids(alls)
+        assert sse_ids(b, "Last-Event-ID=0", total - len(qids)) == ids(loud)
         ok = True
     finally:
         rc = b.stop()
