@@ -173,7 +173,7 @@ static int is_transition(const struct fb_event *ev)
 	       ev->subj.port && ev->link_class != FB_LINK_NODE;
 }
 
-unsigned fb_flapctl_quiet(void *arg, const struct fb_event *ev, uint64_t event_id, unsigned quiet, uint64_t now_ns)
+unsigned fb_flapctl_quiet(void *arg, struct fb_event *ev, uint64_t event_id, unsigned quiet, uint64_t now_ns)
 {
 	(void)quiet; /* whatever else it is, the port's state must follow it */
 	struct fb_flapctl *f = arg;

@@ -33,7 +33,7 @@ struct fb_flapctl *fb_flapctl_new(struct fb_broker *b);
 void fb_flapctl_free(struct fb_flapctl *f);
 /* The quiet stage (quiet.h, fb_quiet_fn): FB_QUIET_FLAP for a transition
  * of a port whose flap was detected, else 0. */
-unsigned fb_flapctl_quiet(void *arg, const struct fb_event *ev, uint64_t event_id, unsigned quiet, uint64_t now_ns);
+unsigned fb_flapctl_quiet(void *arg, struct fb_event *ev, uint64_t event_id, unsigned quiet, uint64_t now_ns);
 /* /status "flap": {"transitions":N,"detected":N,"agent_flaps":N,
  * "summaries":N,"stable":N,"suppressed_ports":N,"untracked":N} (new
  * reference; NULL on ENOMEM). */

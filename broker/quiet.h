@@ -35,8 +35,10 @@
 #define FB_QUIET_STAGES_MAX 8
 
 /* Returns the reason this stage makes ev quiet for (enum fb_quiet), or 0.
- * quiet: the reason the stages before it gave, 0 if none. */
-typedef unsigned (*fb_quiet_fn)(void *arg, const struct fb_event *ev, uint64_t event_id, unsigned quiet,
+ * quiet: the reason the stages before it gave, 0 if none. A stage may add
+ * counters of its own to ev (de-duplication adds EventGroupId and its
+ * counts, dedupctl.h); it must not remove or change the agent's. */
+typedef unsigned (*fb_quiet_fn)(void *arg, struct fb_event *ev, uint64_t event_id, unsigned quiet,
 				uint64_t now_ns);
 
 struct fb_quiet_stage {

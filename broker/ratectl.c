@@ -138,7 +138,7 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 	flush(arg);
 }
 
-unsigned fb_ratectl_quiet(void *arg, const struct fb_event *ev, uint64_t event_id, unsigned quiet, uint64_t now_ns)
+unsigned fb_ratectl_quiet(void *arg, struct fb_event *ev, uint64_t event_id, unsigned quiet, uint64_t now_ns)
 {
 	struct fb_ratectl *r = arg;
 	if (quiet)

@@ -15,7 +15,7 @@ struct probe {
 	int calls;
 };
 
-static unsigned stage(void *arg, const struct fb_event *ev, uint64_t event_id, unsigned quiet, uint64_t now_ns)
+static unsigned stage(void *arg, struct fb_event *ev, uint64_t event_id, unsigned quiet, uint64_t now_ns)
 {
 	(void)ev;
 	(void)event_id;
