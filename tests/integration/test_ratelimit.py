@@ -17,6 +17,8 @@ other, whatever the windows turn out to be):
   skips them; the same on /redfish/v1/EventService/SSE with and without
   quiet=1;
 - an agent's own `quiet` counter is removed at ingest (the event is loud);
+- RateLimitAgent: 30 events of one agent give exactly 10 loud per window of
+  suppression and summaries naming "agent <id>" that add up;
 - Kafka gets every event, quiet ones included, with Quiet in the JSON.
 
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \\
@@ -177,6 +179,42 @@ def a_flood_on_one_subject():
     assert_no_sanitizer_report(b.log(), "fabricbusd")
 
 
+def an_agent_over_its_limit():
+    """RateLimitAgent=10 per 2 s: 30 generated events of one agent (no subject
+    limit) give a default subscriber exactly 10 per window of suppression, and
+    summaries naming the agent whose counts add up to the quiet ones."""
+    b = Broker(RateLimitAgent="10", RateLimitWindow="2s").start()
+    ok = False
+    try:
+        every = Tail(b.http_addr, os.path.join(b.workdir, "tail-all.err"), ["--all"])
+        p = publish(b.agent_addr, "ib-chatty", generate=30)
+        assert p.returncode == 0, p.stderr
+        every.wait_for(lambda d: oem(d).get("LimitLifted"), 60, "the LimitLifted summary")
+        with every.cv:
+            alls = list(every.events)
+        mine = agent_events(alls, "ib-chatty")
+        quiet = [d for d in mine if oem(d).get("Quiet") == "rate_limited"]
+        sums = [d for d in alls if rec(d)["MessageId"] == "Fabricbus.1.0.EventsSuppressed"]
+        windows = [d for d in sums if not oem(d).get("LimitLifted")]
+        lifted = [d for d in sums if oem(d).get("LimitLifted")]
+        print(f"  30 of one agent: {len(mine) - len(quiet)} loud, {len(quiet)} quiet; summaries "
+              f"{[rec(d)['MessageArgs'] for d in sums]}", flush=True)
+        assert len(mine) == 30 and windows and len(lifted) == 1
+        assert len(mine) - len(quiet) == 10 * len(windows)
+        assert sum(oem(d)["Counters"]["suppressed"] for d in windows) == len(quiet)
+        assert oem(lifted[0])["Counters"]["suppressed"] == len(quiet)
+        assert all(rec(d)["MessageArgs"][1] == "agent ib-chatty" and oem(d)["Text"] == "agent ib-chatty"
+                   for d in sums), [rec(d) for d in sums]
+        check_redfish_event(windows[0])
+        every.stop()
+        ok = True
+    finally:
+        rc = b.stop()
+        if ok:
+            assert rc == 0, b.log()[-3000:]
+    assert_no_sanitizer_report(b.log(), "fabricbusd")
+
+
 def kafka_gets_quiet_events():
     """Kafka is not a default subscription: it gets every event, the quiet
     ones with Oem.Fabricbus.Quiet."""
@@ -202,7 +240,7 @@ def kafka_gets_quiet_events():
     assert_no_sanitizer_report(b.log(), "fabricbusd")
 
 
-ALL = [a_flood_on_one_subject, kafka_gets_quiet_events]
+ALL = [a_flood_on_one_subject, an_agent_over_its_limit, kafka_gets_quiet_events]
 
 if __name__ == "__main__":
     main(ALL)
