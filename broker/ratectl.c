@@ -27,13 +27,17 @@ void fb_ratectl_subject(const struct fb_event *ev, char *out, size_t outsz)
 {
 	const struct fb_subject *s = &ev->subj;
 	out[0] = '\0';
+	/* Named as its OriginOfCondition names it (fb_redfish.c): the switch's
+	 * name first, so that the summary points where the events do. */
 	if (s->node[0] && (ev->link_class == FB_LINK_NODE || (!s->switch_guid && !s->switch_name[0])))
 		snprintf(out, outsz, "node %s", s->node);
+	else if (s->switch_name[0])
+		snprintf(out, outsz, "switch %s port %u", s->switch_name,
+			 ev->tech == FB_TECH_ETH && s->ifindex ? (unsigned)s->ifindex : s->port);
 	else if (s->switch_guid)
 		snprintf(out, outsz, "guid %016" PRIx64 " port %u", s->switch_guid, s->port);
-	else if (s->switch_name[0] || s->addr[0])
-		snprintf(out, outsz, "switch %s port %u", s->switch_name[0] ? s->switch_name : s->addr,
-			 s->port ? s->port : (unsigned)s->ifindex);
+	else if (s->addr[0])
+		snprintf(out, outsz, "switch %s port %u", s->addr, s->ifindex ? (unsigned)s->ifindex : s->port);
 }
 
 static void arm(struct fb_ratectl *r, uint64_t now)

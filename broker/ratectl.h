@@ -28,8 +28,10 @@ struct fb_ratectl *fb_ratectl_new(struct fb_broker *b, int *err);
 void fb_ratectl_free(struct fb_ratectl *r);
 /* The quiet stage (fb_quiet_fn): FB_QUIET_RATE_LIMITED or 0. */
 unsigned fb_ratectl_quiet(void *arg, struct fb_event *ev, uint64_t event_id, unsigned quiet, uint64_t now_ns);
-/* The subject an event counts against: "guid <hex> port <n>", "switch
- * <name> port <n>" or "node <name>"; "" when it names none. */
+/* The subject an event counts against, named as its OriginOfCondition
+ * names it: "node <name>" (a node's own port, or only a node known),
+ * "switch <name or address> port <n>", "guid <hex> port <n>"; "" when it
+ * names none. */
 void fb_ratectl_subject(const struct fb_event *ev, char *out, size_t outsz);
 /* /status "ratelimit": {"quiet":N,"summaries":N,"lifted":N,"limited":N,
  * "untracked":N,"not_emitted":N} (new reference; NULL on ENOMEM). */

@@ -30,7 +30,7 @@ struct sse_req {
 	int has_filter;
 	char last_id[32];
 	int has_last_id;
-	char quiet[8]; /* quiet= / all=, as on /ws/events (filter.h) */
+	char quiet[16]; /* "quiet=" and the value of quiet= / all=, as on /ws/events (filter.h) */
 };
 
 /* The query: lws hands each '&'-separated argument already %-decoded. */
@@ -51,11 +51,12 @@ static int read_query(struct lws *wsi, struct sse_req *q, char *arg, const char 
 			snprintf(q->filter, sizeof(q->filter), "%s", v);
 			q->has_filter = 1;
 		} else if ((nl == 5 && memcmp(arg, "quiet", 5) == 0) || (nl == 3 && memcmp(arg, "all", 3) == 0)) {
-			if (strlen(v) >= sizeof(q->quiet)) {
+			if (strlen(v) >= sizeof(q->quiet) - 6) {
 				*bad = "quiet";
 				return -1;
 			}
-			snprintf(q->quiet, sizeof(q->quiet), "quiet=%s", v);
+			memcpy(q->quiet, "quiet=", 6);
+			memcpy(q->quiet + 6, v, strlen(v) + 1);
 		} else if ((nl == 13 && strncasecmp(arg, "Last-Event-ID", 13) == 0) ||
 			   (nl == 11 && memcmp(arg, "lastEventId", 11) == 0)) {
 			if (strlen(v) >= sizeof(q->last_id)) {
