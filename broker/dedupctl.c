@@ -63,12 +63,11 @@ static const struct fb_topo_port *host_port(const struct fb_topology *t, uint64_
 	if (!pg)
 		return NULL;
 	uint16_t n = port ? port : 1;
-	const struct fb_topo_port *c[3] = { fb_topology_by_peer(t, pg, n),
-					    pg > n ? fb_topology_by_peer(t, pg - n, n) : NULL, NULL };
-	for (size_t i = 0; c[i] || i < 2; i++)
-		if (c[i] && c[i]->link_class == FB_LINK_HOST)
-			return c[i];
-	return NULL;
+	const struct fb_topo_port *p = fb_topology_by_peer(t, pg, n);
+	if (p && p->link_class == FB_LINK_HOST)
+		return p;
+	p = pg > n ? fb_topology_by_peer(t, pg - n, n) : NULL;
+	return p && p->link_class == FB_LINK_HOST ? p : NULL;
 }
 
 /* The cable ev reports on: the end it was seen from (*me) and the cable's
@@ -139,12 +138,15 @@ unsigned fb_dedupctl_stage(void *arg, struct fb_event *ev, uint64_t event_id, un
 	return FB_QUIET_SYMPTOM;
 }
 
-/* "leaf1:3", or the GUID when the topology does not know the switch. */
+/* "leaf1:3"; a host port named by its GUID alone (trap 64/65) "port GUID
+ * 0x..."; the GUID and port when the topology does not know the switch. */
 static void end_name(const struct fb_topology *t, struct fb_dedup_end e, char *buf, size_t sz)
 {
 	const struct fb_topo_switch *sw = fb_topology_switch(t, e.guid);
 	if (sw && sw->name[0])
 		snprintf(buf, sz, "%s:%u", sw->name, (unsigned)e.port);
+	else if (!e.port)
+		snprintf(buf, sz, "port GUID 0x%016" PRIx64, e.guid);
 	else
 		snprintf(buf, sz, "0x%016" PRIx64 ":%u", e.guid, (unsigned)e.port);
 }
