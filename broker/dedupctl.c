@@ -92,6 +92,12 @@ static const struct fb_topo_port *ends(const struct fb_topology *t, const struct
 			*a = (struct fb_dedup_end){ p->switch_guid, p->port };
 		return p;
 	}
+	/* Port 0: an IB switch's management port, or an ifIndex past 65535
+	 * that the key cannot hold; no cable to compare. */
+	if (!port) {
+		*me = *a = (struct fb_dedup_end){ 0, 0 };
+		return NULL;
+	}
 	*me = *a = (struct fb_dedup_end){ guid, port };
 	p = fb_topology_event_port(t, ev);
 	int isl = p ? p->link_class == FB_LINK_ISL : ev->link_class == FB_LINK_ISL;
