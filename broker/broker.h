@@ -16,6 +16,7 @@
 #include "batch.h"
 #include "config.h"
 #include "output.h"
+#include "quiet.h"
 
 #include <event2/event.h>
 #include <event2/listener.h>
@@ -35,6 +36,8 @@ struct fb_inventory;
 struct fb_fabric_map;
 struct fb_storm;
 struct fb_flapctl;
+struct fb_ratectl;
+struct fb_dedupctl;
 struct fb_listener;
 struct fb_agent_tls;
 struct fb_peer_count;
@@ -83,6 +86,7 @@ struct fb_broker {
 	struct fb_ofmf *ofmf;     /* OFMF registration, NULL unless OfmfCore; also in outputs */
 	struct fb_ofmf_push *ofmf_io; /* its HTTP client and subscription, over push */
 	struct fb_outputs outputs; /* called with every durable batch (output.h) */
+	struct fb_quiets quiets;   /* may make an agent's event quiet before it is journaled (quiet.h) */
 	/* Called by commit for each agent whose events just became durable
 	 * (set by main to ingest's ack sender). */
 	void (*durable)(struct fb_broker *b, struct fb_agent *a, uint64_t seq);
@@ -95,7 +99,9 @@ struct fb_broker {
 	struct fb_inventory *inventory; /* port GUID/MAC -> node (inventory.h) */
 	struct fb_fabric_map *fabric_map; /* topology + jobs, /fabric/map (fabric_map.h) */
 	struct fb_storm *storm;   /* root cause, an output (storm.h) */
-	struct fb_flapctl *flapctl; /* flap control, an output (flapctl.h) */
+	struct fb_flapctl *flapctl; /* flap control, a quiet stage (flapctl.h) */
+	struct fb_ratectl *ratectl; /* rate limits, a quiet stage; NULL when off (ratectl.h) */
+	struct fb_dedupctl *dedupctl; /* de-duplication, a quiet stage; NULL when off (dedupctl.h) */
 	struct fb_listener *listener;      /* agents (ingest.c) */
 	struct fb_agent_tls *agent_tls;    /* NULL unless AgentTls is optional or required */
 	struct fb_peer_count *peer_count;  /* agent connections per source address */

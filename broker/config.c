@@ -179,6 +179,17 @@ static const struct fb_conf_key keys[] = {
 	  .help = "while a port flaps, one 'suppressed N transitions' event this often" },
 	{ "FlapStableFor", FB_CONF_DURATION_MS, F(flap_stable_ms), .min = 100, .max = 86400000,
 	  .help = "a flapping port with no transition for this long is stable again" },
+	{ "DedupWindow", FB_CONF_DURATION_MS, F(dedup_window_ms), .min = 0, .max = 3600000,
+	  .help = "one cable's down (or up) reported again within this, from its other end or another "
+		  "source, is a quiet duplicate of the first report (0: off)" },
+	{ "RateLimitAgent", FB_CONF_COUNT, F(rate_limit_agent), .min = 0, .max = 1000000000,
+	  .help = "events of one agent per RateLimitWindow before the rest are quiet, with a summary "
+		  "(0: no limit)" },
+	{ "RateLimitSubject", FB_CONF_COUNT, F(rate_limit_subject), .min = 0, .max = 1000000000,
+	  .help = "events about one switch port or node per RateLimitWindow before the rest are quiet, "
+		  "with a summary (0: no limit)" },
+	{ "RateLimitWindow", FB_CONF_DURATION_MS, F(rate_limit_window_ms), .min = 100, .max = 86400000,
+	  .help = "the window of RateLimitAgent and RateLimitSubject, and of their summaries" },
 	{ "LogTarget", FB_CONF_ENUM, F(log_syslog), .names = target_names,
 	  .help = "stderr or syslog" },
 	{ "LogLevel", FB_CONF_LOGLEVEL, F(log_level), .help = "error, warn, info or debug" },
@@ -283,6 +294,10 @@ void fb_config_defaults(struct fb_config *c)
 	c->flap_window_ms = 60000;
 	c->flap_summary_ms = 10000;
 	c->flap_stable_ms = 30000;
+	c->dedup_window_ms = 2000;
+	c->rate_limit_agent = 0;
+	c->rate_limit_subject = 0;
+	c->rate_limit_window_ms = 10000;
 	c->log_syslog = 0;
 	c->log_level = FB_LOG_INFO;
 	char why[64];
@@ -416,6 +431,9 @@ void fb_config_print(const struct fb_config *c, void *file)
 	fprintf(f, "FlapTransitions=%" PRIu64 "\nFlapWindow=%" PRIu64 "ms\nFlapSummaryInterval=%" PRIu64
 		   "ms\nFlapStableFor=%" PRIu64 "ms\n",
 		c->flap_transitions, c->flap_window_ms, c->flap_summary_ms, c->flap_stable_ms);
+	fprintf(f, "DedupWindow=%" PRIu64 "ms\n", c->dedup_window_ms);
+	fprintf(f, "RateLimitAgent=%" PRIu64 "\nRateLimitSubject=%" PRIu64 "\nRateLimitWindow=%" PRIu64 "ms\n",
+		c->rate_limit_agent, c->rate_limit_subject, c->rate_limit_window_ms);
 	static const char *const lv[] = { "error", "warn", "info", "debug" };
 	fprintf(f, "FabricName=%s\nLogTarget=%s\nLogLevel=%s\n", c->fabric_name,
 		c->log_syslog ? "syslog" : "stderr", lv[c->log_level & 3]);

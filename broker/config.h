@@ -88,6 +88,11 @@ struct fb_config {
 	uint64_t flap_window_ms;    /* ...within this are a flap */
 	uint64_t flap_summary_ms;   /* "suppressed N" summary period while it flaps */
 	uint64_t flap_stable_ms;    /* quiet time that ends it */
+	uint64_t dedup_window_ms;   /* DedupWindow: duplicates of a link-state report (dedupctl.h); 0 off */
+	/* Rate limits (broker/fabric/ratelimit.h, docs/topology.md); 0: off. */
+	uint64_t rate_limit_agent;     /* events of one agent per window */
+	uint64_t rate_limit_subject;   /* events about one switch port or node per window */
+	uint64_t rate_limit_window_ms;
 	int log_syslog;
 	int log_level;              /* enum fb_log_level */
 

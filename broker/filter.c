@@ -85,21 +85,23 @@ static int printable(const char *s)
 
 int fb_filter_arg(struct fb_filter *f, const char *arg, const char **why)
 {
-	static const char *const names[] = { "since", "prefix", "severity", "origin" };
+	static const char *const names[] = { "since", "prefix", "severity", "origin", "quiet", "all" };
 	char buf[FB_FILTER_ARG_MAX];
 	const char *eq = strchr(arg, '=');
 	size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
 	int which = -1;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 6; i++)
 		if (strlen(names[i]) == nlen && memcmp(arg, names[i], nlen) == 0)
 			which = i;
 	if (which < 0)
 		return 0; /* unknown parameter: ignored */
 
 	static const char *const toolong[] = { "since: value too long", "prefix: value too long",
-					       "severity: value too long", "origin: value too long" };
+					       "severity: value too long", "origin: value too long",
+					       "quiet: value too long", "all: value too long" };
 	static const char *const empty[] = { "since: missing value", "prefix: missing value",
-					     "severity: missing value", "origin: missing value" };
+					     "severity: missing value", "origin: missing value",
+					     "quiet: missing value", "all: missing value" };
 	const char *val = eq ? eq + 1 : "";
 	if (strlen(val) >= sizeof(buf)) {
 		*why = toolong[which];
@@ -128,6 +130,14 @@ int fb_filter_arg(struct fb_filter *f, const char *arg, const char **why)
 		return for_each_elem(f, buf, add_prefix, empty[1], why);
 	case 2:
 		return for_each_elem(f, buf, add_severity, empty[2], why);
+	case 4:
+	case 5:
+		if (strcmp(buf, "0") && strcmp(buf, "1")) {
+			*why = which == 4 ? "quiet: expected 0 or 1" : "all: expected 0 or 1";
+			return FB_EMALFORMED;
+		}
+		f->quiet = buf[0] == '1';
+		return 0;
 	default:
 		if (buf[0] != '/') {
 			*why = "origin: expected a path starting with /redfish/v1/";
@@ -212,6 +222,9 @@ int fb_filter_json(const struct fb_filter *f, struct fb_buf *out)
 		rc = fb_buf_printf(out, "%s\"origin\":", sep);
 		if (!rc)
 			rc = fb_buf_put_json_str(out, f->origin);
+		sep = ",";
 	}
+	if (!rc && f->quiet)
+		rc = fb_buf_printf(out, "%s\"quiet\":true", sep);
 	return rc ? rc : fb_buf_puts(out, "}");
 }

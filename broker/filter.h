@@ -10,6 +10,10 @@
  *   prefix=<MessageId prefix>[,...]      "Fabric." or "Fabric.1.0.InterswitchLink"
  *   severity=<OK|Warning|Critical>[,...] case-insensitive
  *   origin=<OriginOfCondition prefix>    matched on whole path segments
+ *   quiet=<0|1>                          1: also quiet events (FB_CTR_QUIET:
+ *                                        symptoms, duplicates, over a rate
+ *                                        limit, flap transitions); 0 default
+ *   all=<0|1>                            the same as quiet=
  *
  * Unknown names are ignored (forward compatible); a known name with a bad
  * value is an error that names the parameter, so the client gets a 400.
@@ -36,6 +40,8 @@ struct fb_filter {
 	char prefix[FB_FILTER_PREFIXES][FB_FILTER_PREFIX_MAX];
 	unsigned sev_mask; /* bit (1 << enum fb_severity); 0 = any */
 	char origin[FB_FILTER_ORIGIN_MAX]; /* "" = any */
+	int quiet; /* 1: quiet events too (quiet=1); the subscription applies
+		    * it (fb_filter_quiet_ok): a Kafka topic takes them all */
 };
 
 void fb_filter_init(struct fb_filter *f);
@@ -56,6 +62,13 @@ int fb_filter_match(const struct fb_filter *f, const char *message_id, unsigned 
 static inline int fb_filter_wants_origin(const struct fb_filter *f)
 {
 	return f->origin[0] != '\0';
+}
+
+/* 1 if a subscriber with this filter gets an event quiet for this reason
+ * (0: not quiet). */
+static inline int fb_filter_quiet_ok(const struct fb_filter *f, unsigned quiet)
+{
+	return !quiet || f->quiet;
 }
 
 /* Append the filter as a JSON object (for /status). */

@@ -5,6 +5,7 @@
 #include "fabric_map.h"
 #include "flap.h"
 #include "fb_log.h"
+#include "quiet.h"
 #include "rc_event.h"
 #include "topology.h"
 
@@ -23,6 +24,7 @@ struct fb_flapctl {
 	struct fb_flap_out queue[QUEUE_MAX];
 	size_t n_queue;
 	uint64_t transitions, detected, agent_flaps, summaries, stable, lost;
+	uint64_t quiet; /* transitions made quiet (FB_QUIET_FLAP) */
 };
 
 static void arm(struct fb_flapctl *f, uint64_t now)
@@ -171,42 +173,39 @@ static int is_transition(const struct fb_event *ev)
 	       ev->subj.port && ev->link_class != FB_LINK_NODE;
 }
 
-int fb_flapctl_committed(void *arg, struct fb_batch *batch, uint64_t last_id)
+unsigned fb_flapctl_quiet(void *arg, struct fb_event *ev, uint64_t event_id, unsigned quiet, uint64_t now_ns)
 {
-	(void)last_id;
+	(void)quiet; /* whatever else it is, the port's state must follow it */
 	struct fb_flapctl *f = arg;
-	uint64_t now = fb_now_ns();
-	for (size_t i = 0; i < batch->n; i++) {
-		const struct fb_event *ev = &batch->rec[i].ev;
-		if (strcmp(ev->agent_id, FB_BROKER_AGENT_ID) == 0)
-			continue;
-		if (ev->kind == FB_KIND_FLAP && ev->subj.switch_guid && ev->subj.port) {
-			fb_flap_agent_flap(f->flap, ev->subj.switch_guid, ev->subj.port, batch->rec[i].event_id, now);
-			f->agent_flaps++;
-			continue;
-		}
-		if (!is_transition(ev))
-			continue;
-		f->transitions++;
-		struct fb_flap_out o;
-		if (fb_flap_transition(f->flap, ev->subj.switch_guid, ev->subj.port, now, &o) != FB_FLAP_DETECTED)
-			continue;
+	if (ev->kind == FB_KIND_FLAP && ev->subj.switch_guid && ev->subj.port) {
+		fb_flap_agent_flap(f->flap, ev->subj.switch_guid, ev->subj.port, event_id, now_ns);
+		f->agent_flaps++;
+		arm(f, now_ns);
+		return 0;
+	}
+	if (!is_transition(ev))
+		return 0;
+	f->transitions++;
+	int was = fb_flap_is_suppressed(f->flap, ev->subj.switch_guid, ev->subj.port);
+	struct fb_flap_out o;
+	if (fb_flap_transition(f->flap, ev->subj.switch_guid, ev->subj.port, now_ns, &o) == FB_FLAP_DETECTED) {
 		if (f->n_queue < QUEUE_MAX)
 			f->queue[f->n_queue++] = o;
 		else
 			f->lost++; /* suppressed all the same; its summaries still come */
-	}
-	/* Not from here: an emit appends to the batches being published. */
-	if (f->n_queue)
+		/* Not from here: the event being staged is not journaled yet. */
 		event_active(f->emit_ev, 0, 0);
-	else if (fb_flap_suppressed(f->flap) && !evtimer_pending(f->timer, NULL))
-		arm(f, now);
-	return 0;
+	} else if (was && !evtimer_pending(f->timer, NULL)) {
+		arm(f, now_ns);
+	}
+	if (was)
+		f->quiet++;
+	return was ? FB_QUIET_FLAP : 0;
 }
 
 json_t *fb_flapctl_json(const struct fb_flapctl *f)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "transitions", (json_int_t)f->transitions, "detected",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "quiet", (json_int_t)f->quiet, "transitions", (json_int_t)f->transitions, "detected",
 			 (json_int_t)f->detected, "agent_flaps", (json_int_t)f->agent_flaps, "summaries",
 			 (json_int_t)f->summaries, "stable", (json_int_t)f->stable, "suppressed_ports",
 			 (json_int_t)fb_flap_suppressed(f->flap), "untracked", (json_int_t)fb_flap_untracked(f->flap),

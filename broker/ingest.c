@@ -401,6 +401,12 @@ static int accept_event(struct fb_conn *c, struct fb_record *slot, const uint8_t
 		raw = NULL;
 		raw_len = 0;
 	}
+	/* Rate limits, flap control...: quiet events are journaled with their
+	 * flag, and default subscribers skip them (quiet.h). */
+	if (fb_quiets_apply(&b->quiets, &slot->ev, slot->event_id, fb_now_ns())) {
+		raw = NULL;
+		raw_len = 0;
+	}
 	int rc = fb_journal_append(b->journal, slot->event_id, &slot->ev, raw, raw_len);
 	if (rc)
 		return rc;

@@ -15,6 +15,8 @@
 #include "fb_metrics.h"
 #include "storm.h"
 #include "flapctl.h"
+#include "dedupctl.h"
+#include "ratectl.h"
 #include "ofmf.h"
 #include "ofmf_push.h"
 #include "push.h"
@@ -352,8 +354,9 @@ static int start_kafka(struct fb_broker *b)
 	return rc ? rc : fb_outputs_add(&b->outputs, "kafka", kafka_committed, b->kafka);
 }
 
-/* Root cause (storm.h) and flap control (flapctl.h): outputs that see
- * every committed event and emit events of the broker's own. */
+/* Root cause (storm.h): an output that sees every committed event, and
+ * flap control (flapctl.h): a quiet stage that sees every agent event
+ * before it is journaled; both emit events of the broker's own. */
 static int start_storm(struct fb_broker *b)
 {
 	if (!b->cfg->storm_control)
@@ -363,7 +366,34 @@ static int start_storm(struct fb_broker *b)
 	if (!b->storm || !b->flapctl)
 		return -ENOMEM;
 	int rc = fb_outputs_add(&b->outputs, "storm", fb_storm_committed, b->storm);
-	return rc ? rc : fb_outputs_add(&b->outputs, "flap", fb_flapctl_committed, b->flapctl);
+	/* Before the rate limits: a flapping port's transitions are quiet for
+	 * the flap and not counted against a limit (quiet.h). */
+	return rc ? rc : fb_quiets_add(&b->quiets, "flap", fb_flapctl_quiet, b->flapctl);
+}
+
+/* De-duplication and symptoms (dedupctl.h): a quiet stage after flap
+ * control (it asks the root cause which reports are symptoms) and before
+ * the rate limits (a duplicate is not counted against a limit). Off with
+ * DedupWindow=0. */
+static int start_dedup(struct fb_broker *b)
+{
+	if (!b->cfg->dedup_window_ms)
+		return 0;
+	b->dedupctl = fb_dedupctl_new(b, b->cfg->dedup_window_ms * 1000000ULL);
+	if (!b->dedupctl)
+		return -ENOMEM;
+	return fb_quiets_add(&b->quiets, "dedup", fb_dedupctl_stage, b->dedupctl);
+}
+
+/* Rate limits (ratectl.h): the last quiet stage, so that it counts only
+ * what the others left loud. Off while both limits are 0. */
+static int start_ratelimit(struct fb_broker *b)
+{
+	int err;
+	b->ratectl = fb_ratectl_new(b, &err);
+	if (!b->ratectl)
+		return err;
+	return fb_quiets_add(&b->quiets, "ratelimit", fb_ratectl_quiet, b->ratectl);
 }
 
 /* The subscriptions changed: the Kafka sink takes the Protocol=Kafka ones. */
@@ -518,6 +548,10 @@ static void shutdown_broker(struct fb_broker *b)
 	b->storm = NULL;
 	fb_flapctl_free(b->flapctl);
 	b->flapctl = NULL;
+	fb_ratectl_free(b->ratectl);
+	b->ratectl = NULL;
+	fb_dedupctl_free(b->dedupctl);
+	b->dedupctl = NULL;
 	if (b->journal)
 		fb_journal_close(b->journal);
 	fb_agent_table_free(b->agents);
@@ -595,6 +629,10 @@ int main(int argc, char **argv)
 		rc = fb_commit_init(&b);
 	if (!rc)
 		rc = start_storm(&b);
+	if (!rc)
+		rc = start_dedup(&b);
+	if (!rc)
+		rc = start_ratelimit(&b);
 	if (!rc)
 		rc = start_kafka(&b);
 	if (!rc)

@@ -19,7 +19,7 @@ static const double fsync_bounds[] = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0
 				       0.025,  0.05,    0.1,    0.25,  0.5,    1.0,   2.5 };
 
 enum {
-	M_IN, M_DUP, M_FRAMES, M_BYTES, M_COMMITS, M_OUT_JOURNAL, M_OUT_KAFKA,
+	M_IN, M_DUP, M_QUIET_SYMPTOM, M_QUIET_DUPLICATE, M_QUIET_RATE, M_QUIET_FLAP, M_FRAMES, M_BYTES, M_COMMITS, M_OUT_JOURNAL, M_OUT_KAFKA,
 	M_LAST_ID, M_COMMITTED_ID,
 	M_AGENT_CONNS, M_AGENT_ACCEPTED, M_AGENT_REJECTED, M_AGENTS_KNOWN, M_AGENT_GAPS,
 	M_HTTP_CONNS, M_REFUSED_AGENTS, M_REFUSED_HTTP, M_ACCEPT_ERR_AGENTS, M_ACCEPT_ERR_HTTP,
@@ -34,6 +34,9 @@ struct fb_broker_metrics {
 	struct fb_metric *fsync;
 };
 
+#define FB_BROKER_QUIET_HELP                                                                \
+	"Events made quiet before they were journaled (default subscribers skip them), per reason."
+
 #define C FB_METRIC_COUNTER
 #define G FB_METRIC_GAUGE
 #define BM(id) (offsetof(struct fb_broker_metrics, m) + (id) * sizeof(struct fb_metric *))
@@ -43,6 +46,11 @@ static const struct fb_metric_def defs[] = {
 	{ C, "fabricbus_events_duplicate_total",
 	  "Events dropped as already stored (an agent resent after a reconnect).",
 	  NULL, BM(M_DUP) },
+	/* The reasons of enum fb_quiet, in order (refresh below). */
+	{ C, "fabricbus_events_quiet_total", FB_BROKER_QUIET_HELP, "reason=\"symptom\"", BM(M_QUIET_SYMPTOM) },
+	{ C, "fabricbus_events_quiet_total", FB_BROKER_QUIET_HELP, "reason=\"duplicate\"", BM(M_QUIET_DUPLICATE) },
+	{ C, "fabricbus_events_quiet_total", FB_BROKER_QUIET_HELP, "reason=\"rate_limited\"", BM(M_QUIET_RATE) },
+	{ C, "fabricbus_events_quiet_total", FB_BROKER_QUIET_HELP, "reason=\"flap\"", BM(M_QUIET_FLAP) },
 	{ C, "fabricbus_events_out_total",
 	  FB_BROKER_OUT_HELP,
 	  "sink=\"journal\"", BM(M_OUT_JOURNAL) },
@@ -187,6 +195,8 @@ void fb_broker_metrics_update(struct fb_broker_metrics *m, struct fb_broker *b)
 		return;
 	fb_metric_set(m->m[M_IN], (double)b->st.events);
 	fb_metric_set(m->m[M_DUP], (double)b->st.duplicates);
+	for (unsigned r = FB_QUIET_SYMPTOM; r <= FB_QUIET_FLAP; r++)
+		fb_metric_set(m->m[M_QUIET_SYMPTOM + r - FB_QUIET_SYMPTOM], (double)b->quiets.by_reason[r]);
 	fb_metric_set(m->m[M_FRAMES], (double)b->st.frames);
 	fb_metric_set(m->m[M_BYTES], (double)b->st.bytes_in);
 	fb_metric_set(m->m[M_COMMITS], (double)b->st.commits);

@@ -8,6 +8,8 @@
 #include "listener.h"
 #include "storm.h"
 #include "flapctl.h"
+#include "ratectl.h"
+#include "dedupctl.h"
 #include "ofmf.h"
 #include "ws_server.h"
 
@@ -199,6 +201,11 @@ char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)
 		json_object_set_new(root, "storm", fb_storm_json(b->storm));
 	if (b->flapctl)
 		json_object_set_new(root, "flap", fb_flapctl_json(b->flapctl));
+	json_object_set_new(root, "quiet", fb_quiets_json(&b->quiets));
+	if (b->ratectl)
+		json_object_set_new(root, "ratelimit", fb_ratectl_json(b->ratectl));
+	if (b->dedupctl)
+		json_object_set_new(root, "dedup", fb_dedupctl_json(b->dedupctl));
 	char *out = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
 	return out;

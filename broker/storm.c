@@ -17,8 +17,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Switches with cable-down reports coming in now, before any verdict: from
+ * the third cable of one switch on, its reports are symptoms of the root
+ * cause about to come (fb_storm_symptom). */
+#define TALLY_MAX 64
+
+struct tally {
+	uint64_t guid;
+	uint64_t group;      /* the EventId of the switch's first report */
+	uint64_t last_ns;
+	uint64_t cable[2];   /* the first two distinct cables */
+	uint32_t cables;     /* distinct cables reported down (counted up to 3) */
+	uint8_t used;        /* a symptom was given group */
+};
+
 struct fb_storm {
 	struct fb_broker *b;
+	uint64_t window_ns;
+	struct tally tally[TALLY_MAX];
+	uint64_t symptoms, early_symptoms;
 	struct fb_rootcause *rc;
 	struct event *timer;
 	struct event *check_ev; /* after a commit that brought a cable of an
@@ -66,10 +83,34 @@ static json_t *verdict_json(const struct fb_rc_verdict *v, uint64_t now)
 
 /* The verdict as the broker's own event: a new incident, or an update of
  * the switch's open one (same EventGroupId). */
+static struct tally *tally_find(struct fb_storm *s, uint64_t guid, uint64_t now)
+{
+	for (size_t i = 0; i < TALLY_MAX; i++)
+		if (s->tally[i].cables && s->tally[i].guid == guid && now - s->tally[i].last_ns <= s->window_ns)
+			return &s->tally[i];
+	return NULL;
+}
+
+/* The switch's tally that gave symptoms a group, if it is recent: the
+ * verdict comes a window after its last report (at most 8 windows after the
+ * first, rootcause.c), later than tally_find would look. */
+static struct tally *tally_used(struct fb_storm *s, uint64_t guid, uint64_t now)
+{
+	for (size_t i = 0; i < TALLY_MAX; i++)
+		if (s->tally[i].used && s->tally[i].guid == guid && now - s->tally[i].last_ns <= 10 * s->window_ns)
+			return &s->tally[i];
+	return NULL;
+}
+
 static void emit_verdict(struct fb_storm *s, const struct fb_rc_verdict *v, uint64_t now, json_t *j)
 {
-	const struct fb_incident *inc =
-		fb_incidents_verdict(s->incidents, v->switch_guid, s->b->last_event_id + 1, now, v->n_no_path);
+	/* A new incident whose reports were made symptoms before it existed
+	 * takes the group they were given: one story, one EventGroupId. */
+	struct tally *ta = tally_used(s, v->switch_guid, now);
+	uint64_t group = ta && !fb_incidents_find(s->incidents, v->switch_guid) ? ta->group : s->b->last_event_id + 1;
+	const struct fb_incident *inc = fb_incidents_verdict(s->incidents, v->switch_guid, group, now, v->n_no_path);
+	if (ta)
+		ta->used = 0; /* the incident has the group now */
 	struct fb_event ev;
 	uint64_t id = 0;
 	int rc = fb_rc_event_fill(v, inc, &ev);
@@ -203,6 +244,7 @@ struct fb_storm *fb_storm_new(struct fb_broker *b, uint64_t window_ns)
 	if (!s)
 		return NULL;
 	s->b = b;
+	s->window_ns = window_ns ? window_ns : 500000000ULL; /* rootcause.c's default */
 	s->rc = fb_rootcause_new(window_ns);
 	s->timer = evtimer_new(b->base, timer_cb, s);
 	s->check_ev = event_new(b->base, -1, 0, check_cb, s);
@@ -247,9 +289,68 @@ int fb_storm_committed(void *arg, struct fb_batch *batch, uint64_t last_id)
 	return 0;
 }
 
+/* Count a first report of cable `cable` down on switch guid; return its
+ * group if the switch already had 2 other cables down in the window, else
+ * 0. The same cable down again (a flap) is not another cable. */
+static uint64_t tally_add(struct fb_storm *s, uint64_t guid, uint64_t cable, uint64_t event_id, uint64_t now)
+{
+	struct tally *t = tally_find(s, guid, now);
+	if (!t) {
+		/* The slot quiet the longest (a free one is the oldest of all). */
+		t = &s->tally[0];
+		for (size_t i = 1; i < TALLY_MAX && t->cables; i++)
+			if (!s->tally[i].cables || s->tally[i].last_ns < t->last_ns)
+				t = &s->tally[i];
+		*t = (struct tally){ .guid = guid, .group = event_id };
+	}
+	t->last_ns = now;
+	for (uint32_t k = 0; k < t->cables && k < 2; k++)
+		if (t->cable[k] == cable)
+			return t->cables > 2 && t->used ? t->group : 0;
+	if (t->cables < 2) {
+		t->cable[t->cables++] = cable;
+		return 0;
+	}
+	t->cables = 3;
+	t->used = 1;
+	return t->group;
+}
+
+/* A cable's name for the tally, the same from either end. */
+static uint64_t cable_id(const struct fb_topo_port *p)
+{
+	uint64_t a = (p->switch_guid ^ ((uint64_t)p->port << 48)) * 0x9e3779b97f4a7c15ULL;
+	uint64_t b = p->link_class == FB_LINK_ISL
+			     ? (p->peer_guid ^ ((uint64_t)p->peer_port << 48)) * 0x9e3779b97f4a7c15ULL
+			     : 0;
+	return a ^ b;
+}
+
+uint64_t fb_storm_symptom(struct fb_storm *s, const struct fb_topo_port *p, uint64_t event_id, uint64_t now_ns)
+{
+	if (!p || !p->peer_guid || (p->link_class != FB_LINK_ISL && p->link_class != FB_LINK_HOST))
+		return 0;
+	uint64_t peer = p->link_class == FB_LINK_ISL ? p->peer_guid : 0;
+	const struct fb_incident *inc = fb_incidents_find(s->incidents, p->switch_guid);
+	if (!inc && peer)
+		inc = fb_incidents_find(s->incidents, peer);
+	if (inc) {
+		s->symptoms++;
+		return inc->group;
+	}
+	uint64_t cable = cable_id(p);
+	uint64_t g = tally_add(s, p->switch_guid, cable, event_id, now_ns);
+	uint64_t h = peer ? tally_add(s, peer, cable, event_id, now_ns) : 0;
+	if (g || h)
+		s->early_symptoms++;
+	return g ? g : h;
+}
+
 json_t *fb_storm_json(const struct fb_storm *s)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O?}", "reports", (json_int_t)s->reports, "verdicts",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O?}", "reports", (json_int_t)s->reports,
+			 "symptoms", (json_int_t)s->symptoms, "early_symptoms", (json_int_t)s->early_symptoms,
+			 "verdicts",
 			 (json_int_t)s->verdicts, "explained", (json_int_t)s->explained, "emitted",
 			 (json_int_t)s->emitted, "emit_failed", (json_int_t)s->emit_failed, "recovered",
 			 (json_int_t)s->recovered, "open_incidents", (json_int_t)fb_incidents_count(s->incidents),

@@ -27,6 +27,7 @@ static const char *const kind_names[FB_KIND__END] = {
 	[FB_KIND_SWITCH_RECOVERED] = "switch_recovered",
 	[FB_KIND_FLAP_SUPPRESSED] = "flap_suppressed",
 	[FB_KIND_FLAP_STABLE] = "flap_stable",
+	[FB_KIND_EVENTS_SUPPRESSED] = "events_suppressed",
 };
 
 static const char *const sev_names[FB_SEV__END] = { "OK", "Warning", "Critical" };
@@ -83,6 +84,18 @@ static const char *const counter_names[FB_CTR__END] = {
 	[FB_CTR_INCIDENT_UPDATE] = "incident_update",
 	[FB_CTR_LISTS_CUT] = "lists_cut",
 	[FB_CTR_SUPPRESSED] = "suppressed",
+	[FB_CTR_QUIET] = "quiet",
+	[FB_CTR_FIRST_SUPPRESSED_ID] = "first_suppressed_id",
+	[FB_CTR_LAST_SUPPRESSED_ID] = "last_suppressed_id",
+	[FB_CTR_RATE_LIMIT] = "rate_limit",
+	[FB_CTR_LIMIT_LIFTED] = "limit_lifted",
+	[FB_CTR_DEDUP_SOURCES] = "dedup_sources",
+	[FB_CTR_DEDUP_REPORTS] = "dedup_reports",
+};
+
+static const char *const quiet_names[FB_QUIET__END] = {
+	[FB_QUIET_SYMPTOM] = "symptom", [FB_QUIET_DUPLICATE] = "duplicate",
+	[FB_QUIET_RATE_LIMITED] = "rate_limited", [FB_QUIET_FLAP] = "flap",
 };
 
 static const char *name_of(const char *const *names, unsigned n, unsigned v)
@@ -172,6 +185,42 @@ uint64_t fb_event_counter(const struct fb_event *ev, uint16_t id, uint64_t def)
 		if (ev->counters[i].id == id)
 			return ev->counters[i].value;
 	return def;
+}
+
+const char *fb_quiet_name(unsigned reason)
+{
+	return reason < FB_QUIET__END ? quiet_names[reason] : NULL;
+}
+
+unsigned fb_event_quiet(const struct fb_event *ev)
+{
+	uint64_t v = fb_event_counter(ev, FB_CTR_QUIET, 0);
+	return v > 255 ? 255u : (unsigned)v;
+}
+
+int fb_event_set_quiet(struct fb_event *ev, unsigned reason)
+{
+	if (reason == FB_QUIET_NONE || reason >= FB_QUIET__END)
+		return FB_EMALFORMED;
+	for (unsigned i = 0; i < ev->n_counters && i < FB_COUNTERS_MAX; i++) {
+		if (ev->counters[i].id != FB_CTR_QUIET)
+			continue;
+		if (!ev->counters[i].value || reason < ev->counters[i].value)
+			ev->counters[i].value = reason;
+		return 0;
+	}
+	return fb_event_add_counter(ev, FB_CTR_QUIET, reason);
+}
+
+int fb_event_clear_quiet(struct fb_event *ev)
+{
+	unsigned n = ev->n_counters < FB_COUNTERS_MAX ? ev->n_counters : FB_COUNTERS_MAX, out = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (ev->counters[i].id != FB_CTR_QUIET)
+			ev->counters[out++] = ev->counters[i];
+	int had = out != n;
+	ev->n_counters = (uint8_t)out;
+	return had;
 }
 
 int fb_strlcpy_field(char *dst, size_t dstsz, const char *s)

@@ -51,6 +51,14 @@ enum fb_kind {
 	FB_KIND_FLAP_SUPPRESSED = 19, /* counter suppressed: transitions not reported one by one
 				       * in the last interval_ms */
 	FB_KIND_FLAP_STABLE = 20,     /* no transition for interval_ms; suppressed in all */
+	/* 21: reserved for de-duplication (branch dedup). */
+	/* The broker's rate limits (broker/ratelimit.c): counter suppressed
+	 * events of one agent (subj empty, text "agent <id>") or one subject
+	 * (subj names it) went over RateLimitAgent/RateLimitSubject within
+	 * interval_ms and were made quiet (FB_QUIET_RATE_LIMITED), EventIds
+	 * first_suppressed_id..last_suppressed_id; limit_lifted 1 on the last
+	 * summary, when the limit no longer applies (docs/topology.md). */
+	FB_KIND_EVENTS_SUPPRESSED = 22,
 	FB_KIND__END
 };
 
@@ -115,8 +123,33 @@ enum fb_counter_id {
 	FB_CTR_CABLES_DOWN = 41,     /* of them down */
 	FB_CTR_INCIDENT_UPDATE = 42, /* 0: the incident's first verdict; n: its n-th update */
 	FB_CTR_LISTS_CUT = 43,       /* 1: a list did not fit its field and was cut (the counts are whole) */
-	FB_CTR_SUPPRESSED = 44,      /* flap control: transitions suppressed */
+	FB_CTR_SUPPRESSED = 44,      /* flap control: transitions suppressed; rate limits: events */
+	/* Set by the broker only (an agent's is removed at ingest), before the
+	 * event is journaled: not for default subscribers; the value is why
+	 * (enum fb_quiet). See fb_event_set_quiet and proto/PROTOCOL.md. */
+	FB_CTR_QUIET = 45,
+	FB_CTR_FIRST_SUPPRESSED_ID = 46, /* rate limits: the first EventId made quiet in the summary */
+	FB_CTR_LAST_SUPPRESSED_ID = 47,  /* and the last */
+	FB_CTR_RATE_LIMIT = 48,          /* the limit: events per interval_ms */
+	FB_CTR_LIMIT_LIFTED = 49,        /* 1: the last summary, the limit no longer applies */
+	/* De-duplication (broker/dedupctl.h), on a quiet duplicate, whose
+	 * EventGroupId is the first report's EventId: */
+	FB_CTR_DEDUP_SOURCES = 50,   /* distinct sources (agent, cable end) that reported it so far */
+	FB_CTR_DEDUP_REPORTS = 51,   /* reports of it so far, the first included */
+	/* 52-54: reserved for de-duplication. */
 	FB_CTR__END
+};
+
+/* Why an event is quiet (the value of FB_CTR_QUIET). Quiet events are
+ * journaled, counted, sent to Kafka and to subscribers that ask (quiet=1);
+ * default WebSocket, SSE and push subscriptions skip them. On the wire: append. */
+enum fb_quiet {
+	FB_QUIET_NONE = 0,
+	FB_QUIET_SYMPTOM = 1,      /* a symptom of a root cause the broker emits */
+	FB_QUIET_DUPLICATE = 2,    /* another source reported the same thing */
+	FB_QUIET_RATE_LIMITED = 3, /* over a rate limit (a summary says how many) */
+	FB_QUIET_FLAP = 4,         /* a transition of a port whose flap was detected */
+	FB_QUIET__END
 };
 
 /* Where it happened. Zero / empty means "not known / not applicable". */
@@ -166,6 +199,19 @@ static inline int fb_event_is_root_cause(unsigned kind)
 {
 	return kind == FB_KIND_SWITCH_FAILED || kind == FB_KIND_SWITCH_DEGRADED || kind == FB_KIND_SWITCH_RECOVERED;
 }
+
+/* Why ev is quiet (enum fb_quiet), 0 if it is not. */
+unsigned fb_event_quiet(const struct fb_event *ev);
+/* Make ev quiet for reason (1..FB_QUIET__END-1). Already quiet: the smaller
+ * reason is kept (a symptom stays a symptom whatever else it is). Returns 0,
+ * FB_EFULL when all FB_COUNTERS_MAX counters are taken (the event then stays
+ * loud: never dropped, never stripped of an agent's counter), or
+ * FB_EMALFORMED for a reason out of range. */
+int fb_event_set_quiet(struct fb_event *ev, unsigned reason);
+/* Remove FB_CTR_QUIET (an agent may not set it); 1 if it was there. */
+int fb_event_clear_quiet(struct fb_event *ev);
+/* "symptom", "duplicate", "rate_limited", "flap"; NULL for others. */
+const char *fb_quiet_name(unsigned reason);
 
 /* Names used in JSON, docs and logs ("link_down", "warning", "symbol_error").
  * Return NULL for values with no name. */

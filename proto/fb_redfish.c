@@ -288,6 +288,18 @@ static void build_args(const struct fb_event *ev, const struct fb_redfish_msg *m
 		arg_u64(a, shape == ARGS_FLAP_SUMMARY ? secs : sup);
 		break;
 	}
+	case ARGS_SUPPRESSED: {
+		arg_u64(a, fb_event_counter(ev, FB_CTR_SUPPRESSED, 0));
+		struct sb s = arg_next(a);
+		if (FLD(ev->text)[0])
+			sb_puts(&s, FLD(ev->text));
+		else
+			resource_label(ev, &s);
+		arg_u64(a, fb_event_counter(ev, FB_CTR_INTERVAL_MS, 0) / 1000);
+		arg_u64(a, fb_event_counter(ev, FB_CTR_FIRST_SUPPRESSED_ID, 0));
+		arg_u64(a, fb_event_counter(ev, FB_CTR_LAST_SUPPRESSED_ID, 0));
+		break;
+	}
 	case ARGS_NIC:
 	case ARGS_NIC_FLAP: {
 		/* adapter "node:device"; fabricbus does not track PCI functions,
@@ -590,6 +602,17 @@ static void jw_oem(struct jw *w, const struct fb_event *ev)
 	}
 	if (fb_event_counter(ev, FB_CTR_RESYNC, 0))
 		JW_LIT(w, ",\"Resync\":true"); /* found at an agent's resync (PROTOCOL.md) */
+	unsigned quiet = fb_event_quiet(ev);
+	if (quiet) { /* skipped by default subscriptions: why (PROTOCOL.md, "Quiet events") */
+		const char *qn = fb_quiet_name(quiet);
+		JW_LIT(w, ",\"Quiet\":");
+		if (qn)
+			jw_str(w, qn);
+		else
+			jw_u64(w, quiet);
+	}
+	if (ev->kind == FB_KIND_EVENTS_SUPPRESSED && fb_event_counter(ev, FB_CTR_LIMIT_LIFTED, 0))
+		JW_LIT(w, ",\"LimitLifted\":true");
 	if (FLD(ev->text)[0])
 		KEY_STR(w, ",\"Text\":", FLD(ev->text));
 	if (FLD(ev->jobs)[0])

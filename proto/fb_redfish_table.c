@@ -24,6 +24,7 @@ enum msg_idx {
 	M_STATE, M_CREATED, M_CHANGED, M_TEST,
 	M_STATUS_OK, M_STATUS_WARN, M_STATUS_CRIT, /* in severity order: see the classify */
 	M_OEM_PORT_FLAP, M_OEM_MISSED, M_OEM_FLAP_SUPPRESSED, M_OEM_FLAP_STABLE,
+	M_OEM_EVENTS_SUPPRESSED,
 	M__END
 };
 
@@ -121,6 +122,9 @@ static const struct fb_redfish_msg msgs[M__END] = {
 	[M_OEM_FLAP_STABLE] = { "Fabricbus.1.0.PortFlapStable",
 		"Switch '%1' port '%2' has been stable for %3 seconds after flapping; %4 link transitions were suppressed.",
 		OK_, ARGS_FLAP_STABLE },
+	[M_OEM_EVENTS_SUPPRESSED] = { "Fabricbus.1.0.EventsSuppressed",
+		"%1 events of %2 over its rate limit in the last %3 seconds were suppressed (EventIds %4 to %5); they are journaled and delivered to subscribers that ask for quiet events.",
+		WARN_, ARGS_SUPPRESSED },
 	[M_OEM_MISSED] = { "Fabricbus.1.0.SubscriberEventsMissed",
 		"%1 events were not delivered to this subscriber because it fell behind; reconnect with since=%2 to replay them from the journal.",
 		WARN_, ARGS_NONE },
@@ -182,6 +186,8 @@ static const struct row rows[] = {
 	/* The broker's flap control on a port whose flap was detected. */
 	{ FB_KIND_FLAP_SUPPRESSED, ANY, ANY, M_OEM_FLAP_SUPPRESSED, OK_, ET_BY_SEV },
 	{ FB_KIND_FLAP_STABLE, ANY, ANY, M_OEM_FLAP_STABLE, OK_, ET_BY_SEV },
+	/* The broker's rate limits: how many events it made quiet. */
+	{ FB_KIND_EVENTS_SUPPRESSED, ANY, ANY, M_OEM_EVENTS_SUPPRESSED, OK_, ET_BY_SEV },
 	{ FB_KIND_PORT_STATE, ANY, ANY, M_STATE, OK_, ET_BY_SEV },
 	{ FB_KIND_INVENTORY, ANY, ANY, M_CREATED, OK_, ET_ADDED },
 	{ FB_KIND_TOPOLOGY, ANY, ANY, M_CHANGED, OK_, ET_UPDATED },

@@ -27,6 +27,7 @@ enum fb_redfish_args {
 	ARGS_HEALTH,        /* resource, Resource.Health value (the message's severity) */
 	ARGS_FLAP_SUMMARY,  /* switch, port, suppressed, interval seconds */
 	ARGS_FLAP_STABLE,   /* switch, port, interval seconds, suppressed */
+	ARGS_SUPPRESSED,    /* suppressed, whose (text or the subject), interval seconds, first id, last id */
 };
 
 /* One registry message; every one lives in static storage. */

@@ -280,6 +280,9 @@ int fbp_adapter_start(struct fbp_adapter *a, const struct fbp_config *cfg, struc
 	o.arg = a;
 	o.since = since;
 	o.from_now = since == 0;
+	/* Quiet events too (proto/PROTOCOL.md): a job must hear of its node's
+	 * link going down even when that port is over a rate limit or flapping. */
+	o.query = "quiet=1";
 	o.auth = &a->http;
 	char why[256];
 	if (!(a->wsc = fb_wsc_start(&o, why, sizeof(why))))

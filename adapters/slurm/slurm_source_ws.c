@@ -54,6 +54,10 @@ struct fbs_source *fbs_source_ws_start(struct fbs_adapter *a)
 	o.on_state = on_ws_state;
 	o.arg = a;
 	o.since = a->seen_id;
+	/* Quiet events too (proto/PROTOCOL.md): a host's link_down over a rate
+	 * limit, or the last transition of a flapping port, is still what a
+	 * drain or a resume hangs on; the policy decides (DrainOn). */
+	o.query = "quiet=1";
 	o.from_now = a->seen_id == 0; /* a first start whose map named no EventId */
 	char err[256];
 	if (!(w->wsc = fb_wsc_start(&o, err, sizeof(err)))) {

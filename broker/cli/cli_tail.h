@@ -21,6 +21,7 @@ struct fb_tail_opts {
 	uint64_t count;                         /* 0: unbounded */
 	double timeout_s, idle_s;               /* 0: none */
 	int reconnect, events_only, quiet, stats, validate;
+	int all;                                /* --all: quiet events too (quiet=1) */
 	const char *token_file, *tls_ca;        /* --token-file, --tls-ca (or the env) */
 };
 
@@ -29,7 +30,7 @@ struct fb_tail_opts {
  * the problem and the usage on stderr. */
 int fb_tail_opts_parse(int argc, char **argv, struct fb_tail_opts *o);
 
-/* Append the filter options to b as "&prefix=..&severity=..&origin=..",
+/* Append the filter options to b as "&prefix=..&severity=..&origin=..&quiet=1",
  * percent-encoded and NUL-terminated (the NUL not counted in b->len).
  * 0, or -1 when out of memory. */
 int fb_tail_opts_filters(const struct fb_tail_opts *o, struct fb_buf *b);

@@ -18,7 +18,7 @@ static void tail_usage(FILE *f)
 	      "                      [--since ID] [--prefix P[,P..]]\n"
 	      "                      [--severity S[,S..]] [--origin PATH] [--count N]\n"
 	      "                      [--timeout SEC] [--idle-exit SEC] [--reconnect]\n"
-	      "                      [--events-only] [--validate] [--quiet] [--stats]\n"
+	      "                      [--events-only] [--validate] [--quiet] [--stats] [--all]\n"
 	      "       fabricbus tail --help\n", f);
 }
 
@@ -31,7 +31,7 @@ static void tail_help(void)
 	      "                   [--since ID] [--prefix P[,P..]]\n"
 	      "                   [--severity S[,S..]] [--origin PATH] [--count N]\n"
 	      "                   [--timeout SEC] [--idle-exit SEC] [--reconnect]\n"
-	      "                   [--events-only] [--validate] [--quiet] [--stats]\n", stdout);
+	      "                   [--events-only] [--validate] [--quiet] [--stats] [--all]\n", stdout);
 	fputs("\nDESCRIPTION\n"
 	      "    Subscribes to ws://HOST:PORT/ws/events and prints each Redfish Event the\n"
 	      "    broker sends as one JSON line on stdout. Without --since it starts at the\n"
@@ -46,6 +46,10 @@ static void tail_help(void)
 	      "    --prefix P[,P..]   only MessageIds starting with one of these prefixes\n"
 	      "    --severity S[,S..] only these severities: OK, Warning, Critical\n"
 	      "    --origin PATH      only OriginOfCondition paths starting with PATH\n"
+	      "    --all              quiet events too: symptoms of a root cause, duplicates,\n"
+	      "                       events over a rate limit, a flapping port's transitions\n"
+	      "                       (Oem.Fabricbus.Quiet says which); by default the broker\n"
+	      "                       sends only what a console should show\n"
 	      "    --count N          exit 0 after N events (missed notices do not count)\n"
 	      "    --timeout SEC      overall deadline; exit 1 if --count was not reached,\n"
 	      "                       exit 0 if no --count was given (default: none)\n"
@@ -120,7 +124,7 @@ static int put_param(struct fb_buf *b, const char *name, const char *v)
 int fb_tail_opts_parse(int argc, char **argv, struct fb_tail_opts *o)
 {
 	enum { O_HTTP = 256, O_SINCE, O_PREFIX, O_SEVERITY, O_ORIGIN, O_COUNT, O_TIMEOUT,
-	       O_RECONNECT, O_IDLE, O_EVONLY, O_QUIET, O_STATS, O_VALIDATE, O_TOKEN, O_CA };
+	       O_RECONNECT, O_IDLE, O_EVONLY, O_QUIET, O_STATS, O_VALIDATE, O_TOKEN, O_CA, O_ALL };
 	static const struct option lo[] = {
 		{ "http", required_argument, NULL, O_HTTP },
 		{ "since", required_argument, NULL, O_SINCE },
@@ -137,6 +141,7 @@ int fb_tail_opts_parse(int argc, char **argv, struct fb_tail_opts *o)
 		{ "validate", no_argument, NULL, O_VALIDATE },
 		{ "token-file", required_argument, NULL, O_TOKEN },
 		{ "tls-ca", required_argument, NULL, O_CA },
+		{ "all", no_argument, NULL, O_ALL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -191,6 +196,7 @@ int fb_tail_opts_parse(int argc, char **argv, struct fb_tail_opts *o)
 		case O_VALIDATE: o->validate = 1; break;
 		case O_TOKEN: o->token_file = optarg; break;
 		case O_CA: o->tls_ca = optarg; break;
+		case O_ALL: o->all = 1; break;
 		case ':':
 			return tail_bad("%s needs a value", argv[optind - 1]);
 		default:
@@ -216,6 +222,7 @@ int fb_tail_opts_filters(const struct fb_tail_opts *o, struct fb_buf *b)
 	if ((o->prefix && put_param(b, "prefix", o->prefix) < 0) ||
 	    (o->severity && put_param(b, "severity", o->severity) < 0) ||
 	    (o->origin && put_param(b, "origin", o->origin) < 0) ||
+	    (o->all && put_param(b, "quiet", "1") < 0) ||
 	    fb_buf_put_u8(b, 0) < 0)
 		return -1;
 	b->len--; /* NUL-terminated, NUL not counted */

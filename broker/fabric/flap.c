@@ -166,6 +166,19 @@ void fb_flap_agent_flap(struct fb_flap *f, uint64_t guid, uint16_t port, uint64_
 	p->count = 0;
 }
 
+int fb_flap_is_suppressed(const struct fb_flap *f, uint64_t guid, uint16_t port)
+{
+	size_t mask = f->cap - 1, i = hash(guid, port) & mask;
+	for (size_t k = 0; k < f->cap; k++, i = (i + 1) & mask) {
+		const struct port *p = &f->v[i];
+		if (!p->used)
+			return 0;
+		if (p->guid == guid && p->port == port)
+			return p->suppressed;
+	}
+	return 0;
+}
+
 void fb_flap_set_group(struct fb_flap *f, uint64_t guid, uint16_t port, uint64_t group)
 {
 	struct port *p = lookup(f, guid, port, 0, 0);

@@ -4,9 +4,9 @@
  * has been stable for stable_ns: then one "stable again" (docs/topology.md,
  * "Flap control").
  *
- * Nothing is dropped: the transitions themselves are journaled and
- * delivered as before; what this decides is which events the broker adds
- * (broker/storm.c). An agent that detects flaps itself (fabricbus-agent-ib
+ * Nothing is dropped: the transitions themselves are journaled; those of
+ * a suppressed port are quiet (FB_QUIET_FLAP: default subscribers skip
+ * them, broker/flapctl.c), and this decides which events the broker adds. An agent that detects flaps itself (fabricbus-agent-ib
  * sends `flap`) is not repeated: its flap event starts the suppression
  * (fb_flap_agent_flap), and the broker adds only the summaries and the
  * stable event, in that event's group.
@@ -61,6 +61,8 @@ const struct fb_flap_cfg *fb_flap_cfg(const struct fb_flap *f);
  * is the N-th within T on a port not suppressed: the port is suppressed
  * from now on. Else FB_FLAP_NONE (counted as suppressed if it was). */
 int fb_flap_transition(struct fb_flap *f, uint64_t guid, uint16_t port, uint64_t now_ns, struct fb_flap_out *out);
+/* 1 if the port is suppressed now: its next transition is only counted. */
+int fb_flap_is_suppressed(const struct fb_flap *f, uint64_t guid, uint16_t port);
 /* An agent's own flap event (EventId event_id) for the port: suppressed
  * from now on in that group, no FlapDetected of the broker's. */
 void fb_flap_agent_flap(struct fb_flap *f, uint64_t guid, uint16_t port, uint64_t event_id, uint64_t now_ns);

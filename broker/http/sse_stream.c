@@ -30,6 +30,7 @@ struct sse_req {
 	int has_filter;
 	char last_id[32];
 	int has_last_id;
+	char quiet[16]; /* "quiet=" and the value of quiet= / all=, as on /ws/events (filter.h) */
 };
 
 /* The query: lws hands each '&'-separated argument already %-decoded. */
@@ -49,6 +50,13 @@ static int read_query(struct lws *wsi, struct sse_req *q, char *arg, const char 
 		if (nl == 7 && memcmp(arg, "$filter", 7) == 0) {
 			snprintf(q->filter, sizeof(q->filter), "%s", v);
 			q->has_filter = 1;
+		} else if ((nl == 5 && memcmp(arg, "quiet", 5) == 0) || (nl == 3 && memcmp(arg, "all", 3) == 0)) {
+			if (strlen(v) >= sizeof(q->quiet) - 6) {
+				*bad = "quiet";
+				return -1;
+			}
+			memcpy(q->quiet, "quiet=", 6);
+			memcpy(q->quiet + 6, v, strlen(v) + 1);
 		} else if ((nl == 13 && strncasecmp(arg, "Last-Event-ID", 13) == 0) ||
 			   (nl == 11 && memcmp(arg, "lastEventId", 11) == 0)) {
 			if (strlen(v) >= sizeof(q->last_id)) {
@@ -96,6 +104,13 @@ int fb_sse_prepare(struct lws *wsi, struct fb_ws_sub *s, uint64_t head_id, struc
 		if (fb_filter_arg(&pos, since, &why)) {
 			rc = refuse(no, 400, "QueryParameterValueTypeError", q->last_id, "Last-Event-ID",
 				    "Last-Event-ID: expected the EventId of the last event received (decimal)");
+			goto out;
+		}
+	}
+	if (q->quiet[0]) {
+		const char *why;
+		if (fb_filter_arg(&pos, q->quiet, &why)) {
+			rc = refuse(no, 400, "QueryParameterValueTypeError", q->quiet + 6, "quiet", why);
 			goto out;
 		}
 	}

@@ -245,6 +245,7 @@ int fb_ws_ring_push(struct fb_ws_ring *r, uint64_t event_id, const struct fb_eve
 	m->event_id = event_id;
 	m->message_id = f.cls.message_id;
 	m->severity = f.cls.severity;
+	m->quiet = (uint8_t)fb_event_quiet(ev);
 	m->frame_off = 0;
 	m->frame_len = (uint32_t)frame_len;
 	m->hdr_len = (uint8_t)(FB_WS_FRAME_HDR_MAX - off);

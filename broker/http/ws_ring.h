@@ -37,6 +37,7 @@ struct fb_ws_msg {
 	uint64_t event_id;
 	const char *message_id; /* static string from fb_redfish_classify */
 	uint8_t severity;
+	uint8_t quiet;          /* enum fb_quiet: default subscribers skip it */
 	uint8_t rf_ready;       /* rf is filled in (else only rf.event_type is) */
 	uint8_t hdr_len;        /* WebSocket header bytes before the JSON */
 	uint8_t sse_len;        /* "id: <EventId>\ndata: " bytes */

@@ -69,6 +69,8 @@ static int skip_gap(struct fb_ws_sub *s, uint64_t first_available, struct fb_buf
 
 static int match_event(const struct fb_ws_sub *s, const struct fb_event *ev, const char *fabric)
 {
+	if (!fb_filter_quiet_ok(&s->filter, fb_event_quiet(ev)))
+		return 0;
 	if (s->kind == FB_WS_SUB_SSE) {
 		char origin[FB_REDFISH_ORIGIN_MAX];
 		struct fb_rf_attrs a;
@@ -168,6 +170,8 @@ static void fill_ring(struct fb_ws_sub *s, const struct fb_ws_src *src, struct f
 		}
 		struct fb_ws_msg *m = fb_ws_ring_at(r, seq);
 		s->next_id = m->event_id + 1;
+		if (!fb_filter_quiet_ok(&s->filter, m->quiet))
+			continue;
 		/* fb_buf_put can only fail on ENOMEM; the message is then
 		 * lost for this subscriber alone and the lag check catches up */
 		if (s->kind == FB_WS_SUB_SSE) {

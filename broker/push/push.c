@@ -303,6 +303,10 @@ static int event_body(struct fb_push *p, struct dest *d, uint64_t id, const stru
 
 static int event_matches(struct fb_push *p, const struct fb_rf_sub *s, const struct fb_event *ev)
 {
+	/* Quiet events (symptoms, over a rate limit...) are for readers that
+	 * ask: /ws/events or SSE with quiet=1, Kafka (PROTOCOL.md). */
+	if (fb_event_quiet(ev))
+		return 0;
 	struct fb_redfish_class cls;
 	char origin[FB_REDFISH_ORIGIN_MAX];
 	fb_redfish_classify(ev, &cls);

@@ -66,8 +66,8 @@ class Tail(fbtest.Tail):
     arrived (the latency checks use it); wait_for also fails at once when the
     tail exits, with what it wrote to err_path."""
 
-    def __init__(self, http_addr, err_path):
-        super().__init__(http_addr, err_path)
+    def __init__(self, http_addr, err_path, extra=()):
+        super().__init__(http_addr, err_path, extra)
         self.err_path = err_path  # missed notices and errors; never a full pipe
 
     def mark(self):
@@ -120,9 +120,10 @@ def under_switch(sw):
 class Rig:
     """ibsim (configured by opensm -o) + fabricbusd + tail + the agent."""
 
-    def __init__(self, agent_id, agent_args=()):
+    def __init__(self, agent_id, agent_args=(), tail_args=()):
         self.agent_id = agent_id
         self.agent_args = list(agent_args)
+        self.tail_args = list(tail_args)
         self.sim = None
         self.broker = None
         self.tail = None
@@ -137,7 +138,7 @@ class Rig:
         print(f"  ibsim ready in {self.sim.start_s * 1000:.0f} ms, opensm -o {sm_s * 1000:.0f} ms "
               f"({self.sim.workdir})", flush=True)
         self.broker = Broker(FabricName=FABRIC).start()
-        self.tail = Tail(self.broker.http_addr, os.path.join(self.broker.workdir, "tail.err"))
+        self.tail = Tail(self.broker.http_addr, os.path.join(self.broker.workdir, "tail.err"), self.tail_args)
         self.start_agent()
         return self
 
@@ -513,7 +514,9 @@ def ib_other_error_counters_threshold():
 
 
 def ib_flap_detected():
-    with Rig("ib-flap") as r:
+    # --all: the agent's flap event starts the broker's flap suppression, so
+    # the transitions after it are quiet (docs/topology.md, "Flap control").
+    with Rig("ib-flap", tail_args=["--all"]) as r:
         sw, port = "leaf3", 7
         path = port_path(sw, port)
         mark = r.tail.mark()
@@ -537,6 +540,11 @@ def ib_flap_detected():
         downs = [d for _, d in r.tail.since(mark) if is_msg(DS_DOWN, path)(d)]
         ups = [d for _, d in r.tail.since(mark) if is_msg(DS_UP, path)(d)]
         assert len(downs) == 3 and len(ups) == 3, f"{len(downs)} downs, {len(ups)} ups"
+        # After the agent's flap (sent with the third down) the port's transitions are quiet.
+        flap_id = int(rec(d)["EventId"])
+        for x in downs + ups:
+            after = int(rec(x)["EventId"]) > flap_id
+            assert (oem(x).get("Quiet") == "flap") == after, (rec(x)["EventId"], flap_id, oem(x))
         r.check_agent_alive()
 
 

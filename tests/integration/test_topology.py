@@ -207,7 +207,12 @@ def root_cause_events(tail, after):
         return [d for d in tail.events if is_root_cause(d, after)]
 
 
-def fault(ch, tail, ports, no_path, degraded, what, cause, n_degraded=0):
+def is_cable_down(d, after):
+    return int(rec(d)["EventId"]) > after and oem(d)["AgentId"] != "fabricbusd" and \
+        oem(d)["Kind"] in ("link_down", "port_state") and oem(d).get("LinkClass") in ("isl", "host")
+
+
+def fault(ch, tail, every, ports, no_path, degraded, what, cause, n_degraded=0):
     """Unlink ports in ibsim; the blast radius must show it, and the broker's
     root cause (/status "storm") must name exactly one cause with the same
     hosts without a path, and reach a subscriber (`fabricbus tail`) as
@@ -215,7 +220,11 @@ def fault(ch, tail, ports, no_path, degraded, what, cause, n_degraded=0):
     EventGroupId, the hosts without a path and the symptoms' EventIds, each
     of them a cable-down report the subscriber got too. The issue's 2 s
     target is printed, not asserted: timing belongs to benchmarks (a loaded
-    CI host is not a fabric). Returns the root-cause event."""
+    CI host is not a fabric). `every` is a quiet=1 subscriber (tail --all):
+    the symptoms are there; a default subscriber (tail) gets at most one
+    report per cable (the other end's is a quiet duplicate, docs/topology.md
+    "De-duplication") and none of the symptoms made quiet. Returns the
+    root-cause event."""
     ev0, st0 = events_total(ch), storm(ch)
     id0 = last_event_id(tail)
     t0 = time.monotonic()
@@ -246,17 +255,42 @@ def fault(ch, tail, ports, no_path, degraded, what, cause, n_degraded=0):
     check_redfish_event(doc)
     assert r["MessageId"] == cause[0] and origin(doc).endswith("/Switches/" + cause[1]), r
     assert o["AgentId"] == "fabricbusd" and o["NoPath"] == no_path, o
-    assert r["EventGroupId"] == int(r["EventId"]) == last["EventGroupId"], (r, last)
+    # The incident's group: the root cause's own EventId, or, when reports
+    # were made quiet symptoms before it existed, the first report's.
+    group = r["EventGroupId"]
+    assert group == last["EventGroupId"] and group <= int(r["EventId"]), (r, last)
     assert o["Counters"]["symptoms"] == len(last["Symptoms"]), o
     assert o["Counters"]["hosts_no_path"] == last["NoPathCount"], o
-    # Every symptom it names is a cable-down report the subscriber got.
-    with tail.cv:
-        by_id = {int(rec(d)["EventId"]): d for d in tail.events}
+    # Every symptom it names is a cable-down report a quiet=1 subscriber got.
+    every.wait_for(lambda d: rec(d)["EventId"] == r["EventId"], 15, f"{what}: root cause (--all)")
+    with every.cv:
+        by_id = {int(rec(d)["EventId"]): d for d in every.events}
     named = expand_ranges(o["Symptoms"])
     assert named and set(named) <= set(last["Symptoms"]), (o["Symptoms"], last["Symptoms"])
     assert o.get("ListsCut") or len(named) == len(last["Symptoms"]), o
     for i in named:
         assert i in by_id and oem(by_id[i])["AgentId"] != "fabricbusd", i
+    assert group == int(r["EventId"]) or group in by_id, (group, r)
+    # Events in, and out to a default subscriber.
+    with every.cv:
+        reports = [d for d in every.events if is_cable_down(d, id0)]
+    with tail.cv:
+        out = [d for d in tail.events if int(rec(d)["EventId"]) > id0]
+    shown = [d for d in out if is_cable_down(d, id0)]
+    quiet = {}
+    for d in reports:
+        quiet[oem(d).get("Quiet", "shown")] = quiet.get(oem(d).get("Quiet", "shown"), 0) + 1
+    print(f"  {what}: {len(reports)} cable-down reports in ({quiet}); a default subscriber got "
+          f"{len(out)} events: {len(shown)} cable-down reports and {len(rcs)} root cause, kinds "
+          f"{sorted(set((oem(d)['Kind'], oem(d).get('LinkClass')) for d in out))} "
+          f"(EventGroupId {group}, root cause EventId {r['EventId']})", flush=True)
+    assert not any("Quiet" in oem(d) for d in out), [rec(d) for d in out if "Quiet" in oem(d)]
+    # At most one report per cable, and the symptoms after the first two
+    # cables quiet: far fewer than the reports.
+    assert len(shown) <= len(ports) and len(shown) < len(reports), (len(shown), len(ports), len(reports))
+    for d in reports:
+        if oem(d).get("Quiet") == "symptom":
+            assert rec(d).get("EventGroupId"), rec(d)
     return doc
 
 
@@ -295,14 +329,15 @@ def blast_radius_of_a_dead_spine_and_a_cut_off_leaf():
         assert blast(ch, "leaf3:33")["Degraded"] == "node[021-030]"
 
         tail = Tail(ch.broker.http_addr, os.path.join(ch.broker.workdir, "tail.err"))
-        doc = fault(ch, tail, [("leaf1", p) for p in chain.LEAF1_UPLINKS], "node[001-010]", "",
+        every = Tail(ch.broker.http_addr, os.path.join(ch.broker.workdir, "tail-all.err"), ["--all"])
+        doc = fault(ch, tail, every, [("leaf1", p) for p in chain.LEAF1_UPLINKS], "node[001-010]", "",
                     "leaf1 cut off", ("Fabric.1.0.SwitchDegraded", "leaf1"))
         for p in chain.LEAF1_UPLINKS:
             ch.sim.relink("leaf1", p)
         ch.sim.run_sm_once()
         wait_blast(ch, "", "", time.monotonic(), "leaf1 relinked")
         recovered(ch, tail, doc, "leaf1 relinked")
-        fault(ch, tail, [("spine1", p) for p in range(1, 9)], "", "node[001-040]", "spine1 dead",
+        fault(ch, tail, every, [("spine1", p) for p in range(1, 9)], "", "node[001-040]", "spine1 dead",
               ("Fabric.1.0.SwitchFailed", "spine1"), 40)
         ok = True
     finally:
@@ -361,11 +396,12 @@ def root_cause_on_fattree324():
             "SwitchName=spine9 Switches=leaf[1-18]" in out, (out, err)
         cluster = SlurmCluster(nodes=324, slurmds=0).start()
         tail = Tail(ch.broker.http_addr, os.path.join(ch.broker.workdir, "tail.err"))
+        every = Tail(ch.broker.http_addr, os.path.join(ch.broker.workdir, "tail-all.err"), ["--all"])
         adapter = start_adapter(ch, cluster, DrainOn="root_cause", HoldDown="0ms", StableFor="1s",
                                 MaxDrainNodes="20", MaxDrainPercent="0")
         assert cluster.drained() == []
         leaf1_up = [("leaf1", p) for p in range(19, 37)]
-        doc = fault(ch, tail, leaf1_up, "node[001-018]", "", "fattree324 leaf1 cut off",
+        doc = fault(ch, tail, every, leaf1_up, "node[001-018]", "", "fattree324 leaf1 cut off",
                     ("Fabric.1.0.SwitchDegraded", "leaf1"))
         leaf1_hosts = [f"node{k:03d}" for k in range(1, 19)]
         info, dt = wait_drained(cluster, leaf1_hosts, "leaf1 cut off")
@@ -383,12 +419,13 @@ def root_cause_on_fattree324():
         print(f"  fattree324 leaf1 relinked: its 18 nodes resumed {dt:.2f}s after the SwitchOK "
               f"(StableFor 1s; an update of the incident with nobody cut off clears it as soon as "
               f"one uplink is back)", flush=True)
-        fault(ch, tail, [("spine1", p) for p in range(1, 37)], "", "node[001-324]", "fattree324 spine1 dead",
+        fault(ch, tail, every, [("spine1", p) for p in range(1, 37)], "", "node[001-324]", "fattree324 spine1 dead",
               ("Fabric.1.0.SwitchFailed", "spine1"), 324)
         time.sleep(2)  # HoldDown 0: a drain would show by now
         assert cluster.drained() == [], cluster.drained()
         print("  fattree324 spine1 dead: no node drained", flush=True)
         tail.stop()
+        every.stop()
         ok = True
     finally:
         chain.TOPO = saved
@@ -409,21 +446,26 @@ def flap_control_on_one_port():
     detection off: --flap-count 32) give ONE FlapDetected, from the broker
     (FlapTransitions=6), then "suppressed N transitions" summaries every
     FlapSummaryInterval=1s, and one PortFlapStable once the port has been
-    quiet for FlapStableFor=3s -- a handful of events of the broker's, not
-    20; the 20 transitions themselves are all delivered. The summaries and
-    the stable event add up to every transition after the detection."""
+    quiet for FlapStableFor=3s. A default subscriber gets the 6 transitions
+    up to the detection, the FlapDetected, the summaries and the stable
+    event -- not 20 transitions; the 14 after the detection are quiet
+    (Oem.Fabricbus.Quiet "flap"), delivered to a quiet=1 subscriber (`tail
+    --all`), which gets all 20. The summaries and the stable event add up to
+    every transition after the detection."""
     ch = FabricChain(ib_args=["--flap-count", "32"], FlapTransitions="6", FlapWindow="60s",
                      FlapSummaryInterval="1s", FlapStableFor="3s")
     ok = False
     try:
         ch.start()
         tail = Tail(ch.broker.http_addr, os.path.join(ch.broker.workdir, "tail.err"))
+        every = Tail(ch.broker.http_addr, os.path.join(ch.broker.workdir, "tail-all.err"), ["--all"])
         path = "/Switches/leaf1/Ports/3"
         id0 = wait_for(lambda: last_event_id(tail), lambda i: i > 0, 15, "tail started")
+        wait_for(lambda: last_event_id(every), lambda i: i >= id0, 15, "tail --all started")
 
-        def port_events(pred):
-            with tail.cv:
-                return [d for d in tail.events if int(rec(d)["EventId"]) > id0 and
+        def port_events(pred, t=every):
+            with t.cv:
+                return [d for d in t.events if int(rec(d)["EventId"]) > id0 and
                         origin(d).endswith(path) and pred(d)]
 
         def link(kind):
@@ -437,7 +479,12 @@ def flap_control_on_one_port():
         dt = time.monotonic() - t0
         stable = tail.wait_for(lambda d: int(rec(d)["EventId"]) > id0 and origin(d).endswith(path) and
                                rec(d)["MessageId"] == "Fabricbus.1.0.PortFlapStable", 30, "PortFlapStable")
+        every.wait_for(lambda d: rec(d)["EventId"] == rec(stable)["EventId"], 15, "PortFlapStable (--all)")
         ours = port_events(lambda d: oem(d)["AgentId"] == "fabricbusd")
+        # What a default subscriber got for the port, and what was quiet.
+        default = port_events(lambda d: True, tail)
+        loud = [d for d in default if link("link_down")(d) or link("link_up")(d)]
+        quiet = port_events(lambda d: "Quiet" in oem(d))
         detected = port_events(lambda d: FLAP_DETECTED.match(rec(d)["MessageId"]))
         summaries = [d for d in ours if rec(d)["MessageId"] == "Fabricbus.1.0.PortFlapSuppressed"]
         transitions = len(port_events(link("link_down"))) + len(port_events(link("link_up")))
@@ -448,7 +495,15 @@ def flap_control_on_one_port():
               f"{len(ours)} events: {[rec(d)['MessageId'].split('.')[-1] for d in ours]}; "
               f"summaries {[oem(d)['Counters']['suppressed'] for d in summaries]}, stable after "
               f"{oem(stable)['Counters']['suppressed']} suppressed; /status flap {st}", flush=True)
+        print(f"  a default subscriber got {len(default)} events for the port "
+              f"({len(loud)} transitions); {len(quiet)} were quiet", flush=True)
         assert transitions == 20, transitions
+        assert len(loud) == 6 and not any("Quiet" in oem(d) for d in default), [rec(d) for d in default]
+        assert len(quiet) == 14 and all(oem(d)["Quiet"] == "flap" and oem(d)["Counters"]["quiet"] == 4
+                                        for d in quiet), [oem(d) for d in quiet]
+        assert [rec(d)["EventId"] for d in default] == [rec(d)["EventId"] for d in port_events(
+            lambda d: "Quiet" not in oem(d))], "the default stream is the --all stream without the quiet"
+        assert len(loud) + len(ours) < 20, len(ours)
         assert len(detected) == 1 and oem(detected[0])["AgentId"] == "fabricbusd", [rec(d) for d in detected]
         d = detected[0]
         check_redfish_event(d)
@@ -462,7 +517,9 @@ def flap_control_on_one_port():
         assert sum(oem(x)["Counters"]["suppressed"] for x in summaries) <= transitions - 6
         assert len(ours) == 1 + len(summaries) + 1 and len(ours) < transitions, len(ours)
         assert st["detected"] == 1 and st["stable"] == 1 and st["suppressed_ports"] == 0, st
+        assert st["quiet"] == 14, st
         tail.stop()
+        every.stop()
         ok = True
     finally:
         ch.stop(check=ok)

@@ -110,6 +110,30 @@ static void severity_is_case_insensitive_and_a_set(void)
 	CHECK(!fb_filter_match(&f, ISL_DOWN, 77, NULL));
 }
 
+static void quiet_is_0_or_1_and_all_is_the_same(void)
+{
+	struct fb_filter f;
+	const char *why;
+	fb_filter_init(&f);
+	CHECK(!fb_filter_quiet_ok(&f, FB_QUIET_RATE_LIMITED)); /* default: quiet events skipped */
+	CHECK(fb_filter_quiet_ok(&f, FB_QUIET_NONE));
+	CHECK_EQ(apply(&f, "quiet=1", &why), 0);
+	CHECK(fb_filter_quiet_ok(&f, FB_QUIET_SYMPTOM) && fb_filter_quiet_ok(&f, FB_QUIET_FLAP));
+	CHECK_EQ(apply(&f, "quiet=0", &why), 0);
+	CHECK(!fb_filter_quiet_ok(&f, FB_QUIET_FLAP));
+	CHECK_EQ(apply(&f, "all=1", &why), 0);
+	CHECK(f.quiet == 1);
+	struct fb_buf b = FB_BUF_INIT;
+	CHECK_EQ(fb_filter_json(&f, &b), 0);
+	CHECK(b.len == strlen("{\"quiet\":true}") && memcmp(b.data, "{\"quiet\":true}", b.len) == 0);
+	fb_buf_free(&b);
+	CHECK(apply(&f, "quiet=yes", &why) < 0);
+	CHECK(strncmp(why, "quiet:", 6) == 0);
+	CHECK(apply(&f, "all=2", &why) < 0);
+	CHECK(strncmp(why, "all:", 4) == 0);
+	CHECK(apply(&f, "quiet=", &why) < 0);
+}
+
 static void severity_refuses_unknown_names(void)
 {
 	struct fb_filter f;
@@ -242,5 +266,6 @@ int main(void)
 	RUN(values_are_taken_verbatim);
 	RUN(overlong_values_are_refused);
 	RUN(filter_json_lists_what_is_set);
+	RUN(quiet_is_0_or_1_and_all_is_the_same);
 	return TEST_DONE();
 }

@@ -102,6 +102,8 @@ static void every_kind_class_and_tech_round_trips(void)
 	struct fb_buf b = FB_BUF_INIT, again = FB_BUF_INIT;
 	unsigned n = 0;
 	for (unsigned k = 1; k < FB_KIND__END; k++) {
+		if (k == 21) /* reserved for de-duplication (fb_event.h): no name to parse back */
+			continue;
 		for (unsigned cls = 0; cls < FB_LINK__END; cls++) {
 			for (unsigned tech = 0; tech < FB_TECH__END; tech++) {
 				struct fb_event in, ev;
@@ -139,7 +141,7 @@ static void every_kind_class_and_tech_round_trips(void)
 			}
 		}
 	}
-	CHECK_EQ(n, (FB_KIND__END - 1) * FB_LINK__END * FB_TECH__END);
+	CHECK_EQ(n, (FB_KIND__END - 2) * FB_LINK__END * FB_TECH__END); /* without 21 */
 	fb_buf_free(&b);
 	fb_buf_free(&again);
 }
