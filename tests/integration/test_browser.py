@@ -18,7 +18,10 @@ fabricbusd with an ibsim fabric, its node agents and the IB agent
 - drained_node_shows_its_reason: fabricbus-slurm drains node003 in slurmctld
   and the page lists node003 with the reason slurmctld holds.
 - filter_hides_rows: the text filter hides every row not naming node003 (and
-  shows those that do); unticking Warning hides the Warning rows.
+  shows those that do); unticking Warning hides the Warning rows. The table
+  is virtualized: rows are read from the page's eventTable, and after each
+  step the rows in the DOM are checked to be the first shown ones, in order
+  and only those in view; scrolled to the end, they are the oldest kept.
 - jobs_show_on_their_host: a job registered with POST /fabric/jobs appears
   under its host (and outlines its port in blue on the canvas, its text
   entry and tooltip naming the job) at the next map refresh; gone after
@@ -124,10 +127,26 @@ def hover(p, port=PORT, click=False):
 
 
 def rows_js(body):
-    """A page expression over the event rows as [{id, msg, text, hidden}]."""
-    return ("(() => { const rows = [...document.querySelectorAll('#events tbody tr')].map((r) => "
-            "({id: Number(r.dataset.id), msg: r.dataset.msg, text: r.dataset.text, "
-            "hidden: r.classList.contains('hidden')})); " + body + " })()")
+    """A page expression over the events the table keeps (the page's
+    eventTable: the table is virtualized, only the rows in view are in the
+    DOM), newest first, as [{id, msg, sev, text, hidden}], hidden meaning
+    filtered out."""
+    return "(() => { const rows = eventTable.rows(); " + body + " })()"
+
+
+# The rows in the DOM are the first shown ones, in order, and only those in
+# view (a few dozen, not the 1000 kept): what the reader sees is the model.
+DOM_MATCHES_JS = (
+    "(() => { const want = eventTable.rows().filter((x) => !x.hidden); "
+    "const dom = [...document.querySelectorAll('#events tbody tr:not([hidden])')].map((r) => "
+    "({id: Number(r.dataset.id), msg: r.dataset.msg, sev: r.dataset.sev, text: r.dataset.text})); "
+    "return dom.length > 0 === want.length > 0 && dom.length <= Math.min(want.length, 100) && "
+    "dom.every((d, i) => d.id === want[i].id && d.msg === want[i].msg && d.sev === want[i].sev "
+    "&& d.text === want[i].text); })()")
+
+
+def dom_matches(p, what):
+    p.wait(DOM_MATCHES_JS, DEADLINE, "the rows in view are the first shown events " + what)
 
 
 def http(r, method, path, body=None):
@@ -179,6 +198,7 @@ def unlink_reddens_port_and_adds_row():
                    f"x.msg.endsWith('DownstreamLinkDropped') && x.text.includes('{NODE}'));"),
            DEADLINE, "the DownstreamLinkDropped row for " + NODE)
     t_row = time.monotonic() - t0
+    dom_matches(p, "after the Unlink")
     print(f"  Unlink {SW}/{PORT} -> port red in {t_red * 1000:.0f} ms, event row in "
           f"{t_row * 1000:.0f} ms (target 1000 ms; the wait itself polled for {red * 1000:.0f} ms)",
           flush=True)
@@ -212,17 +232,27 @@ def filter_hides_rows():
     assert res["shown"] > 0 and res["hidden"] > 0 and res["wrong"] == 0, res
     count = p.eval("document.getElementById('count').textContent")
     assert count.startswith(f"{res['shown']} of {res['shown'] + res['hidden']} shown"), count
+    dom_matches(p, f"filtered on {NODE!r}")
     p.screenshot("filtered")
     p.click('.sev[value="Warning"]')
-    res2 = p.eval(rows_js("const sev = [...document.querySelectorAll('#events tbody tr')]"
-                          ".map((r) => r.dataset.sev); return {warn_shown: rows.filter((x, i) => "
-                          "!x.hidden && sev[i] === 'Warning').length, warn: sev.filter((s) => "
-                          "s === 'Warning').length};"))
+    res2 = p.eval(rows_js("return {warn_shown: rows.filter((x) => !x.hidden && x.sev === 'Warning')"
+                          ".length, warn: rows.filter((x) => x.sev === 'Warning').length};"))
     assert res2["warn"] > 0 and res2["warn_shown"] == 0, res2
+    dom_matches(p, "with Warning unticked")
     p.click('.sev[value="Warning"]')
     p.fill("#text", "")
     left = p.eval(rows_js("return rows.filter((x) => x.hidden).length;"))
     assert left == 0, left
+    dom_matches(p, "unfiltered")
+    # Scrolled to the end, the recycled rows show the oldest kept events, in order.
+    p.eval("document.getElementById('events-view').scrollTop = 1e9")
+    p.wait("(() => { const want = eventTable.rows().map((x) => x.id); const dom = [...document"
+           ".querySelectorAll('#events tbody tr:not([hidden])')].map((r) => Number(r.dataset.id)); "
+           "const k = want.indexOf(dom[0]); return dom.length > 0 && k >= 0 && k + dom.length === "
+           "want.length && dom.every((d, i) => d === want[k + i]); })()", DEADLINE,
+           "the oldest events in view at the end of the table")
+    p.eval("document.getElementById('events-view').scrollTop = 0")
+    dom_matches(p, "scrolled back to the top")
     print(f"  text {NODE!r}: {res['shown']} shown, {res['hidden']} hidden; Warning off: "
           f"{res2['warn']} Warning rows hidden", flush=True)
 
@@ -280,6 +310,7 @@ def reload_resumes_from_last_event_id():
     ids = p.eval(rows_js("return rows.map((x) => x.id);"))
     assert min(ids) == since + 1, (since, sorted(ids)[:5])
     assert len(ids) == len(set(ids)), "an event shown twice"
+    dom_matches(p, "after reopening")
     print(f"  reopened: since={since}, {len(ids)} rows from EventId {min(ids)} to {max(ids)}", flush=True)
     p.screenshot("resumed")
     last2 = int(p.eval("sessionStorage.getItem('fabricbus.lastEventId')"))

@@ -3,7 +3,8 @@
  * text filters, pause, and resume from the last EventId after a reconnect or
  * a reload (sessionStorage). No framework, no build step: served as is by
  * fabricbusd. Every request goes through api() and wsUrl(), which add the
- * token of a broker with logins. New rows are drawn once a frame, not once an event. */
+ * token of a broker with logins. New rows are taken in once a frame, not once an
+ * event, and only the event rows in view exist in the DOM (eventTable). */
 "use strict";
 
 const MAX_ROWS = 1000;      /* rows kept in the table */
@@ -12,7 +13,6 @@ const KEY = "fabricbus.lastEventId";
 const LAG_WARN_S = 5;       /* an agent whose events arrive older than this is late */
 
 const $ = (id) => document.getElementById(id);
-const tbody = document.querySelector("#events tbody");
 let paused = false;
 let held = [];              /* events received while paused */
 let pending = [];           /* rows waiting for the next frame */
@@ -75,6 +75,13 @@ function agentHealth(a) {
   if (a.gaps) return ["Warning", "gaps"];
   if (a.lag_s !== null && a.lag_s !== undefined && a.lag_s > LAG_WARN_S) return ["Warning", "late"];
   return ["OK", "healthy"];
+}
+
+function cell(tr, text, cls) {
+  const td = tr.insertCell();
+  td.textContent = text === undefined || text === null ? "" : String(text);
+  if (cls) td.className = cls;
+  return td;
 }
 
 function badge(td, cls, text) {
@@ -221,7 +228,7 @@ async function refreshStatus() {
   }
 }
 
-/* The filters, read once per change rather than once per row. */
+/* The filters, read once per change rather than once per event. */
 let filter = null;
 function readFilter() {
   filter = {
@@ -229,52 +236,143 @@ function readFilter() {
     text: $("text").value.trim().toLowerCase(),
   };
 }
-function visible(tr) {
-  return filter.sev.has(tr.dataset.sev) && (!filter.text || tr.dataset.text.includes(filter.text));
+function visible(rec) {
+  return filter.sev.has(rec.sev) && (!filter.text || rec.text.includes(filter.text));
 }
 
-function showCount() {
-  let shown = 0;
-  for (const tr of tbody.rows) shown += !tr.classList.contains("hidden");
-  $("count").textContent = shown + " of " + tbody.rows.length + " shown" +
-    (held.length ? ", " + held.length + " held" : "");
-}
+/* The event table, virtualized: the newest MAX_ROWS events are kept in
+ * memory (oldest first), those the filters let through in `shown`, and only
+ * the rows in view exist in the DOM: a pool of <tr> refilled from the
+ * scroll position, in a table that stays put (position: sticky) over a pad
+ * as tall as all the shown rows. Rows have one fixed height, so a new event
+ * or a scroll costs the few rows in view, never a layout of 1000 rows. New
+ * events are taken in once a frame. */
+const eventTable = (() => {
+  const viewEl = $("events-view"), pad = $("events-pad"), tbody = document.querySelector("#events tbody");
+  const all = [], shown = [], pool = [];
+  let rowH = 0, headH = 0, queued = false;
 
+  function record(doc) {
+    const rec = (doc.Events || [])[0] || {};
+    const oem = (rec.Oem || {}).Fabricbus || {};
+    const origin = (rec.OriginOfCondition || {})["@odata.id"] || "";
+    const r = {
+      id: String(rec.EventId || ""), msg: rec.MessageId || "", sev: rec.MessageSeverity || "OK",
+      time: (rec.EventTimestamp || "").replace("T", " ").replace("Z", ""), origin,
+      node: oem.Node || "", message: rec.Message || "",
+      text: [rec.MessageId, origin, oem.Node, oem.SwitchName, oem.Device]
+        .filter(Boolean).join(" ").toLowerCase(),
+    };
+    r.vis = visible(r);
+    return r;
+  }
+  function newRow() {
+    const tr = document.createElement("tr");
+    for (let i = 0; i < 7; i++) tr.insertCell();
+    tr.cells[2].className = "sev";
+    tr.cells[2].appendChild(document.createElement("span"));
+    tr.rec = null;
+    return tr;
+  }
+  function fill(tr, r) {
+    tr.rec = r;
+    tr.dataset.id = r.id;
+    tr.dataset.msg = r.msg;
+    tr.dataset.sev = r.sev;
+    tr.dataset.text = r.text;
+    const c = tr.cells;
+    c[0].textContent = r.id;
+    c[1].textContent = r.time;
+    c[2].firstChild.className = r.sev;
+    c[2].firstChild.textContent = r.sev;
+    c[3].textContent = r.msg;
+    c[4].textContent = r.origin;
+    c[5].textContent = r.node;
+    c[6].textContent = r.message;
+    c[6].title = r.message;    /* one line a row: the whole message on hover */
+  }
+  /* The row height and the header's, measured once on a real row. */
+  function measure() {
+    const tr = newRow();
+    fill(tr, { id: "0", msg: "x", sev: "OK", time: "x", origin: "x", node: "x", message: "x", text: "" });
+    tbody.appendChild(tr);
+    rowH = tr.getBoundingClientRect().height || 24;
+    headH = document.querySelector("#events thead").getBoundingClientRect().height;
+    tr.remove();
+  }
+  function render() {
+    queued = false;
+    if (!rowH) measure();
+    const n = shown.length;
+    pad.style.height = headH + n * rowH + "px";
+    const first = Math.max(0, Math.min(Math.floor(viewEl.scrollTop / rowH), n - 1));
+    const fit = Math.ceil(Math.max(0, viewEl.clientHeight - headH) / rowH) + 1;
+    const count = Math.max(0, Math.min(n - first, fit));
+    while (pool.length < count) pool.push(tbody.appendChild(newRow()));
+    for (let i = 0; i < pool.length; i++) {
+      const tr = pool[i];
+      if (i < count) {
+        const r = shown[n - 1 - first - i];
+        if (tr.rec !== r) fill(tr, r);
+        if (tr.hidden) tr.hidden = false;
+      } else if (!tr.hidden) {
+        tr.hidden = true;
+        tr.rec = null;
+      }
+    }
+    $("count").textContent = n + " of " + all.length + " shown" +
+      (held.length ? ", " + held.length + " held" : "");
+  }
+  function schedule() {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(render);
+  }
+  /* Newest first on screen; a reader scrolled down keeps the rows he reads. */
+  function take(docs) {
+    let added = 0;
+    for (const d of docs.slice(-MAX_ROWS)) {
+      const r = record(d);
+      all.push(r);
+      if (r.vis) { shown.push(r); added++; }
+    }
+    if (all.length > MAX_ROWS) {
+      const gone = all.splice(0, all.length - MAX_ROWS);
+      shown.splice(0, gone.filter((r) => r.vis).length);
+    }
+    if (added && viewEl.scrollTop > 0) {
+      if (!rowH) measure();
+      pad.style.height = headH + shown.length * rowH + "px";
+      viewEl.scrollTop += added * rowH;
+    }
+    render();
+  }
+  function refilter() {
+    shown.length = 0;
+    for (const r of all) if ((r.vis = visible(r))) shown.push(r);
+    viewEl.scrollTop = 0;
+    render();    /* now: the count and the rows answer the keystroke */
+  }
+  viewEl.addEventListener("scroll", schedule, { passive: true });
+  window.addEventListener("resize", schedule);
+  return {
+    take, refilter, schedule,
+    /* For the tests: every kept event, newest first, hidden = filtered out. */
+    rows: () => all.map((r) => ({ id: Number(r.id), msg: r.msg, sev: r.sev, text: r.text, hidden: !r.vis }))
+      .reverse(),
+    /* The rows in the DOM now, top to bottom. */
+    dom: () => pool.filter((tr) => !tr.hidden).map((tr) => ({
+      id: Number(tr.dataset.id), msg: tr.dataset.msg, sev: tr.dataset.sev, text: tr.dataset.text })),
+  };
+})();
+
+function showCount() { eventTable.schedule(); }
 function applyFilters() {
   readFilter();
-  for (const tr of tbody.rows) tr.classList.toggle("hidden", !visible(tr));
-  showCount();
+  eventTable.refilter();
 }
 
-function cell(tr, text, cls) {
-  const td = tr.insertCell();
-  td.textContent = text === undefined || text === null ? "" : String(text);
-  if (cls) td.className = cls;
-  return td;
-}
-
-function makeRow(doc) {
-  const rec = (doc.Events || [])[0] || {};
-  const oem = (rec.Oem || {}).Fabricbus || {};
-  const origin = (rec.OriginOfCondition || {})["@odata.id"] || "";
-  const tr = document.createElement("tr");
-  tr.dataset.id = rec.EventId || "";
-  tr.dataset.msg = rec.MessageId || "";
-  tr.dataset.sev = rec.MessageSeverity || "OK";
-  tr.dataset.text = [rec.MessageId, origin, oem.Node, oem.SwitchName, oem.Device]
-    .filter(Boolean).join(" ").toLowerCase();
-  cell(tr, rec.EventId);
-  cell(tr, (rec.EventTimestamp || "").replace("T", " ").replace("Z", ""));
-  badge(cell(tr, "", "sev"), tr.dataset.sev, tr.dataset.sev);
-  cell(tr, rec.MessageId);
-  cell(tr, origin);
-  cell(tr, oem.Node);
-  cell(tr, rec.Message);
-  tr.classList.toggle("hidden", !visible(tr));
-  return tr;
-}
-
-/* Newest first; a frame's rows go in at once. */
+/* A frame's events go in at once. */
 let flushing = false;
 function addRows(docs) {
   pending.push(...docs);
@@ -282,13 +380,9 @@ function addRows(docs) {
   flushing = true;
   requestAnimationFrame(() => {
     flushing = false;
-    const frag = document.createDocumentFragment();
-    const take = pending.slice(-MAX_ROWS);
+    const take = pending;
     pending = [];
-    for (let i = take.length - 1; i >= 0; i--) frag.appendChild(makeRow(take[i]));
-    tbody.insertBefore(frag, tbody.firstChild);
-    while (tbody.rows.length > MAX_ROWS) tbody.deleteRow(-1);
-    showCount();
+    eventTable.take(take);
   });
 }
 
