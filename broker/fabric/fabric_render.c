@@ -11,11 +11,18 @@
  * fb_fabric_frag) so that GET /fabric/map?nodes= (ws_fabric_map.c) copies
  * members without parsing JSON. The buffers end up in the snapshot, which
  * is fabric_map.c's from then on (fb_fabric_snap_unref frees them).
+ *
+ * A render is two steps so that the costly one can leave the loop:
+ * fb_fabric_render_take copies what the map shows off the loop's tables
+ * (the inventory's JSON form, a clone of the topology, the jobs of each
+ * node as flat text: ~1/20 of a render's time), and fb_fabric_render_in
+ * writes the map from that copy on whichever thread holds it.
  */
 #include "fabric_render.h"
 
 #include "fb_buf.h"
 #include "inventory.h"
+#include "jobs.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -33,11 +40,26 @@ struct mport {
 	const struct fb_topo_port *tp;
 };
 
-/* A node with jobs (from the registry; valid while it does not change). */
+/* A node with jobs: its name, then its n job ids (ascending), each
+ * NUL-terminated, one after the other in the input's text. */
 struct jnode {
 	const char *name;
-	const char *const *ids;
 	size_t n;
+};
+
+/* Where a node's text starts in fb_fabric_render_in.jtext, and its ids. */
+struct jnode_at {
+	size_t off, n;
+};
+
+struct fb_fabric_render_in {
+	json_t *inv_json;         /* the inventory's JSON form: no other reference */
+	struct fb_topology *topo; /* a clone: nothing else reads or learns into it */
+	struct fb_buf jtext;      /* per node with jobs: name\0id\0id\0... */
+	struct fb_buf jat;        /* struct jnode_at, one per node with jobs */
+	char fabric[FB_FABRIC_MAX];
+	uint64_t last_event_id;
+	int rc;                   /* the first error while taking */
 };
 
 struct swkey {
@@ -50,7 +72,7 @@ struct render {
 	struct mport *mp;
 	size_t n_mp;
 	struct jnode *jn;
-	size_t n_jn, cap_jn;
+	size_t n_jn;
 	struct swkey *order; /* switches by GUID, as rendered */
 	uint32_t *rank;      /* topology switch index -> its place in order */
 	struct fb_buf out;
@@ -120,9 +142,9 @@ static const struct fb_topo_port *join(const struct fb_topology *t, const struct
 }
 
 /* The inventory's ports, sorted, borrowing strings from inv_json. */
-static int collect_ports(struct render *r, json_t *inv_json)
+static int collect_ports(struct render *r, const json_t *inv_json)
 {
-	json_t *ports = json_object_get(inv_json, "ports");
+	const json_t *ports = json_object_get(inv_json, "ports");
 	size_t cap = json_array_size(ports), i;
 	json_t *p;
 	r->mp = calloc(cap ? cap : 1, sizeof(*r->mp));
@@ -148,22 +170,34 @@ static int collect_ports(struct render *r, json_t *inv_json)
 	return 0;
 }
 
-static void add_jnode(void *arg, const char *node, const char *const *ids, size_t n)
+/* fb_jobs_foreach_node callback (loop): copy one node and its ids. */
+static void take_jnode(void *arg, const char *node, const char *const *ids, size_t n)
 {
-	struct render *r = arg;
-	if (r->rc)
-		return;
-	if (r->n_jn == r->cap_jn) {
-		size_t cap = r->cap_jn ? 2 * r->cap_jn : 256;
-		struct jnode *jn = realloc(r->jn, cap * sizeof(*jn));
-		if (!jn) {
-			r->rc = -ENOMEM;
-			return;
-		}
-		r->jn = jn;
-		r->cap_jn = cap;
-	}
-	r->jn[r->n_jn++] = (struct jnode){ node, ids, n };
+	struct fb_fabric_render_in *in = arg;
+	struct jnode_at at = { in->jtext.len, n };
+	if (!in->rc)
+		in->rc = fb_buf_put(&in->jtext, node, strlen(node) + 1);
+	for (size_t i = 0; i < n && !in->rc; i++)
+		in->rc = fb_buf_put(&in->jtext, ids[i], strlen(ids[i]) + 1);
+	if (!in->rc)
+		in->rc = fb_buf_put(&in->jat, &at, sizeof(at));
+}
+
+/* The nodes with jobs as pointers into in's text, sorted by name. */
+static int collect_jnodes(struct render *r, const struct fb_fabric_render_in *in)
+{
+	const struct jnode_at *at = (const struct jnode_at *)in->jat.data;
+	size_t n = in->jat.len / sizeof(*at);
+	if (!n)
+		return 0;
+	r->jn = malloc(n * sizeof(*r->jn));
+	if (!r->jn)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		r->jn[i] = (struct jnode){ (const char *)in->jtext.data + at[i].off, at[i].n };
+	r->n_jn = n;
+	qsort(r->jn, r->n_jn, sizeof(*r->jn), cmp_jnode);
+	return 0;
 }
 
 /* Writers; the first error sticks in r->rc. Keys are written in strcmp
@@ -283,9 +317,11 @@ static void put_nodes(struct render *r)
 		put_str(r, name);
 		put(r, ":{\"Jobs\":[");
 		if (k < r->n_jn && strcmp(r->jn[k].name, name) == 0) {
+			const char *id = r->jn[k].name;
 			for (size_t j = 0; j < r->jn[k].n; j++) {
+				id += strlen(id) + 1;
 				put(r, j ? "," : "");
-				put_str(r, r->jn[k].ids[j]);
+				put_str(r, id);
 			}
 			k++;
 		}
@@ -508,23 +544,50 @@ static struct fb_fabric_snap *render_to_snap(struct render *r)
 	return s;
 }
 
-struct fb_fabric_snap *fb_fabric_render(const struct fb_inventory *inv, const struct fb_topology *topo,
-					const struct fb_jobs *jobs, const char *fabric,
-					uint64_t last_event_id, size_t *nodes)
+void fb_fabric_render_in_free(struct fb_fabric_render_in *in)
 {
-	struct render r = { .topo = topo };
+	if (!in)
+		return;
+	json_decref(in->inv_json);
+	fb_topology_free(in->topo);
+	fb_buf_free(&in->jtext);
+	fb_buf_free(&in->jat);
+	free(in);
+}
+
+struct fb_fabric_render_in *fb_fabric_render_take(const struct fb_inventory *inv,
+						  const struct fb_topology *topo,
+						  const struct fb_jobs *jobs, const char *fabric,
+						  uint64_t last_event_id)
+{
+	struct fb_fabric_render_in *in = calloc(1, sizeof(*in));
+	if (!in)
+		return NULL;
+	in->jtext = in->jat = (struct fb_buf)FB_BUF_INIT;
+	snprintf(in->fabric, sizeof(in->fabric), "%s", fabric ? fabric : "");
+	in->last_event_id = last_event_id;
+	in->inv_json = fb_inventory_json(inv, SIZE_MAX);
+	in->topo = fb_topology_clone(topo);
+	fb_jobs_foreach_node(jobs, take_jnode, in);
+	if (!in->inv_json || !in->topo || in->rc) {
+		fb_fabric_render_in_free(in);
+		return NULL;
+	}
+	return in;
+}
+
+struct fb_fabric_snap *fb_fabric_render_in(const struct fb_fabric_render_in *in, size_t *nodes)
+{
+	struct render r = { .topo = in->topo };
 	struct fb_fabric_snap *s = NULL;
-	json_t *inv_json = fb_inventory_json(inv, SIZE_MAX);
-	r.rc = inv_json ? collect_ports(&r, inv_json) : -ENOMEM;
+	r.rc = collect_ports(&r, in->inv_json);
 	if (!r.rc)
-		fb_jobs_foreach_node(jobs, add_jnode, &r);
-	if (!r.rc && r.n_jn) /* qsort wants a non-NULL base even for 0 */
-		qsort(r.jn, r.n_jn, sizeof(*r.jn), cmp_jnode);
+		r.rc = collect_jnodes(&r, in);
 	sort_switches(&r);
 	put(&r, "{\"Fabric\":");
-	put_str(&r, fabric);
+	put_str(&r, in->fabric);
 	put(&r, ",\"LastEventId\":");
-	put_int(&r, (long long)last_event_id);
+	put_int(&r, (long long)in->last_event_id);
 	put(&r, ",");
 	r.head_len = r.out.len;
 	put_nodes(&r);
@@ -535,7 +598,16 @@ struct fb_fabric_snap *fb_fabric_render(const struct fb_inventory *inv, const st
 		r.rc = fb_buf_put(&r.out, "", 1); /* the NUL, not counted */
 	if (!r.rc && (s = render_to_snap(&r)))
 		*nodes = r.nodes;
-	json_decref(inv_json);
 	render_free(&r);
+	return s;
+}
+
+struct fb_fabric_snap *fb_fabric_render(const struct fb_inventory *inv, const struct fb_topology *topo,
+					const struct fb_jobs *jobs, const char *fabric,
+					uint64_t last_event_id, size_t *nodes)
+{
+	struct fb_fabric_render_in *in = fb_fabric_render_take(inv, topo, jobs, fabric, last_event_id);
+	struct fb_fabric_snap *s = in ? fb_fabric_render_in(in, nodes) : NULL;
+	fb_fabric_render_in_free(in);
 	return s;
 }
