@@ -19,7 +19,7 @@ def stop(b):
 
 
 def acks_flow_while_the_map_renders_and_the_map_is_unchanged():
-    b = fbtest.Broker(JobTtl="0").start()
+    b = fbtest.Broker(**mapstall.OPTS).start()
     try:
         st = b.status()["broker"]["fabric_map"]
         assert st["render_thread"] is True, st
@@ -31,7 +31,7 @@ def acks_flow_while_the_map_renders_and_the_map_is_unchanged():
           f"worst ack gap {got['worst'] * 1000:.1f} ms, median {got['median'] * 1000:.2f} ms; "
           f"render {got['render_ms']:.0f} ms, of it on the loop {got['take_ms']:.0f} ms")
     assert got["renders"] >= 3 and got["acked"] > 0, got
-    old = fbtest.Broker(JobTtl="0", MapRenderThread="no").start()
+    old = fbtest.Broker(MapRenderThread="no", **mapstall.OPTS).start()
     try:
         assert old.status()["broker"]["fabric_map"]["render_thread"] is False
         ref = mapstall.run(old, churn=False, renders=0, min_s=0)
