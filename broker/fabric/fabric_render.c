@@ -14,9 +14,10 @@
  *
  * A render is two steps so that the costly one can leave the loop:
  * fb_fabric_render_take copies what the map shows off the loop's tables
- * (the inventory's JSON form, a clone of the topology, the jobs of each
- * node as flat text: ~1/20 of a render's time), and fb_fabric_render_in
- * writes the map from that copy on whichever thread holds it.
+ * (the inventory's JSON form, a clone of the topology, and a reference to
+ * each job's immutable node list: O(jobs), not O(job nodes)), and
+ * fb_fabric_render_in writes the map from that copy on whichever thread
+ * holds it, turning the jobs' node lists into each node's jobs there.
  */
 #include "fabric_render.h"
 
@@ -40,26 +41,24 @@ struct mport {
 	const struct fb_topo_port *tp;
 };
 
-/* A node with jobs: its name, then its n job ids (ascending), each
- * NUL-terminated, one after the other in the input's text. */
-struct jnode {
-	const char *name;
-	size_t n;
+/* One (node, job) pair of the registry. */
+struct member {
+	const char *node, *id;
 };
 
-/* Where a node's text starts in fb_fabric_render_in.jtext, and its ids. */
-struct jnode_at {
-	size_t off, n;
+/* A node with jobs: its pairs are members[first..first+n), ids ascending. */
+struct jnode {
+	const char *name;
+	size_t first, n;
 };
 
 struct fb_fabric_render_in {
 	json_t *inv_json;         /* the inventory's JSON form: no other reference */
 	struct fb_topology *topo; /* a clone: nothing else reads or learns into it */
-	struct fb_buf jtext;      /* per node with jobs: name\0id\0id\0... */
-	struct fb_buf jat;        /* struct jnode_at, one per node with jobs */
+	struct fb_job_names **jobs; /* a reference to each job's (immutable) nodes */
+	size_t n_jobs;
 	char fabric[FB_FABRIC_MAX];
 	uint64_t last_event_id;
-	int rc;                   /* the first error while taking */
 };
 
 struct swkey {
@@ -71,6 +70,7 @@ struct render {
 	const struct fb_topology *topo;
 	struct mport *mp;
 	size_t n_mp;
+	struct member *mb;
 	struct jnode *jn;
 	size_t n_jn;
 	struct swkey *order; /* switches by GUID, as rendered */
@@ -119,11 +119,6 @@ static int cmp_mport(const void *pa, const void *pb)
 	return c;
 }
 
-static int cmp_jnode(const void *pa, const void *pb)
-{
-	return strcmp(((const struct jnode *)pa)->name, ((const struct jnode *)pb)->name);
-}
-
 /* The switch port a node port is cabled to: the switch agent names the
  * peer by its node GUID (sometimes by port GUID) and port number. */
 static const struct fb_topo_port *join(const struct fb_topology *t, const struct mport *p)
@@ -170,33 +165,47 @@ static int collect_ports(struct render *r, const json_t *inv_json)
 	return 0;
 }
 
-/* fb_jobs_foreach_node callback (loop): copy one node and its ids. */
-static void take_jnode(void *arg, const char *node, const char *const *ids, size_t n)
+/* Job ids compare as numbers: no leading zeros, so shorter is smaller. */
+static int cmp_id(const char *a, const char *b)
 {
-	struct fb_fabric_render_in *in = arg;
-	struct jnode_at at = { in->jtext.len, n };
-	if (!in->rc)
-		in->rc = fb_buf_put(&in->jtext, node, strlen(node) + 1);
-	for (size_t i = 0; i < n && !in->rc; i++)
-		in->rc = fb_buf_put(&in->jtext, ids[i], strlen(ids[i]) + 1);
-	if (!in->rc)
-		in->rc = fb_buf_put(&in->jat, &at, sizeof(at));
+	size_t la = strlen(a), lb = strlen(b);
+	return la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
 }
 
-/* The nodes with jobs as pointers into in's text, sorted by name. */
+static int cmp_member(const void *pa, const void *pb)
+{
+	const struct member *a = pa, *b = pb;
+	int c = strcmp(a->node, b->node);
+	return c ? c : cmp_id(a->id, b->id);
+}
+
+/* Each node with jobs and its ids, ascending (as the registry keeps them),
+ * from the jobs' node lists: every (node, job) pair, sorted, grouped. */
 static int collect_jnodes(struct render *r, const struct fb_fabric_render_in *in)
 {
-	const struct jnode_at *at = (const struct jnode_at *)in->jat.data;
-	size_t n = in->jat.len / sizeof(*at);
+	size_t n = 0, k = 0;
+	for (size_t i = 0; i < in->n_jobs; i++)
+		n += in->jobs[i]->n;
 	if (!n)
 		return 0;
+	r->mb = malloc(n * sizeof(*r->mb));
 	r->jn = malloc(n * sizeof(*r->jn));
-	if (!r->jn)
+	if (!r->mb || !r->jn)
 		return -ENOMEM;
+	for (size_t i = 0; i < in->n_jobs; i++)
+		for (size_t j = 0; j < in->jobs[i]->n; j++)
+			r->mb[k++] = (struct member){ in->jobs[i]->nodes[j], in->jobs[i]->id };
+	qsort(r->mb, n, sizeof(*r->mb), cmp_member);
+	size_t out = 0; /* a node listed twice in one job counts once */
 	for (size_t i = 0; i < n; i++)
-		r->jn[i] = (struct jnode){ (const char *)in->jtext.data + at[i].off, at[i].n };
-	r->n_jn = n;
-	qsort(r->jn, r->n_jn, sizeof(*r->jn), cmp_jnode);
+		if (!out || cmp_member(&r->mb[out - 1], &r->mb[i]))
+			r->mb[out++] = r->mb[i];
+	for (size_t i = 0; i < out; i++) {
+		if (r->n_jn && strcmp(r->jn[r->n_jn - 1].name, r->mb[i].node) == 0)
+			r->jn[r->n_jn - 1].n++;
+		else
+			r->jn[r->n_jn++] = (struct jnode){ r->mb[i].node, i, 1 };
+	}
 	return 0;
 }
 
@@ -317,11 +326,9 @@ static void put_nodes(struct render *r)
 		put_str(r, name);
 		put(r, ":{\"Jobs\":[");
 		if (k < r->n_jn && strcmp(r->jn[k].name, name) == 0) {
-			const char *id = r->jn[k].name;
 			for (size_t j = 0; j < r->jn[k].n; j++) {
-				id += strlen(id) + 1;
 				put(r, j ? "," : "");
-				put_str(r, id);
+				put_str(r, r->mb[r->jn[k].first + j].id);
 			}
 			k++;
 		}
@@ -513,6 +520,7 @@ out:
 static void render_free(struct render *r)
 {
 	free(r->mp);
+	free(r->mb);
 	free(r->jn);
 	free(r->order);
 	free(r->rank);
@@ -550,8 +558,9 @@ void fb_fabric_render_in_free(struct fb_fabric_render_in *in)
 		return;
 	json_decref(in->inv_json);
 	fb_topology_free(in->topo);
-	fb_buf_free(&in->jtext);
-	fb_buf_free(&in->jat);
+	for (size_t i = 0; i < in->n_jobs; i++)
+		fb_job_names_unref(in->jobs[i]);
+	free(in->jobs);
 	free(in);
 }
 
@@ -563,13 +572,13 @@ struct fb_fabric_render_in *fb_fabric_render_take(const struct fb_inventory *inv
 	struct fb_fabric_render_in *in = calloc(1, sizeof(*in));
 	if (!in)
 		return NULL;
-	in->jtext = in->jat = (struct fb_buf)FB_BUF_INIT;
 	snprintf(in->fabric, sizeof(in->fabric), "%s", fabric ? fabric : "");
 	in->last_event_id = last_event_id;
 	in->inv_json = fb_inventory_json(inv, SIZE_MAX);
 	in->topo = fb_topology_clone(topo);
-	fb_jobs_foreach_node(jobs, take_jnode, in);
-	if (!in->inv_json || !in->topo || in->rc) {
+	long n = fb_jobs_take_names(jobs, &in->jobs);
+	in->n_jobs = n > 0 ? (size_t)n : 0;
+	if (!in->inv_json || !in->topo || n < 0) {
 		fb_fabric_render_in_free(in);
 		return NULL;
 	}

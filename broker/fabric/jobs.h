@@ -10,11 +10,15 @@
  * fabric_render.c for GET /fabric/map.
  *
  * Threads: fb_jobs_parse_register() is pure and runs on the lws thread; the
- * registry (struct fb_jobs) is owned by the loop thread, no locking.
+ * registry (struct fb_jobs) is owned by the loop thread, no locking. A
+ * job's node list (struct fb_job_names) is immutable and refcounted, so
+ * the map's renderer thread reads the lists it took while the loop goes on
+ * registering and deleting.
  */
 #ifndef FB_JOBS_H
 #define FB_JOBS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,6 +91,21 @@ size_t fb_jobs_node_list(const struct fb_jobs *j, const char *node, char *out, s
  * ids ascending. The pointers are valid during the call only. */
 typedef void (*fb_jobs_node_fn)(void *arg, const char *node, const char *const *ids, size_t n);
 void fb_jobs_foreach_node(const struct fb_jobs *j, fb_jobs_node_fn fn, void *arg);
+
+/* One registration's job id and nodes (sorted by strcmp, unique), as
+ * registered: immutable, freed with its last reference. */
+struct fb_job_names {
+	atomic_uint refs;
+	char id[FB_JOB_ID_MAX];
+	size_t n;
+	char (*nodes)[FB_JOB_NAME_MAX];
+};
+/* Any thread: drop one reference. */
+void fb_job_names_unref(struct fb_job_names *nm);
+/* Every registered job's node list, one reference each for the caller, in
+ * *out (caller frees the array after dropping them); O(jobs). Returns how
+ * many, or -ENOMEM. */
+long fb_jobs_take_names(const struct fb_jobs *j, struct fb_job_names ***out);
 
 /* A registered job's user, node count and registration time; -1 if unknown. */
 int fb_jobs_get(const struct fb_jobs *j, const char *job_id, const char **user, size_t *n_nodes,

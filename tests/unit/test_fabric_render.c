@@ -503,6 +503,27 @@ static void check_same_as_loop(struct fb_fabric_map *m, uint64_t last_id)
 	      memcmp(got->nodes, want->nodes, got->n_nodes * sizeof(*got->nodes)) == 0);
 	CHECK(got->n_sws == want->n_sws &&
 	      memcmp(got->sws, want->sws, got->n_sws * sizeof(*got->sws)) == 0);
+	/* Each node's Jobs, as the registry lists them for enrichment (its own
+	 * per-node index, not the renderer's grouping of the jobs' lists). */
+	json_error_t je;
+	json_t *j = json_loadb(got->json, got->len, 0, &je);
+	CHECK(j);
+	const char *name;
+	json_t *node;
+	size_t with_jobs = 0;
+	json_object_foreach(json_object_get(j, "Nodes"), name, node) {
+		char list[4096] = "", want_list[4096];
+		size_t i, len = 0;
+		json_t *id;
+		json_array_foreach(json_object_get(node, "Jobs"), i, id)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? "," : "",
+						json_string_value(id));
+		fb_jobs_node_list(fb_fabric_map_jobs(m), name, want_list, sizeof(want_list));
+		CHECK_STR(list, want_list);
+		with_jobs += len > 0;
+	}
+	CHECK_EQ(with_jobs, fb_jobs_nodes(fb_fabric_map_jobs(m)));
+	json_decref(j);
 out:
 	fb_fabric_snap_unref(got);
 	fb_fabric_snap_unref(want);
@@ -517,6 +538,9 @@ static void renderer_thread_publishes_what_the_loop_renders(void)
 	register_nodes(m, "17", "node%03d", 6);     /* nodes with ports */
 	register_nodes(m, "5", "node%03d", 4);      /* a node with two jobs */
 	register_nodes(m, "123456", "x%05d", 3000); /* nodes with jobs only */
+	register_nodes(m, "99", "x%05d", 10);       /* ids compare as numbers: 99 < 123456 */
+	register_nodes(m, "1000", "x%05d", 20);
+	register_nodes(m, "1000", "x%05d", 15);     /* replaced: x00015..19 lose it */
 	CHECK_EQ(fb_fabric_map_start_renderer(m), 0);
 	CHECK_EQ(fb_fabric_map_start_renderer(m), 0); /* once is enough */
 	CHECK_EQ(refresh_until_published(m, 41), 1);
@@ -536,6 +560,9 @@ static void renderer_thread_publishes_what_the_loop_renders(void)
 	struct fb_fabric_snap *old = fb_fabric_map_snapshot(m);
 	struct fb_event down = host_event(FB_KIND_LINK_DOWN, LEAF1, "leaf1", 3, 3, 1, 2);
 	fb_fabric_map_learn(m, &down);
+	struct fb_job_op del = { .kind = FB_JOB_OP_DELETE, .job_id = "5" };
+	fb_fabric_map_apply(m, &del);
+	CHECK_EQ(del.result, FB_JOB_DELETED);
 	CHECK_EQ(refresh_until_published(m, 42), 1);
 	check_same_as_loop(m, 42);
 	CHECK(old && strstr(old->json, "\"LastEventId\":41,"));
