@@ -124,6 +124,8 @@ static const struct fb_conf_key keys[] = {
 	  .help = "nodes in one job registration; beyond, 413" },
 	{ "JobTtl", FB_CONF_DURATION_S, F(job_ttl_s), .min = 0, .max = 365ull * 86400,
 	  .help = "forget a job not registered again within this (0 = never)" },
+	{ "MapRenderThread", FB_CONF_BOOL, F(map_render_thread),
+	  .help = "render GET /fabric/map on a thread of its own (no: on the event loop, which stalls acks)" },
 	{ "AgentTls", FB_CONF_ENUM, F(agent_tls), .names = tls_names,
 	  .help = "off, optional or required: TLS with client certificates on the agent port" },
 	{ "AgentTlsCert", FB_CONF_STRING, F(agent_tls_cert), 0, S(agent_tls_cert),
@@ -281,6 +283,7 @@ void fb_config_defaults(struct fb_config *c)
 	c->job_members_max = 1u << 18;
 	c->job_nodes_max = 16384;
 	c->job_ttl_s = 7 * 86400;
+	c->map_render_thread = 1;
 	c->agent_tls = FB_AGENT_TLS_OFF;
 	c->max_http_connections = 8192;
 	c->ws_ring_events = 65536;
@@ -409,8 +412,9 @@ void fb_config_print(const struct fb_config *c, void *file)
 		c->max_seq_gap, c->hello_timeout_ms, c->max_agents_per_addr, c->agent_idle_expiry_s,
 		c->agent_read_budget);
 	fprintf(f, "JobsMax=%" PRIu64 "\nJobMembersMax=%" PRIu64 "\nJobNodesMax=%" PRIu64
-		   "\nJobTtl=%" PRIu64 "s\n",
-		c->jobs_max, c->job_members_max, c->job_nodes_max, c->job_ttl_s);
+		   "\nJobTtl=%" PRIu64 "s\nMapRenderThread=%s\n",
+		c->jobs_max, c->job_members_max, c->job_nodes_max, c->job_ttl_s,
+		c->map_render_thread ? "yes" : "no");
 	fprintf(f, "AgentTls=%s\nAgentTlsCert=%s\nAgentTlsKey=%s\nAgentTlsCa=%s\n",
 		tls_names[c->agent_tls], c->agent_tls_cert, c->agent_tls_key, c->agent_tls_ca);
 	for (unsigned i = 0; i < c->agent_identity.n; i++) {

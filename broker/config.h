@@ -61,6 +61,7 @@ struct fb_config {
 	uint64_t job_members_max;     /* (job, node) pairs over all jobs */
 	uint64_t job_nodes_max;       /* nodes of one job */
 	uint64_t job_ttl_s;           /* a registration not made again within this expires (0 never) */
+	int map_render_thread;        /* render /fabric/map off the loop (fabric_map.h) */
 	int agent_tls;                /* enum fb_agent_tls_mode */
 	char agent_tls_cert[4096];
 	char agent_tls_key[4096];

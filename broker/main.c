@@ -317,6 +317,13 @@ static int start_ws(struct fb_broker *b, struct fb_rf_auth_core *auth)
 	/* The map the journal rebuilt is there for the very first request. */
 	if (fb_fabric_map_refresh(b->fabric_map, b->last_event_id) < 0)
 		fb_log_warn("out of memory rendering the fabric map; retrying every 100 ms");
+	/* From now on the loop only copies the tables for a render (fabric_map.h). */
+	int rc = c->map_render_thread ? fb_fabric_map_start_renderer(b->fabric_map) : 0;
+	if (rc) {
+		fb_log_err("cannot start the fabric map's renderer thread: %s; set MapRenderThread=no "
+			   "to render on the event loop", strerror(-rc));
+		return rc;
+	}
 	struct fb_ws_opts wo = {
 		.host = c->http_host, .port = c->http_port, .journal_dir = c->journal_dir,
 		.default_fabric = c->fabric_name, .ring_events = c->ws_ring_events,
@@ -332,7 +339,7 @@ static int start_ws(struct fb_broker *b, struct fb_rf_auth_core *auth)
 	};
 	if (fb_rf_tree_rebuild(b->redfish->tree, b->last_event_id) < 0)
 		fb_log_warn("out of memory building the Redfish tree; retrying every 100 ms");
-	int rc = fb_ws_start(&wo, b->committed_id, &b->ws);
+	rc = fb_ws_start(&wo, b->committed_id, &b->ws);
 	return rc ? rc : fb_outputs_add(&b->outputs, "websocket", fb_ws_committed, b->ws);
 }
 

@@ -106,11 +106,12 @@ static json_t *fabric_map_json(const struct fb_broker *b)
 {
 	struct fb_fabric_map_stats st;
 	fb_fabric_map_get_stats(b->fabric_map, &st);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I}", "nodes",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:b, s:I, s:I, s:I}", "nodes",
 			 (json_int_t)st.nodes, "job_members", (json_int_t)st.job_members,
 			 "switches", (json_int_t)st.switches, "switch_ports", (json_int_t)st.switch_ports,
 			 "jobs", (json_int_t)st.jobs, "job_nodes", (json_int_t)st.job_nodes, "renders",
-			 (json_int_t)st.renders, "render_ms", st.render_ms, "job_requests",
+			 (json_int_t)st.renders, "render_ms", st.render_ms, "take_ms", st.take_ms,
+			 "render_thread", st.render_thread, "job_requests",
 			 (json_int_t)st.job_ops, "refused", (json_int_t)st.refused, "jobs_expired",
 			 (json_int_t)st.jobs_expired);
 }

@@ -5,6 +5,10 @@
  * This file owns the map's tables (topology, jobs) and the published
  * snapshot with its refcount. fabric_render.c turns the tables into a new
  * snapshot; fb_fabric_map_refresh decides when, and swaps it in under mu.
+ * With the renderer thread (fb_fabric_map_start_renderer) the loop only
+ * takes a copy of the tables (fb_fabric_render_take) and hands it over
+ * under mu; the renderer writes the map from the copy and swaps the
+ * snapshot in itself, and the loop learns of it at its next refresh.
  */
 #include "fabric_map.h"
 
@@ -22,8 +26,12 @@
 #define WARN_EVERY_NS (60 * 1000000000ull)
 /* After a render that took T, wait RENDER_SPACING * T before the next, so
  * that a big map that keeps changing costs the loop at most ~10% of its
- * time (10000 nodes render in ~30 ms). */
+ * time (10000 nodes render in ~30 ms). With the renderer thread the same
+ * holds for the loop's copy, and after a render that took the renderer T
+ * it waits THREAD_SPACING * T: at most half a core for a map that keeps
+ * changing. */
 #define RENDER_SPACING 9
+#define THREAD_SPACING 1
 
 struct fb_fabric_map {
 	/* loop thread */
@@ -37,11 +45,23 @@ struct fb_fabric_map {
 	uint64_t job_ttl_ns; /* 0: registrations never expire */
 	uint64_t warned_topo_ns, warned_jobs_ns;
 	uint64_t render_ns, next_render_ns; /* the last render's duration; no render before */
+	uint64_t take_ns;       /* the loop's part of the last render */
 	struct fb_loopq *ops;   /* the job operations from the lws thread */
+	int threaded;           /* the renderer thread runs (fb_fabric_map_start_renderer) */
+	pthread_t renderer;
+	uint64_t seen_published; /* renderer results the loop has taken note of */
 
-	/* shared with the lws thread, under mu */
+	/* shared with the lws thread (snap) and the renderer thread (all), under mu */
 	pthread_mutex_t mu;
 	struct fb_fabric_snap *snap;
+	pthread_cond_t cv;                 /* signals in_next or stop to the renderer */
+	struct fb_fabric_render_in *in_next; /* handed over by the loop, taken by the renderer */
+	int busy;                          /* the renderer is writing a map */
+	int stop;
+	int failed;                        /* the renderer ran out of memory */
+	uint64_t published;                /* snapshots the renderer swapped in */
+	size_t r_nodes;                    /* the renderer's last map: nodes, */
+	uint64_t r_ns, r_done_ns;          /* its duration and when it was done */
 };
 
 struct fb_fabric_snap *fb_fabric_snap_ref(struct fb_fabric_snap *s)
@@ -78,6 +98,7 @@ struct fb_fabric_map *fb_fabric_map_new(struct event_base *base, const struct fb
 	if (!m)
 		return NULL;
 	pthread_mutex_init(&m->mu, NULL);
+	pthread_cond_init(&m->cv, NULL);
 	m->inv = inv;
 	m->dirty = 1; /* publish a first (maybe empty) map at the first refresh */
 	snprintf(m->fabric, sizeof(m->fabric), "%s", fabric ? fabric : "");
@@ -136,10 +157,19 @@ void fb_fabric_map_free(struct fb_fabric_map *m)
 {
 	if (!m)
 		return;
+	if (m->threaded) {
+		pthread_mutex_lock(&m->mu);
+		m->stop = 1;
+		pthread_cond_signal(&m->cv);
+		pthread_mutex_unlock(&m->mu);
+		pthread_join(m->renderer, NULL);
+	}
+	fb_fabric_render_in_free(m->in_next);
 	fb_loopq_free(m->ops);
 	fb_fabric_snap_unref(m->snap);
 	fb_topology_free(m->topo);
 	fb_jobs_free(m->jobs);
+	pthread_cond_destroy(&m->cv);
 	pthread_mutex_destroy(&m->mu);
 	free(m);
 }
@@ -289,23 +319,120 @@ char *fb_fabric_map_render(struct fb_fabric_map *m, uint64_t last_event_id, size
 	return json;
 }
 
-int fb_fabric_map_refresh(struct fb_fabric_map *m, uint64_t last_event_id)
+/* Swap s in as the published snapshot (any thread) and drop the old one
+ * outside the lock: freeing a big map takes a while. */
+static void publish(struct fb_fabric_map *m, struct fb_fabric_snap *s)
 {
-	uint64_t t0 = fb_now_ns();
-	if (!m->dirty || t0 < m->next_render_ns)
-		return 0;
-	struct fb_fabric_snap *s = fb_fabric_map_render_snap(m, last_event_id);
-	if (!s)
-		return -ENOMEM;
 	pthread_mutex_lock(&m->mu);
 	struct fb_fabric_snap *old = m->snap;
 	m->snap = s;
 	pthread_mutex_unlock(&m->mu);
 	fb_fabric_snap_unref(old);
+}
+
+/* The renderer thread: writes the map of each input the loop hands over
+ * and publishes it. It touches only the input and, under mu, the fields
+ * marked shared. */
+static void *renderer_main(void *arg)
+{
+	struct fb_fabric_map *m = arg;
+	pthread_mutex_lock(&m->mu);
+	for (;;) {
+		while (!m->in_next && !m->stop)
+			pthread_cond_wait(&m->cv, &m->mu);
+		if (m->stop)
+			break;
+		struct fb_fabric_render_in *in = m->in_next;
+		m->in_next = NULL;
+		m->busy = 1;
+		pthread_mutex_unlock(&m->mu);
+		uint64_t t0 = fb_now_ns();
+		size_t nodes = 0;
+		struct fb_fabric_snap *s = fb_fabric_render_in(in, &nodes);
+		fb_fabric_render_in_free(in);
+		uint64_t t1 = fb_now_ns();
+		if (s)
+			publish(m, s);
+		pthread_mutex_lock(&m->mu);
+		if (s) {
+			m->published++;
+			m->r_nodes = nodes;
+			m->r_ns = t1 - t0;
+			m->r_done_ns = t1;
+		} else {
+			m->failed = 1;
+		}
+		m->busy = 0;
+	}
+	pthread_mutex_unlock(&m->mu);
+	return NULL;
+}
+
+int fb_fabric_map_start_renderer(struct fb_fabric_map *m)
+{
+	if (m->threaded)
+		return 0;
+	int rc = pthread_create(&m->renderer, NULL, renderer_main, m);
+	if (rc)
+		return -rc;
+	m->threaded = 1;
+	return 0;
+}
+
+/* Threaded refresh: take note of what the renderer published, and hand it
+ * a copy of the tables if they changed, it is idle and the spacing allows. */
+static int refresh_threaded(struct fb_fabric_map *m, uint64_t last_event_id, uint64_t t0)
+{
+	pthread_mutex_lock(&m->mu);
+	uint64_t published = m->published, r_ns = m->r_ns, r_done = m->r_done_ns;
+	size_t r_nodes = m->r_nodes;
+	int idle = !m->busy && !m->in_next, failed = m->failed;
+	m->failed = 0;
+	pthread_mutex_unlock(&m->mu);
+	int rc = 0;
+	if (published != m->seen_published) {
+		m->renders += published - m->seen_published;
+		m->seen_published = published;
+		m->last_nodes = r_nodes;
+		m->render_ns = r_ns;
+		if (r_done + THREAD_SPACING * r_ns > m->next_render_ns)
+			m->next_render_ns = r_done + THREAD_SPACING * r_ns;
+		rc = 1;
+	}
+	if (failed)
+		m->dirty = 1; /* out of memory: try again */
+	if (!m->dirty || !idle || t0 < m->next_render_ns)
+		return rc;
+	struct fb_fabric_render_in *in = fb_fabric_render_take(m->inv, m->topo, m->jobs, m->fabric,
+							       last_event_id);
+	if (!in)
+		return rc ? rc : -ENOMEM;
+	pthread_mutex_lock(&m->mu);
+	m->in_next = in;
+	pthread_cond_signal(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+	m->dirty = 0;
+	uint64_t t1 = fb_now_ns();
+	m->take_ns = t1 - t0;
+	m->next_render_ns = t1 + RENDER_SPACING * m->take_ns;
+	return rc;
+}
+
+int fb_fabric_map_refresh(struct fb_fabric_map *m, uint64_t last_event_id)
+{
+	uint64_t t0 = fb_now_ns();
+	if (m->threaded)
+		return refresh_threaded(m, last_event_id, t0);
+	if (!m->dirty || t0 < m->next_render_ns)
+		return 0;
+	struct fb_fabric_snap *s = fb_fabric_map_render_snap(m, last_event_id);
+	if (!s)
+		return -ENOMEM;
+	publish(m, s);
 	m->dirty = 0;
 	m->renders++;
 	uint64_t t1 = fb_now_ns();
-	m->render_ns = t1 - t0;
+	m->render_ns = m->take_ns = t1 - t0;
 	m->next_render_ns = t1 + RENDER_SPACING * m->render_ns;
 	return 1;
 }
@@ -328,6 +455,8 @@ void fb_fabric_map_get_stats(const struct fb_fabric_map *m, struct fb_fabric_map
 	st->job_members = fb_jobs_members(m->jobs);
 	st->renders = m->renders;
 	st->render_ms = (double)m->render_ns / 1e6;
+	st->take_ms = (double)m->take_ns / 1e6;
+	st->render_thread = m->threaded;
 	st->job_ops = m->job_ops;
 	st->refused = m->refused;
 	st->jobs_expired = m->jobs_expired;

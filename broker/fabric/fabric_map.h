@@ -3,11 +3,14 @@
  *
  * The map joins three loop-owned tables: the inventory (node ports, by the
  * node agents), the topology (switch ports and their peers, by the switch
- * agents) and the jobs (by POST /fabric/jobs). It is rendered on the loop
- * when something changed, at most once per fb_fabric_map_refresh() call
- * (main.c: every 100 ms) and never more than ~10% of the loop's time, into
- * an immutable, refcounted JSON snapshot that the lws thread takes by
- * reference (docs/fabric-map.md has the format).
+ * agents) and the jobs (by POST /fabric/jobs). It is rendered when
+ * something changed, at most once per fb_fabric_map_refresh() call
+ * (main.c: every 100 ms), into an immutable, refcounted JSON snapshot that
+ * the lws thread takes by reference (docs/fabric-map.md has the format).
+ * Without the renderer thread the loop renders, never more than ~10% of
+ * its time; with it (fb_fabric_map_start_renderer, as fabricbusd runs) the
+ * loop only copies the tables (~1/20 of a render) and the renderer thread,
+ * which owns nothing but that copy, writes and publishes the snapshot.
  *
  * Job registrations go the other way: the lws thread parses a request
  * (fb_jobs_parse_register), hands the operation over with
@@ -101,6 +104,8 @@ struct fb_fabric_map_stats {
 	size_t job_members;  /* (job, node) pairs */
 	uint64_t renders;
 	double render_ms;    /* the last render took */
+	double take_ms;      /* of which on the loop (all of it without the renderer) */
+	int render_thread;   /* the renderer thread renders */
 	uint64_t job_ops;    /* registrations and deletions applied */
 	uint64_t refused;    /* topology entries or jobs refused (bounds) */
 	uint64_t jobs_expired; /* not registered again within JobTtl */
@@ -139,10 +144,17 @@ int fb_fabric_map_enrich(const struct fb_fabric_map *m, struct fb_event *ev);
 /* Apply one job operation now, setting op->result (the loop does this for
  * submitted operations; tests call it directly). */
 void fb_fabric_map_apply(struct fb_fabric_map *m, struct fb_job_op *op);
+/* Start the renderer thread: from now on fb_fabric_map_refresh hands
+ * renders to it. 0 or -errno (pthread_create's). Stopped by
+ * fb_fabric_map_free. */
+int fb_fabric_map_start_renderer(struct fb_fabric_map *m);
 /* If anything changed since the last refresh, render and publish a new
  * snapshot -- unless the last render was recent for its cost (after a
  * render that took T, none for 9 T). Returns 1 if it did, 0 if nothing
- * changed or it is too soon, -ENOMEM (retried at the next call). */
+ * changed or it is too soon, -ENOMEM (retried at the next call). With the
+ * renderer thread, it hands the render over instead (when the renderer is
+ * idle, and after a render that took it T, not for T) and returns 1 if the
+ * renderer published a snapshot since the last call. */
 int fb_fabric_map_refresh(struct fb_fabric_map *m, uint64_t last_event_id);
 /* The map JSON as it would be published now (caller frees), or NULL. */
 char *fb_fabric_map_render(struct fb_fabric_map *m, uint64_t last_event_id, size_t *len);

@@ -11,11 +11,19 @@
  * fb_fabric_frag) so that GET /fabric/map?nodes= (ws_fabric_map.c) copies
  * members without parsing JSON. The buffers end up in the snapshot, which
  * is fabric_map.c's from then on (fb_fabric_snap_unref frees them).
+ *
+ * A render is two steps so that the costly one can leave the loop:
+ * fb_fabric_render_take copies what the map shows off the loop's tables
+ * (the inventory's JSON form, a clone of the topology, and a reference to
+ * each job's immutable node list: O(jobs), not O(job nodes)), and
+ * fb_fabric_render_in writes the map from that copy on whichever thread
+ * holds it, turning the jobs' node lists into each node's jobs there.
  */
 #include "fabric_render.h"
 
 #include "fb_buf.h"
 #include "inventory.h"
+#include "jobs.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -33,11 +41,24 @@ struct mport {
 	const struct fb_topo_port *tp;
 };
 
-/* A node with jobs (from the registry; valid while it does not change). */
+/* One (node, job) pair of the registry. */
+struct member {
+	const char *node, *id;
+};
+
+/* A node with jobs: its pairs are members[first..first+n), ids ascending. */
 struct jnode {
 	const char *name;
-	const char *const *ids;
-	size_t n;
+	size_t first, n;
+};
+
+struct fb_fabric_render_in {
+	json_t *inv_json;         /* the inventory's JSON form: no other reference */
+	struct fb_topology *topo; /* a clone: nothing else reads or learns into it */
+	struct fb_job_names **jobs; /* a reference to each job's (immutable) nodes */
+	size_t n_jobs;
+	char fabric[FB_FABRIC_MAX];
+	uint64_t last_event_id;
 };
 
 struct swkey {
@@ -49,8 +70,9 @@ struct render {
 	const struct fb_topology *topo;
 	struct mport *mp;
 	size_t n_mp;
+	struct member *mb;
 	struct jnode *jn;
-	size_t n_jn, cap_jn;
+	size_t n_jn;
 	struct swkey *order; /* switches by GUID, as rendered */
 	uint32_t *rank;      /* topology switch index -> its place in order */
 	struct fb_buf out;
@@ -97,11 +119,6 @@ static int cmp_mport(const void *pa, const void *pb)
 	return c;
 }
 
-static int cmp_jnode(const void *pa, const void *pb)
-{
-	return strcmp(((const struct jnode *)pa)->name, ((const struct jnode *)pb)->name);
-}
-
 /* The switch port a node port is cabled to: the switch agent names the
  * peer by its node GUID (sometimes by port GUID) and port number. */
 static const struct fb_topo_port *join(const struct fb_topology *t, const struct mport *p)
@@ -120,9 +137,9 @@ static const struct fb_topo_port *join(const struct fb_topology *t, const struct
 }
 
 /* The inventory's ports, sorted, borrowing strings from inv_json. */
-static int collect_ports(struct render *r, json_t *inv_json)
+static int collect_ports(struct render *r, const json_t *inv_json)
 {
-	json_t *ports = json_object_get(inv_json, "ports");
+	const json_t *ports = json_object_get(inv_json, "ports");
 	size_t cap = json_array_size(ports), i;
 	json_t *p;
 	r->mp = calloc(cap ? cap : 1, sizeof(*r->mp));
@@ -148,22 +165,48 @@ static int collect_ports(struct render *r, json_t *inv_json)
 	return 0;
 }
 
-static void add_jnode(void *arg, const char *node, const char *const *ids, size_t n)
+/* Job ids compare as numbers: no leading zeros, so shorter is smaller. */
+static int cmp_id(const char *a, const char *b)
 {
-	struct render *r = arg;
-	if (r->rc)
-		return;
-	if (r->n_jn == r->cap_jn) {
-		size_t cap = r->cap_jn ? 2 * r->cap_jn : 256;
-		struct jnode *jn = realloc(r->jn, cap * sizeof(*jn));
-		if (!jn) {
-			r->rc = -ENOMEM;
-			return;
-		}
-		r->jn = jn;
-		r->cap_jn = cap;
+	size_t la = strlen(a), lb = strlen(b);
+	return la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
+}
+
+static int cmp_member(const void *pa, const void *pb)
+{
+	const struct member *a = pa, *b = pb;
+	int c = strcmp(a->node, b->node);
+	return c ? c : cmp_id(a->id, b->id);
+}
+
+/* Each node with jobs and its ids, ascending (as the registry keeps them),
+ * from the jobs' node lists: every (node, job) pair, sorted, grouped. */
+static int collect_jnodes(struct render *r, const struct fb_fabric_render_in *in)
+{
+	size_t n = 0, k = 0;
+	for (size_t i = 0; i < in->n_jobs; i++)
+		n += in->jobs[i]->n;
+	if (!n)
+		return 0;
+	r->mb = malloc(n * sizeof(*r->mb));
+	r->jn = malloc(n * sizeof(*r->jn));
+	if (!r->mb || !r->jn)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_jobs; i++)
+		for (size_t j = 0; j < in->jobs[i]->n; j++)
+			r->mb[k++] = (struct member){ in->jobs[i]->nodes[j], in->jobs[i]->id };
+	qsort(r->mb, n, sizeof(*r->mb), cmp_member);
+	size_t out = 0; /* a node listed twice in one job counts once */
+	for (size_t i = 0; i < n; i++)
+		if (!out || cmp_member(&r->mb[out - 1], &r->mb[i]))
+			r->mb[out++] = r->mb[i];
+	for (size_t i = 0; i < out; i++) {
+		if (r->n_jn && strcmp(r->jn[r->n_jn - 1].name, r->mb[i].node) == 0)
+			r->jn[r->n_jn - 1].n++;
+		else
+			r->jn[r->n_jn++] = (struct jnode){ r->mb[i].node, i, 1 };
 	}
-	r->jn[r->n_jn++] = (struct jnode){ node, ids, n };
+	return 0;
 }
 
 /* Writers; the first error sticks in r->rc. Keys are written in strcmp
@@ -285,7 +328,7 @@ static void put_nodes(struct render *r)
 		if (k < r->n_jn && strcmp(r->jn[k].name, name) == 0) {
 			for (size_t j = 0; j < r->jn[k].n; j++) {
 				put(r, j ? "," : "");
-				put_str(r, r->jn[k].ids[j]);
+				put_str(r, r->mb[r->jn[k].first + j].id);
 			}
 			k++;
 		}
@@ -477,6 +520,7 @@ out:
 static void render_free(struct render *r)
 {
 	free(r->mp);
+	free(r->mb);
 	free(r->jn);
 	free(r->order);
 	free(r->rank);
@@ -508,23 +552,51 @@ static struct fb_fabric_snap *render_to_snap(struct render *r)
 	return s;
 }
 
-struct fb_fabric_snap *fb_fabric_render(const struct fb_inventory *inv, const struct fb_topology *topo,
-					const struct fb_jobs *jobs, const char *fabric,
-					uint64_t last_event_id, size_t *nodes)
+void fb_fabric_render_in_free(struct fb_fabric_render_in *in)
 {
-	struct render r = { .topo = topo };
+	if (!in)
+		return;
+	json_decref(in->inv_json);
+	fb_topology_free(in->topo);
+	for (size_t i = 0; i < in->n_jobs; i++)
+		fb_job_names_unref(in->jobs[i]);
+	free(in->jobs);
+	free(in);
+}
+
+struct fb_fabric_render_in *fb_fabric_render_take(const struct fb_inventory *inv,
+						  const struct fb_topology *topo,
+						  const struct fb_jobs *jobs, const char *fabric,
+						  uint64_t last_event_id)
+{
+	struct fb_fabric_render_in *in = calloc(1, sizeof(*in));
+	if (!in)
+		return NULL;
+	snprintf(in->fabric, sizeof(in->fabric), "%s", fabric ? fabric : "");
+	in->last_event_id = last_event_id;
+	in->inv_json = fb_inventory_json(inv, SIZE_MAX);
+	in->topo = fb_topology_clone(topo);
+	long n = fb_jobs_take_names(jobs, &in->jobs);
+	in->n_jobs = n > 0 ? (size_t)n : 0;
+	if (!in->inv_json || !in->topo || n < 0) {
+		fb_fabric_render_in_free(in);
+		return NULL;
+	}
+	return in;
+}
+
+struct fb_fabric_snap *fb_fabric_render_in(const struct fb_fabric_render_in *in, size_t *nodes)
+{
+	struct render r = { .topo = in->topo };
 	struct fb_fabric_snap *s = NULL;
-	json_t *inv_json = fb_inventory_json(inv, SIZE_MAX);
-	r.rc = inv_json ? collect_ports(&r, inv_json) : -ENOMEM;
+	r.rc = collect_ports(&r, in->inv_json);
 	if (!r.rc)
-		fb_jobs_foreach_node(jobs, add_jnode, &r);
-	if (!r.rc && r.n_jn) /* qsort wants a non-NULL base even for 0 */
-		qsort(r.jn, r.n_jn, sizeof(*r.jn), cmp_jnode);
+		r.rc = collect_jnodes(&r, in);
 	sort_switches(&r);
 	put(&r, "{\"Fabric\":");
-	put_str(&r, fabric);
+	put_str(&r, in->fabric);
 	put(&r, ",\"LastEventId\":");
-	put_int(&r, (long long)last_event_id);
+	put_int(&r, (long long)in->last_event_id);
 	put(&r, ",");
 	r.head_len = r.out.len;
 	put_nodes(&r);
@@ -535,7 +607,16 @@ struct fb_fabric_snap *fb_fabric_render(const struct fb_inventory *inv, const st
 		r.rc = fb_buf_put(&r.out, "", 1); /* the NUL, not counted */
 	if (!r.rc && (s = render_to_snap(&r)))
 		*nodes = r.nodes;
-	json_decref(inv_json);
 	render_free(&r);
+	return s;
+}
+
+struct fb_fabric_snap *fb_fabric_render(const struct fb_inventory *inv, const struct fb_topology *topo,
+					const struct fb_jobs *jobs, const char *fabric,
+					uint64_t last_event_id, size_t *nodes)
+{
+	struct fb_fabric_render_in *in = fb_fabric_render_take(inv, topo, jobs, fabric, last_event_id);
+	struct fb_fabric_snap *s = in ? fb_fabric_render_in(in, nodes) : NULL;
+	fb_fabric_render_in_free(in);
 	return s;
 }

@@ -192,6 +192,7 @@ struct node {
 
 struct job {
 	struct hlink h;
+	struct fb_job_names *names; /* the same nodes, for the map's renderer */
 	struct node **nodes;
 	size_t n_nodes;
 	uint64_t reg_ns;
@@ -307,13 +308,55 @@ static void free_table(struct htab *t)
 	free(t->b);
 }
 
+void fb_job_names_unref(struct fb_job_names *nm)
+{
+	if (nm && atomic_fetch_sub(&nm->refs, 1) == 1) {
+		free(nm->nodes);
+		free(nm);
+	}
+}
+
+static struct fb_job_names *names_of(const struct fb_job_reg *reg)
+{
+	struct fb_job_names *nm = calloc(1, sizeof(*nm));
+	size_t n = reg->n_nodes;
+	if (!nm || !(nm->nodes = malloc((n ? n : 1) * sizeof(*nm->nodes)))) {
+		free(nm);
+		return NULL;
+	}
+	atomic_init(&nm->refs, 1);
+	memcpy(nm->id, reg->job_id, sizeof(nm->id));
+	if (n)
+		memcpy(nm->nodes, reg->nodes, n * sizeof(*nm->nodes));
+	nm->n = n;
+	return nm;
+}
+
+long fb_jobs_take_names(const struct fb_jobs *j, struct fb_job_names ***out)
+{
+	struct fb_job_names **v = malloc((j->jobs.n ? j->jobs.n : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < j->jobs.cap; i++)
+		for (struct hlink *l = j->jobs.b[i]; l; l = l->next) {
+			struct fb_job_names *nm = ((struct job *)l)->names;
+			atomic_fetch_add(&nm->refs, 1);
+			v[n++] = nm;
+		}
+	*out = v;
+	return (long)n;
+}
+
 void fb_jobs_free(struct fb_jobs *j)
 {
 	if (!j)
 		return;
 	for (size_t i = 0; i < j->jobs.cap; i++)
-		for (struct hlink *l = j->jobs.b[i]; l; l = l->next)
+		for (struct hlink *l = j->jobs.b[i]; l; l = l->next) {
 			free(((struct job *)l)->nodes);
+			fb_job_names_unref(((struct job *)l)->names);
+		}
 	for (size_t i = 0; i < j->nodes.cap; i++)
 		for (struct hlink *l = j->nodes.b[i]; l; l = l->next)
 			free(((struct node *)l)->ids);
@@ -413,8 +456,9 @@ int fb_jobs_register(struct fb_jobs *j, const struct fb_job_reg *reg, uint64_t n
 		return -ENOMEM;
 	struct node **nodes = malloc((reg->n_nodes ? reg->n_nodes : 1) * sizeof(*nodes));
 	struct job *fresh = job ? NULL : calloc(1, sizeof(*fresh));
+	struct fb_job_names *names = names_of(reg);
 	size_t got = 0;
-	int ok = nodes && (job || fresh);
+	int ok = nodes && (job || fresh) && names;
 	for (; ok && got < reg->n_nodes; got++)
 		if (!(nodes[got] = node_prepare(j, reg->nodes[got])))
 			ok = 0;
@@ -428,6 +472,7 @@ int fb_jobs_register(struct fb_jobs *j, const struct fb_job_reg *reg, uint64_t n
 		}
 		free(nodes);
 		free(fresh);
+		fb_job_names_unref(names);
 		return -ENOMEM;
 	}
 	if (job) {
@@ -447,7 +492,9 @@ int fb_jobs_register(struct fb_jobs *j, const struct fb_job_reg *reg, uint64_t n
 		for (size_t i = 0; i < job->n_nodes; i++)
 			node_drop_if_empty(j, job->nodes[i]);
 		free(job->nodes);
+		fb_job_names_unref(job->names);
 	}
+	job->names = names;
 	job->nodes = nodes;
 	job->n_nodes = reg->n_nodes;
 	job->reg_ns = now_ns;
@@ -468,6 +515,7 @@ int fb_jobs_delete(struct fb_jobs *j, const char *job_id)
 	j->members -= job->n_nodes;
 	ht_del(&j->jobs, &job->h);
 	free(job->nodes);
+	fb_job_names_unref(job->names);
 	free(job);
 	return 1;
 }

@@ -10,11 +10,15 @@
  * fabric_render.c for GET /fabric/map.
  *
  * Threads: fb_jobs_parse_register() is pure and runs on the lws thread; the
- * registry (struct fb_jobs) is owned by the loop thread, no locking.
+ * registry (struct fb_jobs) is owned by the loop thread, no locking. A
+ * job's node list (struct fb_job_names) is immutable and refcounted, so
+ * the map's renderer thread reads the lists it took while the loop goes on
+ * registering and deleting.
  */
 #ifndef FB_JOBS_H
 #define FB_JOBS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,9 +26,9 @@
 #define FB_JOB_NAME_MAX 64          /* user and node names: 1..63 bytes + NUL */
 #define FB_JOB_NODES_MAX 65536      /* nodes in one registration */
 #define FB_JOBS_DEFAULT_MAX 20000   /* jobs registered at once (JobsMax) */
-/* (job, node) pairs over all jobs (JobMembersMax). The map is rendered on
- * the event loop: 262144 pairs render in ~0.2 s, 1048576 in ~0.9 s (release
- * build, docs/fabric-map.md), and acks wait that long. */
+/* (job, node) pairs over all jobs (JobMembersMax). The map's renderer
+ * thread renders 262144 pairs in ~80 ms (release build, docs/fabric-map.md);
+ * the loop only takes a reference to each job's node list. */
 #define FB_JOBS_DEFAULT_MAX_MEMBERS (1u << 18)
 #define FB_JOBS_DEFAULT_MAX_NODES 16384 /* nodes of one job (JobNodesMax) */
 #define FB_JOB_BODY_MAX (4u << 20)  /* bytes of a POST /fabric/jobs body */
@@ -87,6 +91,21 @@ size_t fb_jobs_node_list(const struct fb_jobs *j, const char *node, char *out, s
  * ids ascending. The pointers are valid during the call only. */
 typedef void (*fb_jobs_node_fn)(void *arg, const char *node, const char *const *ids, size_t n);
 void fb_jobs_foreach_node(const struct fb_jobs *j, fb_jobs_node_fn fn, void *arg);
+
+/* One registration's job id and nodes (sorted by strcmp, unique), as
+ * registered: immutable, freed with its last reference. */
+struct fb_job_names {
+	atomic_uint refs;
+	char id[FB_JOB_ID_MAX];
+	size_t n;
+	char (*nodes)[FB_JOB_NAME_MAX];
+};
+/* Any thread: drop one reference. */
+void fb_job_names_unref(struct fb_job_names *nm);
+/* Every registered job's node list, one reference each for the caller, in
+ * *out (caller frees the array after dropping them); O(jobs). Returns how
+ * many, or -ENOMEM. */
+long fb_jobs_take_names(const struct fb_jobs *j, struct fb_job_names ***out);
 
 /* A registered job's user, node count and registration time; -1 if unknown. */
 int fb_jobs_get(const struct fb_jobs *j, const char *job_id, const char **user, size_t *n_nodes,
