@@ -170,7 +170,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	r->running = 1;
 }
 
-static void delete_job(struct fbs_jobrec *r, uint32_t id, const char *why)
+/* 0, or -EACCES when the broker refuses our token (the rest would fail alike). */
+static int delete_job(struct fbs_jobrec *r, uint32_t id, const char *why)
 {
 	const struct fbs_config *c = r->a->cfg;
 	char path[64], err[256];
@@ -181,17 +182,22 @@ static void delete_job(struct fbs_jobrec *r, uint32_t id, const char *why)
 				    sizeof(err));
 	if (rc) {
 		fb_log_warn("job %" PRIu32 ": DELETE %s: %s; tried again next round", id, path, err);
-		return;
+		return 0;
 	}
 	int st = resp.status;
 	fb_http_resp_free(&resp);
+	if (st == 401 || st == 403) {
+		fb_log_warn("job reconciliation: DELETE %s: HTTP %d: BrokerTokenFile needs an Operator "
+			    "token to delete registrations; none deleted this round", path, st);
+		return -EACCES;
+	}
 	if (st != 204 && st != 200 && st != 404) {
-		fb_log_warn("job %" PRIu32 ": DELETE %s: HTTP %d%s; tried again next round", id, path,
-			    st, st == 401 || st == 403 ? " (BrokerTokenFile needs an Operator token)" : "");
-		return;
+		fb_log_warn("job %" PRIu32 ": DELETE %s: HTTP %d; tried again next round", id, path, st);
+		return 0;
 	}
 	fb_log_info("job %" PRIu32 ": registration removed from the broker: %s", id, why);
 	r->a->jobs_reconciled++;
+	return 0;
 }
 
 /* Apply what slurmctld said: ended -> delete; unknown twice -> delete. */
@@ -206,18 +212,20 @@ static void on_done(evutil_socket_t fd, short what, void *arg)
 		fb_log_warn("job reconciliation: %s: no registration removed this round", r->err);
 	} else {
 		size_t k = 0;
+		int denied = 0;
 		for (size_t i = 0; i < r->n; i++) {
 			uint32_t id = r->ids[i];
 			if (r->states[i] == FBS_JOB_ENDED) {
-				delete_job(r, id, "slurmctld says the job has ended (its epilog did not "
-						  "remove it)");
+				if (!denied)
+					denied = delete_job(r, id, "slurmctld says the job has ended "
+								   "(its epilog did not remove it)");
 			} else if (r->states[i] == FBS_JOB_UNKNOWN) {
-				if (r->n_unknown &&
-				    bsearch(&id, r->unknown, r->n_unknown, sizeof(id), id_cmp))
-					delete_job(r, id, "slurmctld has not known the job for one "
-							  "JobReconcileInterval");
-				else
+				if (!r->n_unknown ||
+				    !bsearch(&id, r->unknown, r->n_unknown, sizeof(id), id_cmp))
 					r->ids[k++] = id; /* asked again next round */
+				else if (!denied)
+					denied = delete_job(r, id, "slurmctld has not known the job "
+								   "for one JobReconcileInterval");
 			}
 		}
 		free(r->unknown);
