@@ -7,7 +7,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 int fb_rf_auth_files_read(const struct fb_config *cfg, struct fb_rf_auth_files *out, char *err,
 			  size_t errsz)
@@ -90,12 +89,9 @@ void fb_rf_cred_of(struct fb_rf_auth_core *c, const char *authorization, const c
 	}
 	if (!authorization)
 		return;
-	if (strncasecmp(authorization, "Bearer ", 7) == 0) {
-		const char *t = authorization + 7;
-		t += strspn(t, " ");
-		size_t n = strlen(t);
-		while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
-			n--;
+	size_t n;
+	const char *t = fb_rf_bearer_value(authorization, &n);
+	if (t) {
 		if (!fb_rf_digest(t, n, NULL, 0, out->digest))
 			out->kind = FB_RF_CRED_BEARER;
 		return;
