@@ -10,8 +10,10 @@ working until a restart.
 import asyncio
 import base64
 import hashlib
+import http.client
 import os
 import signal
+import ssl
 import subprocess
 
 import websockets
@@ -46,6 +48,7 @@ def revoked_token_gets_401_and_its_wss_stream_is_closed():
                 websockets.connect(url, extra_headers=hdr(slurm), ssl=ctx,
                                    open_timeout=10) as kept:
             assert request(b, "GET", "/status", token=viewer, ctx=ctx)[0] == 200
+            sse = open_sse(b, viewer, ctx)
             s.write("reload.tokens", token_line("slurm", "Operator", slurm))
             sighup(b, "HttpTokens re-read: 1 tokens (were 2)")
             st, _, body = request(b, "GET", "/status", token=viewer, ctx=ctx)
@@ -56,6 +59,8 @@ def revoked_token_gets_401_and_its_wss_stream_is_closed():
                 raise AssertionError(f"the revoked token's stream got {msg[:200]!r}")
             except websockets.exceptions.ConnectionClosed as e:
                 assert e.code == 1008 and "revoked" in e.reason, (e.code, e.reason)
+            # the SSE stream of the removed token ends too
+            await asyncio.get_running_loop().run_in_executor(None, read_to_end, sse)
             # the other token's stream is open and still delivers
             await asyncio.get_running_loop().run_in_executor(None, publish, b)
             doc = __import__("json").loads(await asyncio.wait_for(kept.recv(), 30))
@@ -69,6 +74,26 @@ def revoked_token_gets_401_and_its_wss_stream_is_closed():
             assert tok not in b.log(), "a token is in the broker's log"
     finally:
         assert b.stop() == 0
+
+
+def open_sse(b, token, ctx):
+    c = http.client.HTTPSConnection("127.0.0.1", b.http_port, timeout=30, context=ctx)
+    c.request("GET", "/redfish/v1/EventService/SSE", headers={"Authorization": f"Bearer {token}"})
+    r = c.getresponse()
+    assert r.status == 200 and r.getheader("Content-Type", "").startswith("text/event-stream")
+    return c, r
+
+
+def read_to_end(sse):
+    """Until the broker ends the stream (a read timeout fails the test)."""
+    c, r = sse
+    try:
+        while r.read1(4096):
+            pass
+    except (http.client.IncompleteRead, ConnectionError, ssl.SSLEOFError):
+        pass  # cut between chunks: ended all the same (a timeout is not caught)
+    finally:
+        c.close()
 
 
 async def ws_refused(url, token, ctx):
