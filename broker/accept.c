@@ -12,8 +12,8 @@
  *
  * Over its budget, the agent listener holds (agents wait in the backlog and
  * are served as connections close: ingest.c); an HTTP client over its budget
- * gets "503 Service Unavailable" at once, because a browser or curl waiting
- * in a backlog looks like a hung broker.
+ * gets "503 Service Unavailable" at once (a TLS client a TLS alert), because a
+ * browser or curl waiting in a backlog looks like a hung broker.
  */
 #include "broker.h"
 
@@ -85,15 +85,71 @@ static void refuse_http(evutil_socket_t fd)
 	evutil_closesocket(fd);
 }
 
+/* On a port that speaks TLS (HttpTls=optional/required) a plain-text 503
+ * would reach a TLS client as a garbled ServerHello ("wrong version
+ * number"). Completing the handshake first would need the loop to hold the
+ * HTTP certificate and spend a handshake's CPU on each refusal, exactly when
+ * the broker is busiest; lws cannot take the socket either (it is the
+ * descriptor budget being refused). So a TLS client gets the one thing TLS
+ * lets a server say before its ServerHello, in the clear: a fatal alert
+ * record (internal_error, 80; TLS has no "try later"), then the close. A
+ * plain client on an optional port still gets the 503. Which one it is, is
+ * told by the first byte (0x16, a TLS handshake record), so the refusal waits
+ * up to REFUSE_WAIT_S for it, at most REFUSALS_PENDING_MAX sockets at once
+ * (more are closed at once: the budget is already spent). */
+#define REFUSE_WAIT_S 2
+#define REFUSALS_PENDING_MAX 16
+#define TLS_HANDSHAKE_RECORD 0x16
+
+static void refuse_tls_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fb_broker *b = arg;
+	unsigned char first = 0;
+	b->http_refusals_pending--;
+	if (!(what & EV_READ) || recv(fd, &first, 1, MSG_PEEK | MSG_DONTWAIT) != 1) {
+		evutil_closesocket(fd); /* silent or gone: nothing to answer */
+		return;
+	}
+	if (first != TLS_HANDSHAKE_RECORD) {
+		refuse_http(fd);
+		return;
+	}
+	/* record: alert, TLS 1.2 record version, length 2; fatal, internal_error */
+	static const unsigned char alert[] = { 0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x50 };
+	char sink[4096];
+	while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+		;
+	if (send(fd, alert, sizeof(alert), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		fb_log_debug("TLS alert not sent: %s", strerror(errno));
+	shutdown(fd, SHUT_WR);
+	evutil_closesocket(fd);
+}
+
+static void refuse(struct fb_broker *b, evutil_socket_t fd)
+{
+	if (b->cfg->http_tls == FB_AGENT_TLS_OFF) {
+		refuse_http(fd);
+		return;
+	}
+	struct timeval wait = { REFUSE_WAIT_S, 0 };
+	if (b->http_refusals_pending >= REFUSALS_PENDING_MAX ||
+	    event_base_once(b->base, fd, EV_READ, refuse_tls_cb, b, &wait)) {
+		evutil_closesocket(fd);
+		return;
+	}
+	b->http_refusals_pending++;
+}
+
 static void http_accept_cb(void *arg, evutil_socket_t fd, const char *peer)
 {
 	struct fb_broker *b = arg;
 	if (fb_ws_http_open(b->ws) >= b->fd_http) {
 		char why[96];
-		snprintf(why, sizeof(why), "%llu HTTP connections open (the limit); answered 503",
-			 (unsigned long long)b->fd_http);
+		snprintf(why, sizeof(why), "%llu HTTP connections open (the limit); answered %s",
+			 (unsigned long long)b->fd_http,
+			 b->cfg->http_tls == FB_AGENT_TLS_OFF ? "503" : "503 or a TLS alert");
 		fb_listener_refused(b->http_listener, peer, why);
-		refuse_http(fd);
+		refuse(b, fd);
 		return;
 	}
 	/* Replies go out as two writes (headers, body): without TCP_NODELAY

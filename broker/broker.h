@@ -109,6 +109,7 @@ struct fb_broker {
 	/* Descriptors: the soft RLIMIT_NOFILE and what each listener may hold
 	 * open, so that neither can starve the other or the journal (accept.c). */
 	uint64_t fd_limit, fd_agents, fd_http;
+	unsigned http_refusals_pending; /* over-limit TLS sockets awaiting their alert (accept.c) */
 	struct event *commit_ev;  /* low priority: runs after all reads */
 	struct event *turn_ev;    /* same priority, after it: agents' read budgets renew (ingest.c) */
 	struct event *sync_timer; /* JournalSync=interval */

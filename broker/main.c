@@ -25,6 +25,7 @@
 #include "rf_tree.h"
 #include "ws_server.h"
 #include "rf_auth_core.h"
+#include "rf_auth_reload.h"
 #include "ws_tls.h"
 
 #include <errno.h>
@@ -59,7 +60,8 @@ static void usage(FILE *f)
 		"  -h, --help          this text\n"
 		"  -V, --version       print the version\n"
 		"\n"
-		"Signals: SIGTERM/SIGINT commit what was received, close agents and stop.\n"
+		"Signals: SIGTERM/SIGINT commit what was received, close agents and stop;\n"
+		"SIGHUP re-reads HttpTokens and RedfishAccounts (revoked ones stop working).\n"
 		"Exit status: 0 clean stop, 1 fatal runtime error (journal), 2 bad usage or config.\n"
 		"Docs: docs/configuration.md, docs/operations.md\n");
 }
@@ -231,6 +233,37 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	struct fb_broker *b = arg;
 	fb_log_info("received %s: committing and stopping", strsignal((int)sig));
 	event_base_loopbreak(b->base);
+}
+
+/* SIGHUP: read HttpTokens and RedfishAccounts again, here on the loop, and
+ * hand them to the lws thread, their only reader (ws_server.h). A file that
+ * fails keeps every table as it was. The rest of the configuration is not
+ * re-read: it needs a restart. */
+static void reload_cb(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	struct fb_broker *b = arg;
+	char err[600];
+	struct fb_rf_auth_files f;
+	if (!b->cfg->http_tokens[0] && !b->cfg->rf_accounts[0]) {
+		fb_log_info("received SIGHUP: neither HttpTokens nor RedfishAccounts is set: nothing "
+			    "to re-read (other settings need a restart)");
+		return;
+	}
+	if (fb_rf_auth_files_read(b->cfg, &f, err, sizeof(err))) {
+		fb_log_err("received SIGHUP: %s; keeping the tokens and accounts in use until the "
+			   "file is fixed and SIGHUP sent again", err);
+		return;
+	}
+	if (!b->ws || fb_ws_reload_auth(b->ws, &f)) {
+		fb_log_err("received SIGHUP: %s; keeping the tokens and accounts in use",
+			   b->ws ? "out of memory" : "no HTTP service to hand them to");
+		fb_rf_auth_files_free(&f);
+		return;
+	}
+	fb_log_info("received SIGHUP: HttpTokens/RedfishAccounts re-read; streams of revoked "
+		    "credentials are being closed");
 }
 
 struct tick {
@@ -463,10 +496,11 @@ static int run(struct fb_broker *b)
 	struct event *tick = event_new(b->base, -1, EV_PERSIST, tick_cb, &t);
 	struct event *sint = evsignal_new(b->base, SIGINT, signal_cb, b);
 	struct event *sterm = evsignal_new(b->base, SIGTERM, signal_cb, b);
+	struct event *shup = evsignal_new(b->base, SIGHUP, reload_cb, b);
 	struct timeval tenth = { 0, 100000 };
 	int rc = 0;
-	if (!status || !tick || !sint || !sterm || event_add(tick, &tenth) || event_add(sint, NULL) ||
-	    event_add(sterm, NULL)) {
+	if (!status || !tick || !sint || !sterm || !shup || event_add(tick, &tenth) ||
+	    event_add(sint, NULL) || event_add(sterm, NULL) || event_add(shup, NULL)) {
 		fb_log_err("out of memory setting up the event loop");
 		rc = 1;
 	} else {
@@ -479,6 +513,8 @@ static int run(struct fb_broker *b)
 		event_free(tick);
 	if (sint)
 		event_free(sint);
+	if (shup)
+		event_free(shup);
 	if (sterm)
 		event_free(sterm);
 	fb_status_free(status);

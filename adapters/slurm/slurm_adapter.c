@@ -1,6 +1,7 @@
 /* slurm_adapter.c - the loop thread: events in, decisions, state file, actions out. */
 #include "slurm_adapter.h"
 #include "slurm_metrics.h"
+#include "slurm_reconcile.h"
 
 #include "fb_buf.h"
 #include "fb_err.h"
@@ -577,6 +578,10 @@ int fbs_adapter_start(struct fbs_adapter *a)
 		fb_log_err("cannot start the Slurm thread: %s", fb_strerror(rc ? rc : -ENOMEM));
 		return -1;
 	}
+	if (c->job_reconcile_ms && fbs_jobrec_start(a, c->job_reconcile_ms, &a->jobrec)) {
+		fb_log_err("cannot start job reconciliation: out of memory");
+		return -1;
+	}
 	a->phase = FBS_P_RECONCILE;
 	return 0;
 }
@@ -584,6 +589,8 @@ int fbs_adapter_start(struct fbs_adapter *a)
 int fbs_adapter_stop(struct fbs_adapter *a, int wait_ms)
 {
 	a->phase = FBS_P_STOPPING;
+	fbs_jobrec_free(a->jobrec);
+	a->jobrec = NULL;
 	fbs_source_stop(a->src); /* Kafka: commits what the save below covers too */
 	a->src = NULL;
 	size_t backlog = a->act ? fbs_actuator_backlog(a->act) : 0;
@@ -608,6 +615,7 @@ int fbs_adapter_stop(struct fbs_adapter *a, int wait_ms)
 
 void fbs_adapter_free(struct fbs_adapter *a)
 {
+	fbs_jobrec_free(a->jobrec);
 	fbs_source_stop(a->src);
 	if (a->act)
 		fbs_actuator_stop(a->act, 0);

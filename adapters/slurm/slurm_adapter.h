@@ -71,6 +71,8 @@ struct fbs_adapter {
 	char (*route)[FB_NAME_MAX];    /* scratch: the nodes of the event being handled */
 
 	uint64_t events, ignored, unrouted, published, publish_drops;
+	struct fbs_jobrec *jobrec;     /* slurm_reconcile.h; NULL when JobReconcileInterval=0 */
+	uint64_t jobs_reconciled;      /* registrations of ended jobs deleted */
 	struct fbs_metrics *metrics;   /* slurm_metrics.h; NULL without --metrics */
 };
 

@@ -143,3 +143,23 @@ int fbs_slurm_jobs(const char *const *names, size_t n, char (*jobs)[FB_JOBS_MAX]
 	slurm_free_job_info_msg(jm);
 	return 0;
 }
+
+int fbs_slurm_job_state(uint32_t job_id, int *state, char *err, size_t errsz)
+{
+	job_info_msg_t *jm = NULL;
+	if (slurm_load_job(&jm, job_id, SHOW_ALL) != SLURM_SUCCESS) {
+		if (slurm_get_errno() == ESLURM_INVALID_JOB_ID) {
+			*state = FBS_JOB_UNKNOWN; /* purged after MinJobAge, or never existed */
+			return 0;
+		}
+		return slurm_fail("slurm_load_job", err, errsz);
+	}
+	*state = FBS_JOB_ENDED;
+	for (uint32_t k = 0; jm && k < jm->record_count; k++) {
+		uint32_t s = jm->job_array[k].job_state & JOB_STATE_BASE;
+		if (s == JOB_PENDING || s == JOB_RUNNING || s == JOB_SUSPENDED)
+			*state = FBS_JOB_ACTIVE; /* an array or het job: any part still on */
+	}
+	slurm_free_job_info_msg(jm);
+	return 0;
+}

@@ -7,7 +7,9 @@
  * built against the site's libslurm-dev (docs/slurm.md).
  *
  * Threads: the calls that talk to slurmctld (load, update, jobs) block, for
- * about 9 s when slurmctld is down, and run on the actuator thread only.
+ * about 9 s when slurmctld is down, and run on the actuator thread only,
+ * except fbs_slurm_job_state (the job reconciler's thread, slurm_reconcile.h;
+ * libslurm's RPC calls may run on several threads at once).
  * fbs_slurm_hostlist() does not talk to slurmctld and may run anywhere.
  * fbs_slurm_init() must be called once, before any other call.
  */
@@ -57,5 +59,13 @@ int fbs_slurm_update(const char *hostlist, int drain, const char *reason, char *
  * fit). 0, or -1 with the error (jobs are then all empty). */
 int fbs_slurm_jobs(const char *const *names, size_t n, char (*jobs)[FB_JOBS_MAX], char *err,
 		   size_t errsz);
+
+enum fbs_job_state { FBS_JOB_ACTIVE = 1, FBS_JOB_ENDED, FBS_JOB_UNKNOWN };
+
+/* What slurmctld says of job_id (slurm_load_job): pending, running or
+ * suspended (ACTIVE), finished in any way (ENDED), or unknown to it
+ * (UNKNOWN: purged MinJobAge after it ended, or never a job). 0 with *state
+ * (enum fbs_job_state), or -1 with the error (slurmctld unreachable...). */
+int fbs_slurm_job_state(uint32_t job_id, int *state, char *err, size_t errsz);
 
 #endif

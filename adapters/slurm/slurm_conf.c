@@ -174,6 +174,10 @@ static const struct fb_conf_key keys[] = {
 	  .help = "optional '<port GUID | node GUID | MAC> <nodename>' lines" },
 	{ "RetryInterval", FB_CONF_DURATION_MS, F(retry_ms), .min = 100, .max = 3600000,
 	  .def = "2s", .help = "retry period of a Slurm call that failed, and of the broker's map" },
+	{ "JobReconcileInterval", FB_CONF_DURATION_MS, F(job_reconcile_ms), .min = 0,
+	  .max = 86400000, .def = "5min",
+	  .help = "how often the broker's job registrations are checked with slurmctld and those "
+		  "of ended jobs deleted (0 = never)" },
 	{ "LogLevel", FB_CONF_LOGLEVEL, F(log_level), .def = "info",
 	  .help = "error, warn, info or debug" },
 	{ "LogTarget", FB_CONF_ENUM, F(log_syslog), .names = target_names, .def = "stderr",
@@ -269,13 +273,14 @@ int fbs_config_check(struct fbs_config *c, char *err, size_t errsz)
 void fbs_config_print(const struct fbs_config *c, void *file)
 {
 	FILE *f = file;
-	char drain_on[160], hold[32], stable[32], cfor[32], retry[32];
+	char drain_on[160], hold[32], stable[32], cfor[32], retry[32], jobrec[32];
 	static const char *const lv[] = { "error", "warn", "info", "debug" };
 	fbs_drain_on_format(c->drain_on, drain_on, sizeof(drain_on));
 	fbs_duration_format(c->hold_ms, hold, sizeof(hold));
 	fbs_duration_format(c->stable_ms, stable, sizeof(stable));
 	fbs_duration_format(c->congestion_for_ms, cfor, sizeof(cfor));
 	fbs_duration_format(c->retry_ms, retry, sizeof(retry));
+	fbs_duration_format(c->job_reconcile_ms, jobrec, sizeof(jobrec));
 	fprintf(f, "Broker=%s:%d\nBrokerAgent=%s:%d\nAgentId=%s\nStateFile=%s\nReasonPrefix=%s\n",
 		c->broker_host, c->broker_port, c->agent_host, c->agent_port, c->agent_id,
 		c->state_file, c->reason_prefix);
@@ -288,6 +293,7 @@ void fbs_config_print(const struct fbs_config *c, void *file)
 	fprintf(f, "DryRun=%s\nMapFile=%s\nRetryInterval=%s\nLogLevel=%s\nLogTarget=%s\n",
 		c->dry_run ? "yes" : "no", c->map_file, retry, lv[c->log_level & 3],
 		c->log_syslog ? "syslog" : "stderr");
+	fprintf(f, "JobReconcileInterval=%s\n", jobrec);
 	fprintf(f, "Source=%s\nKafkaBrokers=%s\nKafkaGroup=%s\nKafkaTopics=%s\n",
 		c->source == FBS_SRC_KAFKA ? "kafka" : "websocket", c->kafka_brokers, c->kafka_group,
 		c->kafka_topics);

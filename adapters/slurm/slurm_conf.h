@@ -46,6 +46,7 @@ struct fbs_config {
 	int drain_degraded;         /* DrainDegraded */
 	char map_file[4096];
 	uint64_t retry_ms;
+	uint64_t job_reconcile_ms;  /* JobReconcileInterval; 0 = off (slurm_reconcile.h) */
 	int log_level;              /* enum fb_log_level */
 	int log_syslog;
 	int source;                 /* Source: enum fbs_source_kind */

@@ -20,7 +20,7 @@
 
 struct fbs_metrics {
 	struct fb_metrics *r;
-	struct fb_metric *events, *ignored, *unrouted, *published, *publish_drops;
+	struct fb_metric *events, *ignored, *unrouted, *published, *publish_drops, *jobs_reconciled;
 	struct fb_metric *held, *queued, *update_seconds;
 };
 
@@ -59,6 +59,9 @@ static const struct fb_metric_def series[] = {
 	  "Action events (drain, undrain, skip, cap) published to the broker.", NULL, SM(published) },
 	{ FB_METRIC_COUNTER, "fabricbus_slurm_publish_dropped_total",
 	  "Action events the session refused (its buffer was full).", NULL, SM(publish_drops) },
+	{ FB_METRIC_COUNTER, "fabricbus_slurm_jobs_reconciled_total",
+	  "Job registrations deleted from the broker because slurmctld says the job ended "
+	  "(JobReconcileInterval).", NULL, SM(jobs_reconciled) },
 	{ FB_METRIC_GAUGE, "fabricbus_slurm_drained_nodes",
 	  "Nodes fabricbus holds drained now (or is draining).", NULL, SM(held) },
 	{ FB_METRIC_GAUGE, "fabricbus_slurm_queued_batches",
@@ -158,6 +161,7 @@ void fbs_metrics_collect(struct fbs_metrics *m, const struct fbs_adapter *a)
 	fb_metric_set(m->unrouted, (double)a->unrouted);
 	fb_metric_set(m->published, (double)a->published);
 	fb_metric_set(m->publish_drops, (double)a->publish_drops);
+	fb_metric_set(m->jobs_reconciled, (double)a->jobs_reconciled);
 	fb_metric_set(m->held, a->pol ? (double)fbs_policy_held(a->pol) : 0);
 	fb_metric_set(m->queued, (double)a->n_queued);
 }

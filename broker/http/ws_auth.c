@@ -83,6 +83,29 @@ int fb_ws_auth_read_ws(struct fb_rf_auth_core *c, struct lws *wsi, int anonymous
 	return fb_ws_auth_read(c, wsi, anonymous_ok);
 }
 
+void fb_ws_auth_cred(struct fb_rf_auth_core *c, struct lws *wsi, struct fb_rf_cred *out)
+{
+	char authz[FB_RF_TOKEN_TEXT_MAX + 16], token[FB_RF_TOKEN_LEN + 8];
+	char arg[FB_RF_TOKEN_TEXT_MAX + sizeof(TOKEN_ARG) + 2];
+	memset(out, 0, sizeof(*out));
+	if (!fb_rf_auth_core_on(c))
+		return;
+	copy_token(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, authz, sizeof(authz));
+	copy_token(wsi, WSI_TOKEN_X_AUTH_TOKEN, token, sizeof(token));
+	for (int i = 0; !authz[0] && !token[0] && i < 64; i++) { /* ?access_token= */
+		int n = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i);
+		if (n <= 0)
+			break;
+		if (n < (int)sizeof(arg) &&
+		    lws_hdr_copy_fragment(wsi, arg, sizeof(arg), WSI_TOKEN_HTTP_URI_ARGS, i) >= 0 &&
+		    fb_ws_auth_is_token_arg(arg))
+			snprintf(authz, sizeof(authz), "Bearer %s", arg + sizeof(TOKEN_ARG) - 1);
+	}
+	memset(arg, 0, sizeof(arg));
+	fb_rf_cred_of(c, authz, token, (uint64_t)fb_time_ms(), out);
+	memset(authz, 0, sizeof(authz));
+}
+
 #define CHALLENGE "Basic realm=\"" FB_WS_AUTH_REALM "\", charset=\"UTF-8\""
 
 int fb_ws_auth_refuse(struct lws *wsi, int verdict, const char *body, size_t len)

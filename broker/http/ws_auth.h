@@ -9,6 +9,7 @@
 #define FB_WS_AUTH_H
 
 #include "rf_auth_core.h"
+#include "rf_auth_reload.h"
 
 #include <libwebsockets.h>
 
@@ -32,6 +33,10 @@ int fb_ws_auth_read(struct fb_rf_auth_core *c, struct lws *wsi, int anonymous_ok
 int fb_ws_auth_read_ws(struct fb_rf_auth_core *c, struct lws *wsi, int anonymous_ok);
 /* 1 when the query argument "name=value" is the access token (not a filter). */
 int fb_ws_auth_is_token_arg(const char *arg);
+/* What authenticated this (already admitted) request, kept by a stream
+ * so that a reload can close it once that token or account is revoked
+ * (rf_auth_reload.h). Kind FB_RF_CRED_NONE when anonymous or logins off. */
+void fb_ws_auth_cred(struct fb_rf_auth_core *c, struct lws *wsi, struct fb_rf_cred *out);
 /* Write a whole 401 (FB_RF_AUTH_NO_SESSION, with WWW-Authenticate) or 403
  * (FB_RF_AUTH_FORBIDDEN) reply with this JSON body. 0, or -1 (close). */
 int fb_ws_auth_refuse(struct lws *wsi, int verdict, const char *body, size_t len);

@@ -109,6 +109,7 @@ struct fb_ws {
 	size_t adopt_n, adopt_cap;
 	char (*sse_close_q)[32];   /* SSE destinations deleted (any thread) */
 	size_t sse_close_n, sse_close_cap;
+	struct fb_rf_auth_files *auth_reload; /* re-read tokens/accounts (SIGHUP) */
 
 	/* lws thread only */
 	struct fb_batch **q_work; /* taken from q, rendered a chunk at a time */
@@ -357,6 +358,8 @@ static void close_with(struct lws *wsi, int status, const char *reason)
 /* s (positioned, wsi and peer set) joins the fan-out. */
 static void sub_attach(struct fb_ws *ws, struct fb_ws_sub *s)
 {
+	fb_ws_auth_cred(ws->o.auth, (struct lws *)s->wsi, &s->cred);
+	s->revoked = 0;
 	s->next = ws->subs;
 	if (ws->subs)
 		ws->subs->prev = s;
@@ -491,6 +494,14 @@ static int on_writeable(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 	fb_buf_reset(&ws->out);
 	if (fb_buf_put(&ws->out, pre, sizeof(pre)))
 		return -1;
+	if (s->revoked) {
+		/* an SSE stream can only end; a WebSocket says why in its close */
+		if (s->kind != FB_WS_SUB_SSE)
+			close_with(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION,
+				   "credentials revoked (token or account removed); reconnect "
+				   "with valid ones");
+		return -1;
+	}
 	if (s->kind == FB_WS_SUB_SSE && (s->close_asked || s->state == FB_WS_SUB_CLOSING))
 		return -1; /* its destination was deleted, or the notice is out */
 	if (s->state == FB_WS_SUB_CLOSING) {
@@ -906,6 +917,55 @@ static void sse_take_closes(struct fb_ws *ws)
 	free(q);
 }
 
+int fb_ws_reload_auth(struct fb_ws *ws, struct fb_rf_auth_files *f)
+{
+	struct fb_rf_auth_files *copy = malloc(sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	*copy = *f;
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_lock(&ws->mu);
+	struct fb_rf_auth_files *old = ws->auth_reload; /* two SIGHUPs in one pass: the newer */
+	ws->auth_reload = copy;
+	pthread_mutex_unlock(&ws->mu);
+	if (old) {
+		fb_rf_auth_files_free(old);
+		free(old);
+	}
+	lws_cancel_service(ws->ctx);
+	return 0;
+}
+
+/* Swap in re-read tokens and accounts (this thread owns the auth core),
+ * then close the streams whose credentials are gone. */
+static void take_auth_reload(struct fb_ws *ws)
+{
+	pthread_mutex_lock(&ws->mu);
+	struct fb_rf_auth_files *f = ws->auth_reload;
+	ws->auth_reload = NULL;
+	pthread_mutex_unlock(&ws->mu);
+	if (!f)
+		return;
+	if (ws->o.auth)
+		fb_rf_auth_core_swap(ws->o.auth, f);
+	fb_rf_auth_files_free(f);
+	free(f);
+	if (!ws->o.auth)
+		return;
+	for (struct fb_ws_sub *s = ws->subs; s; s = s->next) {
+		if (s->revoked || fb_rf_cred_live(ws->o.auth, &s->cred))
+			continue;
+		fb_log_info("%s %s: its credentials (%s) were revoked: closing it",
+			    s->kind == FB_WS_SUB_SSE ? "sse" : "ws", s->peer,
+			    s->cred.kind == FB_RF_CRED_BEARER ? "a bearer token" : s->cred.user);
+		s->revoked = 1;
+		/* a peer that never reads never becomes writeable: do not wait */
+		lws_set_timeout((struct lws *)s->wsi, PENDING_TIMEOUT_USER_OK,
+				OVERFLOW_CLOSE_TIMEOUT_S);
+		lws_callback_on_writable((struct lws *)s->wsi);
+	}
+}
+
 int fb_ws_sse_open(struct lws *wsi, struct fb_sse_refusal *no, void **stream)
 {
 	struct fb_ws *ws = lws_context_user(lws_get_context(wsi));
@@ -967,6 +1027,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		adopt_pending(ws);
 		sse_take_closes(ws);
+		take_auth_reload(ws);
 		drain_queue(ws);
 		fb_ws_fabric_take_results(&ws->fabric);
 		if (ws->module.wake)
@@ -1111,6 +1172,9 @@ static void ws_free(struct fb_ws *ws)
 		close(ws->adopt_q[i]);
 	free(ws->adopt_q);
 	free(ws->sse_close_q);
+	if (ws->auth_reload)
+		fb_rf_auth_files_free(ws->auth_reload);
+	free(ws->auth_reload);
 	free(ws->host);
 	free(ws->journal_dir);
 	free(ws->default_fabric);

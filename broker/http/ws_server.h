@@ -127,6 +127,12 @@ int fb_ws_committed(void *ws, struct fb_batch *b, uint64_t last_id);
 int fb_ws_adopt(struct fb_ws *ws, int fd);
 /* Connections handed over and not yet closed (any thread). */
 uint64_t fb_ws_http_open(struct fb_ws *ws);
+/* Hand tokens and accounts re-read on the loop (SIGHUP, rf_auth_reload.h)
+ * to the lws thread, which swaps them into o->auth and closes the streams
+ * whose credentials they revoke. Takes *f's tables (f is left empty);
+ * thread-safe. 0 or -ENOMEM (f untouched then). */
+struct fb_rf_auth_files;
+int fb_ws_reload_auth(struct fb_ws *ws, struct fb_rf_auth_files *f);
 /* Replace the broker part of /status (copied; thread-safe). */
 void fb_ws_set_status(struct fb_ws *ws, const char *json);
 void fb_ws_get_stats(struct fb_ws *ws, struct fb_ws_stats *st);

@@ -21,6 +21,7 @@
 
 #include "fb_buf.h"
 #include "filter.h"
+#include "rf_auth_reload.h"
 #include "rf_filter.h"
 #include "ws_ring.h"
 
@@ -72,6 +73,8 @@ struct fb_ws_sub {
 	uint64_t drained_ns;           /* last time its socket took all we wrote */
 	int at_bound;                  /* live and queue_events behind: holds rendering */
 	uint64_t slow_demotions;       /* times it read too slowly and went to catch-up */
+	struct fb_rf_cred cred;        /* what authenticated it (rf_auth_reload.h) */
+	int revoked;                   /* that was revoked: close it (reason said) */
 };
 
 /* Position a new subscriber: since=N -> next_id N+1, else the live head.

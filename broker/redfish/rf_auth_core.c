@@ -185,12 +185,9 @@ static int identify(struct fb_rf_auth_core *c, const char *authorization, const 
 		who->pw_change = a && a->pw_change; /* now, not at login: the PATCH clears it */
 		return FB_RF_AUTH_OK;
 	}
-	if (strncasecmp(authorization, "Bearer ", 7) == 0) {
-		const char *t = authorization + 7;
-		t += strspn(t, " ");
-		size_t n = strlen(t);
-		while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
-			n--;
+	size_t n;
+	const char *t = fb_rf_bearer_value(authorization, &n);
+	if (t) {
 		const struct fb_rf_bearer *e = fb_rf_bearer_find(&c->bearers, t, n);
 		if (!e)
 			return FB_RF_AUTH_NO_SESSION;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int name_ok(const char *s, size_t n)
 {
@@ -124,6 +125,19 @@ void fb_rf_bearers_free(struct fb_rf_bearers *b)
 {
 	free(b->v);
 	memset(b, 0, sizeof(*b));
+}
+
+const char *fb_rf_bearer_value(const char *authorization, size_t *len)
+{
+	if (strncasecmp(authorization, "Bearer ", 7) != 0)
+		return NULL;
+	const char *t = authorization + 7;
+	t += strspn(t, " ");
+	size_t n = strlen(t);
+	while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
+		n--;
+	*len = n;
+	return t;
 }
 
 const struct fb_rf_bearer *fb_rf_bearer_find(const struct fb_rf_bearers *b, const char *token,

@@ -48,6 +48,9 @@ int fb_rf_bearers_parse(const char *text, size_t len, const char *origin,
 /* Read path (owner-only, fb_secret_file.h) and parse it. */
 int fb_rf_bearers_load(const char *path, struct fb_rf_bearers *out, char *err, size_t errsz);
 void fb_rf_bearers_free(struct fb_rf_bearers *b);
+/* The token of an "Authorization: Bearer <token>" value (blanks around it
+ * dropped) and its length in *len, or NULL for another scheme. */
+const char *fb_rf_bearer_value(const char *authorization, size_t *len);
 /* The entry whose token this is, or NULL. */
 const struct fb_rf_bearer *fb_rf_bearer_find(const struct fb_rf_bearers *b, const char *token,
 					     size_t len);

@@ -425,10 +425,55 @@ def slurm_adapter_over_wss_with_a_token():
         assert b.stop() == 0
 
 
+def https_connection_limit_is_refused_with_a_tls_alert():
+    """Over MaxHttpConnections on an HTTPS port a TLS client gets a TLS alert
+    it can report (before: a plain-text 503, "wrong version number"); a plain
+    client on an optional port still gets the 503."""
+    import socket
+    import urllib.error
+    import urllib.request
+    s = sec()
+    for mode in ("required", "optional"):
+        b = s.broker(tls=mode, MaxHttpConnections="2").start()
+        idle = []
+        try:
+            time.sleep(0.3)  # start() probed the port: let that connection go
+            idle = [s.ctx().wrap_socket(socket.create_connection(("127.0.0.1", b.http_port), 10),
+                                        server_hostname="127.0.0.1") for _ in range(2)]
+            time.sleep(0.3)
+            try:
+                request(b, "GET", "/status", token=s.tokens["viewer"], ctx=s.ctx())
+                raise AssertionError(f"HttpTls={mode}: a third connection was served")
+            except ssl.SSLError as e:
+                assert "alert internal error" in str(e).lower(), f"HttpTls={mode}: {e!r}"
+            if mode == "optional":
+                try:
+                    urllib.request.urlopen(f"http://{b.http_addr}/status", timeout=10)
+                    raise AssertionError("a third plain connection was served")
+                except urllib.error.HTTPError as e:
+                    assert e.code == 503 and b"connection limit" in e.read(), e
+            for c in idle:
+                c.close()
+            idle = []
+            def status():
+                try:
+                    return request(b, "GET", "/status", token=s.tokens["viewer"], ctx=s.ctx())
+                except (ssl.SSLError, ConnectionError) as e:
+                    return (repr(e), {}, "")
+            fbtest.wait_for(status, lambda r: r[0] == 200, 30,
+                            "served again once the idle ones closed", show=lambda r: r[0])
+            assert "503 or a TLS alert" in b.log(), b.log()[-2000:]
+        finally:
+            for c in idle:
+                c.close()
+            assert b.stop() == 0
+
+
 ALL = [reads_need_a_login_when_tokens_are_configured, anonymous_reads_and_public_metrics_are_opt_in,
        read_only_token_cannot_write, https_and_wss_with_a_test_ca,
        client_certificates_when_a_ca_is_set, cli_status_and_tail_with_token_and_ca,
-       start_refuses_plain_http_off_loopback_and_bad_files, slurm_adapter_over_wss_with_a_token]
+       start_refuses_plain_http_off_loopback_and_bad_files, slurm_adapter_over_wss_with_a_token,
+       https_connection_limit_is_refused_with_a_tls_alert]
 
 if __name__ == "__main__":
     fbtest.main(ALL)
