@@ -182,7 +182,7 @@ void fbs_adapter_on_message(void *arg, const char *json, size_t len, uint64_t ev
 	}
 	/* Kafka orders per partition only: an EventId is no resume point there
 	 * (slurm_source.h), so LastEventId stays put. */
-	if (event_id > a->seen_id && (!a->src || a->src->ordered))
+	if (event_id > a->seen_id && (!a->src || fb_source_ordered(a->src)))
 		a->seen_id = event_id;
 	fbs_adapter_kick(a);
 }
@@ -584,7 +584,7 @@ int fbs_adapter_start(struct fbs_adapter *a)
 int fbs_adapter_stop(struct fbs_adapter *a, int wait_ms)
 {
 	a->phase = FBS_P_STOPPING;
-	fbs_source_stop(a->src); /* Kafka: commits what the save below covers too */
+	fb_source_stop(a->src); /* Kafka: commits what the save below covers too */
 	a->src = NULL;
 	size_t backlog = a->act ? fbs_actuator_backlog(a->act) : 0;
 	for (size_t i = 0; i < a->n_queued; i++)
@@ -608,7 +608,7 @@ int fbs_adapter_stop(struct fbs_adapter *a, int wait_ms)
 
 void fbs_adapter_free(struct fbs_adapter *a)
 {
-	fbs_source_stop(a->src);
+	fb_source_stop(a->src);
 	if (a->act)
 		fbs_actuator_stop(a->act, 0);
 	fb_session_free(a->sess);
