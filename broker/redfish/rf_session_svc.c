@@ -60,9 +60,7 @@ int fb_rf_session_service_get(struct fb_rf_ctx *c)
 
 static const struct fb_rf_prop ss_props[] = {
 	{ "SessionTimeout", FB_RF_T_INT, 0 },
-	{ "Id", FB_RF_T_STRING, FB_RF_P_READONLY },
-	{ "Name", FB_RF_T_STRING, FB_RF_P_READONLY },
-	{ "Description", FB_RF_T_STRING, FB_RF_P_READONLY },
+	FB_RF_PROPS_RESOURCE,
 	{ "ServiceEnabled", FB_RF_T_BOOL, FB_RF_P_READONLY },
 	{ "Sessions", FB_RF_T_OBJECT, FB_RF_P_READONLY },
 	{ "Status", FB_RF_T_OBJECT, FB_RF_P_READONLY },
