@@ -132,9 +132,36 @@ static int default_node_name(char *out, size_t outsz)
 	return 0;
 }
 
+enum { O_NO_IB = 256, O_NO_ETH, O_ONCE };
+
+static int node_opt(void *arg, int c)
+{
+	struct agent *a = arg;
+	switch (c) {
+	case 'n':
+		if (!*optarg || strlen(optarg) >= FB_NAME_MAX || strchr(optarg, '/'))
+			return fb_usage_error(PROG,
+					      "bad --node-name '%s': want 1..%d chars, no '/'",
+					      optarg, FB_NAME_MAX - 1);
+		snprintf(a->node, sizeof(a->node), "%s", optarg);
+		break;
+	case 'i':
+		if (fb_agent_parse_uint(optarg, 100, 3600000, &a->interval_ms))
+			return fb_usage_error(PROG,
+					      "bad --interval '%s': want milliseconds, 100..3600000",
+					      optarg);
+		break;
+	case O_NO_IB: a->no_ib = 1; break;
+	case O_NO_ETH: a->no_eth = 1; break;
+	case O_ONCE: a->once = 1; break;
+	default:
+		return FB_AGENT_OPT_NOT_MINE;
+	}
+	return 0;
+}
+
 static int parse_opts(struct agent *a, int argc, char **argv)
 {
-	enum { O_NO_IB = 256, O_NO_ETH, O_ONCE };
 	static const struct option lo[] = {
 		FB_AGENT_OPTIONS,
 		FB_AGENT_MAP_OPTIONS,
@@ -145,32 +172,8 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 		{ "once", no_argument, NULL, O_ONCE },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, r;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:a:n:i:l:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (!*optarg || strlen(optarg) >= FB_NAME_MAX || strchr(optarg, '/'))
-				return fb_usage_error(PROG,
-						      "bad --node-name '%s': want 1..%d chars, no '/'",
-						      optarg, FB_NAME_MAX - 1);
-			snprintf(a->node, sizeof(a->node), "%s", optarg);
-			break;
-		case 'i':
-			if (fb_agent_parse_uint(optarg, 100, 3600000, &a->interval_ms))
-				return fb_usage_error(PROG,
-						      "bad --interval '%s': want milliseconds, 100..3600000",
-						      optarg);
-			break;
-		case O_NO_IB: a->no_ib = 1; break;
-		case O_NO_ETH: a->no_eth = 1; break;
-		case O_ONCE: a->once = 1; break;
-		default:
-			if ((r = fb_agent_opt(&a->ag, c, argv)) != 0)
-				return r;
-		}
-	}
-	if ((r = fb_agent_opts_done(&a->ag, argc, argv)) != 0)
+	int r = fb_agent_getopt(&a->ag, argc, argv, ":b:a:n:i:l:h", lo, node_opt, a);
+	if (r != 0)
 		return r;
 	if (a->no_ib && a->no_eth)
 		return fb_usage_error(PROG, "--no-ib and --no-eth together leave nothing to report");
