@@ -23,11 +23,7 @@ static const struct fb_rf_accounts *accounts_of(struct fb_rf_ctx *c)
 
 static int reply(struct fb_rf_ctx *c, json_t *o, const char *type)
 {
-	if (!o)
-		return -1;
-	int rc = fb_rf_reply_resource(c->rep, c->req, o, type);
-	json_decref(o);
-	return rc ? -1 : 0;
+	return fb_rf_reply_resource_take(c->rep, c->req, o, type);
 }
 
 static int not_found(struct fb_rf_ctx *c, const char *type)
