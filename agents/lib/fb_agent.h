@@ -69,6 +69,13 @@ enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC, FB_AGENT_O_METRICS, FB_AGE
 	"        --broker-tls-ca FILE   https to --map, its certificate checked against this\n" \
 	"                               CA (PEM) and the --map host\n"
 
+/* The --help lines of the resync's options (printf argument: the map port). */
+#define FB_AGENT_MAP_HELP                                                                   \
+	"        --map HOST:PORT        fabricbusd's HttpListen, for the resync (default: the\n" \
+	"                               --broker host, port %d)\n"                              \
+	"        --no-resync            do not resync against the broker's map\n"                \
+	FB_AGENT_MAP_AUTH_HELP
+
 /* What the skeleton calls back, on the loop thread, with arg. */
 struct fb_agent_hooks {
 	void (*stop)(void *arg);        /* a signal: stop the sources (then the drain) */

@@ -98,10 +98,7 @@ static void help(void)
 	       "    -i, --interval MS       IB sysfs poll period, 100..3600000 (default 1000)\n"
 	       "        --no-ib             do not report InfiniBand ports\n"
 	       "        --no-eth            do not report Ethernet interfaces\n"
-	       "        --map HOST:PORT     fabricbusd's HttpListen, for the resync (default: the\n"
-	       "                            --broker host, port %d)\n"
-	       "        --no-resync         do not resync against the broker's map\n"
-	       FB_AGENT_MAP_AUTH_HELP
+	       FB_AGENT_MAP_HELP
 	       FB_AGENT_TLS_HELP
 	       "    -l, --log-level LEVEL   error, warn, info (default) or debug\n"
 	       "        --metrics ADDR:PORT serve Prometheus GET /metrics there (default: off)\n"
@@ -134,6 +131,17 @@ static int default_node_name(char *out, size_t outsz)
 
 enum { O_NO_IB = 256, O_NO_ETH, O_ONCE };
 
+static const struct option node_options[] = {
+	FB_AGENT_OPTIONS,
+	FB_AGENT_MAP_OPTIONS,
+	{ "node-name", required_argument, NULL, 'n' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "no-ib", no_argument, NULL, O_NO_IB },
+	{ "no-eth", no_argument, NULL, O_NO_ETH },
+	{ "once", no_argument, NULL, O_ONCE },
+	{ NULL, 0, NULL, 0 },
+};
+
 static int node_opt(void *arg, int c)
 {
 	struct agent *a = arg;
@@ -162,17 +170,7 @@ static int node_opt(void *arg, int c)
 
 static int parse_opts(struct agent *a, int argc, char **argv)
 {
-	static const struct option lo[] = {
-		FB_AGENT_OPTIONS,
-		FB_AGENT_MAP_OPTIONS,
-		{ "node-name", required_argument, NULL, 'n' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "no-ib", no_argument, NULL, O_NO_IB },
-		{ "no-eth", no_argument, NULL, O_NO_ETH },
-		{ "once", no_argument, NULL, O_ONCE },
-		{ NULL, 0, NULL, 0 },
-	};
-	int r = fb_agent_getopt(&a->ag, argc, argv, ":b:a:n:i:l:h", lo, node_opt, a);
+	int r = fb_agent_getopt(&a->ag, argc, argv, ":b:a:n:i:l:h", node_options, node_opt, a);
 	if (r != 0)
 		return r;
 	if (a->no_ib && a->no_eth)

@@ -105,10 +105,7 @@ static void help(void)
 	       "        --error-threshold NAME=RATE  per second; NAME if_in_errors,\n"
 	       "                               if_out_errors, if_in_discards, if_out_discards\n"
 	       "                               (defaults 10, 10, 100, 100)\n"
-	       "        --map HOST:PORT        fabricbusd's HttpListen, for the resync (default: the\n"
-	       "                               --broker host, port %d)\n"
-	       "        --no-resync            do not resync against the broker's map\n"
-	       FB_AGENT_MAP_AUTH_HELP
+	       FB_AGENT_MAP_HELP
 	       FB_AGENT_TLS_HELP
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
 	       FB_AGENT_METRICS_HELP
@@ -127,6 +124,24 @@ static void help(void)
 
 enum { O_LISTEN = 256, O_NO_TRAPS, O_RCVBUF, O_BUFFER, O_PINT, O_PTIMEOUT, O_PRETRIES,
        O_ERR_THR, O_MACINT };
+
+static const struct option snmp_options[] = {
+	FB_AGENT_OPTIONS,
+	FB_AGENT_FABRIC_OPTION,
+	FB_AGENT_MAP_OPTIONS,
+	{ "config", required_argument, NULL, 'c' },
+	{ "listen", required_argument, NULL, O_LISTEN },
+	{ "no-traps", no_argument, NULL, O_NO_TRAPS },
+	{ "rcvbuf", required_argument, NULL, O_RCVBUF },
+	{ "buffer", required_argument, NULL, O_BUFFER },
+	{ "poll-interval", required_argument, NULL, O_PINT },
+	{ "poll-timeout", required_argument, NULL, O_PTIMEOUT },
+	{ "poll-retries", required_argument, NULL, O_PRETRIES },
+	{ "mac-interval", required_argument, NULL, O_MACINT },
+	{ "unreachable-after", required_argument, NULL, 'u' },
+	{ "error-threshold", required_argument, NULL, O_ERR_THR },
+	{ NULL, 0, NULL, 0 },
+};
 
 static int snmp_opt(void *arg, int c)
 {
@@ -182,29 +197,6 @@ static int snmp_opt(void *arg, int c)
 		return FB_AGENT_OPT_NOT_MINE;
 	}
 	return 0;
-}
-
-static int parse_opts(struct agent *a, int argc, char **argv)
-{
-	static const struct option lo[] = {
-		FB_AGENT_OPTIONS,
-		FB_AGENT_FABRIC_OPTION,
-		FB_AGENT_MAP_OPTIONS,
-		{ "config", required_argument, NULL, 'c' },
-		{ "listen", required_argument, NULL, O_LISTEN },
-		{ "no-traps", no_argument, NULL, O_NO_TRAPS },
-		{ "rcvbuf", required_argument, NULL, O_RCVBUF },
-		{ "buffer", required_argument, NULL, O_BUFFER },
-		{ "poll-interval", required_argument, NULL, O_PINT },
-		{ "poll-timeout", required_argument, NULL, O_PTIMEOUT },
-		{ "poll-retries", required_argument, NULL, O_PRETRIES },
-		{ "mac-interval", required_argument, NULL, O_MACINT },
-		{ "unreachable-after", required_argument, NULL, 'u' },
-		{ "error-threshold", required_argument, NULL, O_ERR_THR },
-		{ NULL, 0, NULL, 0 },
-	};
-	int r = fb_agent_getopt(&a->ag, argc, argv, ":b:a:f:c:u:l:h", lo, snmp_opt, a);
-	return r;
 }
 
 /* ---- the loop ---------------------------------------------------------------- */
@@ -410,7 +402,7 @@ int main(int argc, char **argv)
 	fb_agent_init(&a.ag, PROG, "snmp");
 	a.ag.help = help;
 	a.ag.fabric = "ETH";
-	int r = parse_opts(&a, argc, argv);
+	int r = fb_agent_getopt(&a.ag, argc, argv, ":b:a:f:c:u:l:h", snmp_options, snmp_opt, &a);
 	if (r)
 		return r < 0 ? 0 : r;
 	if (a.config && snmp_conf_load(&a.conf, a.config, err, sizeof(err)) != 0) {
