@@ -508,10 +508,8 @@ int fbs_adapter_init(struct fbs_adapter *a, const struct fbs_config *cfg, struct
 	pc.max_nodes = cfg->max_drain_nodes;
 	pc.max_percent = cfg->max_drain_percent;
 	snprintf(pc.reason_prefix, sizeof(pc.reason_prefix), "%s", cfg->reason_prefix);
-	if (fbs_policy_new(&pc, &a->pol)) {
-		snprintf(err, errsz, "out of memory");
-		return -1;
-	}
+	if (fbs_policy_new(&pc, &a->pol))
+		return fb_err_set(err, errsz, -1, "out of memory");
 	if (fb_http_auth_init(&a->http, cfg->broker_token_file, cfg->broker_tls_ca, err, errsz))
 		return FB_ECONFIG;
 	if (cfg->map_file[0] && fbs_mapfile_load(cfg->map_file, &a->mapfile, err, errsz))
@@ -521,16 +519,14 @@ int fbs_adapter_init(struct fbs_adapter *a, const struct fbs_config *cfg, struct
 	int exists;
 	if (fbs_state_load(cfg->state_file, &a->st, a->pol, &exists, err, errsz)) {
 		size_t n = strlen(err);
-		snprintf(err + n, errsz - n, "; refusing to start: the drains it records would be "
-			 "lost. Move the file aside to start afresh (nodes drained with '%s' are "
-			 "then adopted from Slurm)", cfg->reason_prefix);
-		return -1;
+		return fb_err_set(err + n, errsz - n, -1,
+				  "; refusing to start: the drains it records would be "
+				  "lost. Move the file aside to start afresh (nodes drained with '%s' are "
+				  "then adopted from Slurm)", cfg->reason_prefix);
 	}
 	char why[1024];
-	if (fbs_state_save(cfg->state_file, &a->st, a->pol, why, sizeof(why))) {
-		snprintf(err, errsz, "cannot write the state file: %s", why);
-		return -1;
-	}
+	if (fbs_state_save(cfg->state_file, &a->st, a->pol, why, sizeof(why)))
+		return fb_err_set(err, errsz, -1, "cannot write the state file: %s", why);
 	a->seen_id = a->st.last_event_id;
 	size_t held = fbs_policy_held(a->pol), conds = 0;
 	for (size_t i = 0; i < fbs_policy_count(a->pol); i++)
