@@ -352,46 +352,41 @@ int fb_config_is_loopback(const char *host)
 
 int fb_config_check(const struct fb_config *c, char *err, size_t errsz)
 {
-	if (c->agent_port == c->http_port && strcmp(c->agent_host, c->http_host) == 0) {
-		snprintf(err, errsz, "AgentListen and HttpListen must differ (both %s:%d)", c->agent_host,
-			 c->agent_port);
-		return FB_ECONFIG;
-	}
+	if (c->agent_port == c->http_port && strcmp(c->agent_host, c->http_host) == 0)
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "AgentListen and HttpListen must differ (both %s:%d)", c->agent_host,
+				  c->agent_port);
 	if (c->agent_tls != FB_AGENT_TLS_OFF &&
 	    (!c->agent_tls_cert[0] || !c->agent_tls_key[0] || !c->agent_tls_ca[0])) {
-		snprintf(err, errsz, "AgentTls=%s needs AgentTlsCert, AgentTlsKey and AgentTlsCa "
-			 "(docs/security.md)", tls_names[c->agent_tls]);
-		return FB_ECONFIG;
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "AgentTls=%s needs AgentTlsCert, AgentTlsKey and AgentTlsCa "
+				  "(docs/security.md)", tls_names[c->agent_tls]);
 	}
-	if (c->http_tls != FB_AGENT_TLS_OFF && (!c->http_tls_cert[0] || !c->http_tls_key[0])) {
-		snprintf(err, errsz, "HttpTls=%s needs HttpTlsCert and HttpTlsKey (docs/security.md)",
-			 tls_names[c->http_tls]);
-		return FB_ECONFIG;
-	}
+	if (c->http_tls != FB_AGENT_TLS_OFF && (!c->http_tls_cert[0] || !c->http_tls_key[0]))
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "HttpTls=%s needs HttpTlsCert and HttpTlsKey (docs/security.md)",
+				  tls_names[c->http_tls]);
 	if (c->http_tls != FB_AGENT_TLS_REQUIRED && !c->http_allow_plain &&
 	    !fb_config_is_loopback(c->http_host)) {
-		snprintf(err, errsz, "HttpListen=%s:%d would take plain HTTP from the network (tokens, "
-			 "passwords and events in the clear): set HttpTls=required with HttpTlsCert and "
-			 "HttpTlsKey, or HttpAllowPlain=yes to accept that (docs/security.md)",
-			 c->http_host, c->http_port);
-		return FB_ECONFIG;
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "HttpListen=%s:%d would take plain HTTP from the network (tokens, "
+				  "passwords and events in the clear): set HttpTls=required with HttpTlsCert and "
+				  "HttpTlsKey, or HttpAllowPlain=yes to accept that (docs/security.md)",
+				  c->http_host, c->http_port);
 	}
-	if (c->ws_queue_events > c->ws_ring_events) {
-		snprintf(err, errsz,
-			 "WsQueueEvents (%" PRIu64 ") must not exceed WsRingEvents (%" PRIu64 ")",
-			 c->ws_queue_events, c->ws_ring_events);
-		return FB_ECONFIG;
-	}
+	if (c->ws_queue_events > c->ws_ring_events)
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "WsQueueEvents (%" PRIu64 ") must not exceed WsRingEvents (%" PRIu64 ")",
+				  c->ws_queue_events, c->ws_ring_events);
 	if (c->ofmf_core[0] && !c->ofmf_base_url[0] &&
 	    (strcmp(c->http_host, "0.0.0.0") == 0 || strcmp(c->http_host, "::") == 0)) {
-		snprintf(err, errsz, "OfmfBaseUrl is needed when HttpListen is a wildcard (%s): the "
-			 "OFMF core must be told where to reach us", c->http_host);
-		return FB_ECONFIG;
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "OfmfBaseUrl is needed when HttpListen is a wildcard (%s): the "
+				  "OFMF core must be told where to reach us", c->http_host);
 	}
-	if (c->retain_bytes && c->retain_bytes < 2 * c->segment_bytes) {
-		snprintf(err, errsz, "JournalRetainSize must be 0 or at least twice JournalSegmentSize");
-		return FB_ECONFIG;
-	}
+	if (c->retain_bytes && c->retain_bytes < 2 * c->segment_bytes)
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "JournalRetainSize must be 0 or at least twice JournalSegmentSize");
 	return 0;
 }
 

@@ -5,7 +5,7 @@
 #include "fb_err.h"
 #include "fb_http.h"
 #include "fb_log.h"
-#include "fb_ws_client.h"
+#include "fb_source.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -183,17 +183,6 @@ static void on_message(void *arg, const char *json, size_t len, uint64_t event_i
 	a->position = event_id;
 }
 
-static void on_state(void *arg, int connected, const char *why)
-{
-	struct fbp_adapter *a = arg;
-	if (connected)
-		fb_log_info("events: subscribed to %s://%s:%d/ws/events",
-			    fb_http_auth_scheme(&a->http, 1), a->cfg->broker_host, a->cfg->broker_port);
-	else
-		fb_log_warn("events: connection lost: %s (resuming after EventId %" PRIu64 ")",
-			    why ? why : "?", a->position);
-}
-
 /* New steps, ended steps, and Positions to tell. */
 static void on_scan(evutil_socket_t fd, short what, void *arg)
 {
@@ -270,31 +259,28 @@ int fbp_adapter_start(struct fbp_adapter *a, const struct fbp_config *cfg, struc
 		return rc;
 	}
 	a->position = since;
-	struct fb_wsc_opts o;
+	struct fb_source_opts o;
 	memset(&o, 0, sizeof(o));
+	o.kind = FB_SOURCE_WEBSOCKET;
 	o.host = cfg->broker_host;
 	o.port = (uint16_t)cfg->broker_port;
-	o.base = base;
-	o.on_message = on_message;
-	o.on_state = on_state;
-	o.arg = a;
-	o.since = since;
-	o.from_now = since == 0;
 	/* Quiet events too (proto/PROTOCOL.md): a job must hear of its node's
 	 * link going down even when that port is over a rate limit or flapping. */
 	o.query = "quiet=1";
 	o.auth = &a->http;
-	char why[256];
-	if (!(a->wsc = fb_wsc_start(&o, why, sizeof(why))))
-		return fb_err_set(err, errsz, -EIO, "cannot start the WebSocket client: %s", why);
-	fb_log_info("events: reading %s", since ? "after the EventId above" : "from the broker's newest event on");
+	o.base = base;
+	o.since = since;
+	o.on_event = on_message;
+	o.arg = a;
+	if (!(a->src = fb_source_start(&o, err, errsz)))
+		return -EIO;
 	return 0;
 }
 
 void fbp_adapter_stop(struct fbp_adapter *a)
 {
-	fb_wsc_stop(a->wsc);
-	a->wsc = NULL;
+	fb_source_stop(a->src);
+	a->src = NULL;
 	if (a->scan_timer)
 		event_free(a->scan_timer);
 	a->scan_timer = NULL;

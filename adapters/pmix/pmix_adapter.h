@@ -2,7 +2,7 @@
  * to the steps on this node (Delivery=slurm) or through a PMIx tool
  * connection (Delivery=server). An event's path, one file per step:
  *
- *   from the broker            adapters/lib/fb_ws_client.c (resuming WebSocket)
+ *   from the broker            proto/client/fb_source.c (resuming WebSocket)
  *   what it says, whom it hits pmix_route.c
  *   to a Slurm step            pmix_steps.c -> spank_fabricbus_pmix.c (in slurmstepd)
  *   to a tool-friendly server  pmix_tool.c
@@ -19,12 +19,12 @@
 #include <event2/event.h>
 #include <stdint.h>
 
-struct fb_wsc;
+struct fb_source;
 
 struct fbp_adapter {
 	const struct fbp_config *cfg;
 	struct event_base *base;
-	struct fb_wsc *wsc;
+	struct fb_source *src;
 	struct fb_http_auth http;   /* BrokerTokenFile, BrokerTlsCa: every broker request */
 	struct event *scan_timer;
 	struct fbp_steps steps;     /* Delivery=slurm */

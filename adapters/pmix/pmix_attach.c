@@ -3,6 +3,8 @@
 #include "pmix_attach.h"
 #include "pmix_notify.h"
 
+#include "fb_err.h"
+
 #include <errno.h>
 #include <pmix_tool.h>
 #include <stdio.h>
@@ -21,11 +23,10 @@ int fbp_tool_start(const struct fbp_config *cfg, char *err, size_t errsz)
 	pmix_status_t rc = PMIx_tool_init(&me, info, 3);
 	for (int i = 0; i < 3; i++)
 		PMIX_INFO_DESTRUCT(&info[i]);
-	if (rc != PMIX_SUCCESS) {
-		snprintf(err, errsz, "cannot attach to the PMIx server at %s: %s (ServerUri)",
-			 cfg->server_uri, PMIx_Error_string(rc));
-		return -ECONNREFUSED;
-	}
+	if (rc != PMIX_SUCCESS)
+		return fb_err_set(err, errsz, -ECONNREFUSED,
+				  "cannot attach to the PMIx server at %s: %s (ServerUri)",
+				  cfg->server_uri, PMIx_Error_string(rc));
 	return 0;
 }
 

@@ -1,6 +1,8 @@
 /* pmix_notify.c - PMIx_Notify_event for one note (pmix_notify.h). */
 #include "pmix_notify.h"
 
+#include "fb_err.h"
+
 #include <errno.h>
 #include <pmix.h>
 #include <pthread.h>
@@ -89,15 +91,13 @@ int fbp_notify(const struct fbp_note *n, const char *nspace, int timeout_ms, siz
 	pmix_proc_t *procs = affected_procs(n, nspace, &np);
 	if (nprocs)
 		*nprocs = np;
-	if (n->range == FBP_RANGE_NODES && !np) {
-		snprintf(err, errsz, "no processes of %s on the affected nodes", nspace ? nspace : "?");
-		return -ENOENT;
-	}
+	if (n->range == FBP_RANGE_NODES && !np)
+		return fb_err_set(err, errsz, -ENOENT,
+				  "no processes of %s on the affected nodes", nspace ? nspace : "?");
 	struct wait *w = calloc(1, sizeof(*w));
 	if (!w) {
 		free(procs);
-		snprintf(err, errsz, "out of memory");
-		return -ENOMEM;
+		return fb_err_set(err, errsz, -ENOMEM, "out of memory");
 	}
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
@@ -134,16 +134,15 @@ int fbp_notify(const struct fbp_note *n, const char *nspace, int timeout_ms, siz
 		wait_free(w);
 		if (brc == PMIX_SUCCESS || brc == PMIX_OPERATION_SUCCEEDED)
 			return 0;
-		snprintf(err, errsz, "PMIx_Notify_event: %s", PMIx_Error_string(brc));
-		return -EIO;
+		return fb_err_set(err, errsz, -EIO,
+				  "PMIx_Notify_event: %s", PMIx_Error_string(brc));
 	}
 	pmix_status_t rc = PMIx_Notify_event(n->code, NULL, range, w->info, w->ninfo, op_done, w);
 	if (rc != PMIX_SUCCESS) { /* op_done will not be called */
 		wait_free(w);
 		if (rc == PMIX_OPERATION_SUCCEEDED)
 			return 0;
-		snprintf(err, errsz, "PMIx_Notify_event: %s", PMIx_Error_string(rc));
-		return -EIO;
+		return fb_err_set(err, errsz, -EIO, "PMIx_Notify_event: %s", PMIx_Error_string(rc));
 	}
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
@@ -160,13 +159,11 @@ int fbp_notify(const struct fbp_note *n, const char *nspace, int timeout_ms, siz
 	pmix_status_t st = w->status;
 	pthread_mutex_unlock(&w->mu);
 	wait_release(w);
-	if (!done) {
-		snprintf(err, errsz, "PMIx_Notify_event: no completion within %d ms", timeout_ms);
-		return -ETIMEDOUT;
-	}
-	if (st != PMIX_SUCCESS && st != PMIX_OPERATION_SUCCEEDED) {
-		snprintf(err, errsz, "PMIx_Notify_event completed with %s", PMIx_Error_string(st));
-		return -EIO;
-	}
+	if (!done)
+		return fb_err_set(err, errsz, -ETIMEDOUT,
+				  "PMIx_Notify_event: no completion within %d ms", timeout_ms);
+	if (st != PMIX_SUCCESS && st != PMIX_OPERATION_SUCCEEDED)
+		return fb_err_set(err, errsz, -EIO,
+				  "PMIx_Notify_event completed with %s", PMIx_Error_string(st));
 	return 0;
 }

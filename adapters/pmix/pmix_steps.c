@@ -1,6 +1,7 @@
 /* pmix_steps.c - the step sockets (pmix_steps.h). */
 #include "pmix_steps.h"
 
+#include "fb_err.h"
 #include "fb_log.h"
 
 #include <dirent.h>
@@ -35,23 +36,20 @@ static int read_line(struct fbp_step *st, char *line, size_t sz, char *err, size
 			memmove(st->buf, nl + 1, st->have);
 			return 0;
 		}
-		if (st->have == sizeof(st->buf)) {
-			snprintf(err, errsz, "%s: line over %zu bytes", st->path, sizeof(st->buf));
-			return -EPROTO;
-		}
+		if (st->have == sizeof(st->buf))
+			return fb_err_set(err, errsz, -EPROTO,
+					  "%s: line over %zu bytes", st->path, sizeof(st->buf));
 		struct pollfd p = {st->fd, POLLIN, 0};
 		int pr = poll(&p, 1, FBP_STEP_TIMEOUT_MS);
-		if (pr == 0) {
-			snprintf(err, errsz, "%s: no answer within %d ms", st->path, FBP_STEP_TIMEOUT_MS);
-			return -ETIMEDOUT;
-		}
+		if (pr == 0)
+			return fb_err_set(err, errsz, -ETIMEDOUT,
+					  "%s: no answer within %d ms", st->path, FBP_STEP_TIMEOUT_MS);
 		ssize_t r = pr < 0 ? -1 : recv(st->fd, st->buf + st->have, sizeof(st->buf) - st->have, 0);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0) {
-			snprintf(err, errsz, "%s: %s", st->path, r == 0 ? "closed (step ended)" : strerror(errno));
-			return r == 0 ? -EPIPE : -errno;
-		}
+		if (r <= 0)
+			return fb_err_set(err, errsz, r == 0 ? -EPIPE : -errno,
+					  "%s: %s", st->path, r == 0 ? "closed (step ended)" : strerror(errno));
 		st->have += (size_t)r;
 	}
 }
@@ -60,10 +58,8 @@ static int write_line(struct fbp_step *st, const char *s, char *err, size_t errs
 {
 	size_t len = strlen(s);
 	char *line = malloc(len + 1);
-	if (!line) {
-		snprintf(err, errsz, "out of memory");
-		return -ENOMEM;
-	}
+	if (!line)
+		return fb_err_set(err, errsz, -ENOMEM, "out of memory");
 	memcpy(line, s, len);
 	line[len] = '\n';
 	size_t off = 0;
@@ -73,8 +69,7 @@ static int write_line(struct fbp_step *st, const char *s, char *err, size_t errs
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {
-			rc = -errno;
-			snprintf(err, errsz, "%s: %s", st->path, strerror(errno));
+			rc = fb_err_set(err, errsz, -errno, "%s: %s", st->path, strerror(errno));
 			break;
 		}
 		off += (size_t)w;
@@ -165,10 +160,8 @@ int fbp_step_send(struct fbp_step *st, const struct fbp_note *n, char *err, size
 	if (n) {
 		struct fbp_note copy = *n;
 		copy.position = st->position;
-		if (fbp_note_encode(&copy, &line) < 0) {
-			snprintf(err, errsz, "out of memory");
-			return -ENOMEM;
-		}
+		if (fbp_note_encode(&copy, &line) < 0)
+			return fb_err_set(err, errsz, -ENOMEM, "out of memory");
 	} else {
 		snprintf(mark, sizeof(mark), "{\"Position\":%" PRIu64 "}", st->position);
 	}
@@ -185,9 +178,9 @@ int fbp_step_send(struct fbp_step *st, const struct fbp_note *n, char *err, size
 	json_t *status = json_object_get(a, "Status");
 	int st_rc = json_is_integer(status) ? (int)json_integer_value(status) : -EPROTO;
 	if (st_rc != 0)
-		snprintf(err, errsz, "job %s.%s: %s", st->hello.job_id, st->hello.step_id,
-			 json_is_string(json_object_get(a, "Error")) ?
-			 json_string_value(json_object_get(a, "Error")) : "bad ack");
+		fb_err_set(err, errsz, st_rc, "job %s.%s: %s", st->hello.job_id, st->hello.step_id,
+			   json_is_string(json_object_get(a, "Error")) ?
+			   json_string_value(json_object_get(a, "Error")) : "bad ack");
 	json_decref(a);
 	st->told = st->position;
 	if (n && st_rc == 0)

@@ -21,6 +21,8 @@
 #include "pmix_note.h"
 #include "pmix_notify.h"
 
+#include "fb_err.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -156,8 +158,8 @@ static void handle_line(const char *line, size_t len)
 	}
 	if (rc == 1) {
 		if (!PMIx_Initialized()) {
-			rc = -ENOTCONN;
-			snprintf(err, sizeof(err), "no PMIx server in this step (srun --mpi=pmix)");
+			rc = fb_err_set(err, sizeof(err), -ENOTCONN,
+					"no PMIx server in this step (srun --mpi=pmix)");
 		} else {
 			rc = fbp_notify(&n, chan.hello.nspace, NOTIFY_TIMEOUT_MS, NULL, err, sizeof(err));
 		}
@@ -236,16 +238,16 @@ static int listen_at(const char *dir, char *err, size_t errsz)
 	if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", dir, chan.hello.node) >= sizeof(sub) ||
 	    (size_t)snprintf(chan.path, sizeof(chan.path), "%s/%s.%s.sock", sub, chan.hello.job_id,
 			     chan.hello.step_id) >= sizeof(chan.path))
-		return snprintf(err, errsz, "socket path under %s too long", dir), -1;
+		return fb_err_set(err, errsz, -1, "socket path under %s too long", dir);
 	if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || (mkdir(sub, 0700) < 0 && errno != EEXIST))
-		return snprintf(err, errsz, "mkdir %s: %s", sub, strerror(errno)), -1;
+		return fb_err_set(err, errsz, -1, "mkdir %s: %s", sub, strerror(errno));
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", chan.path);
 	unlink(chan.path); /* a step id is not reused while its job runs: a stale file */
 	chan.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (chan.lfd < 0 || bind(chan.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    chmod(chan.path, 0600) < 0 || listen(chan.lfd, 4) < 0) {
-		snprintf(err, errsz, "listen on %s: %s", chan.path, strerror(errno));
+		fb_err_set(err, errsz, -1, "listen on %s: %s", chan.path, strerror(errno));
 		if (chan.lfd >= 0)
 			close(chan.lfd);
 		chan.lfd = -1;

@@ -1,6 +1,7 @@
 /* slurm_actuator.c - the Slurm thread: a FIFO of jobs, run in order, retried until done. */
 #include "slurm_actuator.h"
 
+#include "fb_err.h"
 #include "fb_log.h"
 
 #include <errno.h>
@@ -136,8 +137,7 @@ static int run_batch(const struct fbs_actuator_cfg *c, const struct fbs_batch *b
 	if (!(r->r = calloc(b->n ? b->n : 1, sizeof(*r->r))) || !names) {
 		free(names);
 		fbs_snodes_free(&sn);
-		snprintf(err, errsz, "out of memory");
-		return -1;
+		return fb_err_set(err, errsz, -1, "out of memory");
 	}
 	r->n = b->n;
 	size_t k = sort_targets(c, b, &sn, r, names);
@@ -146,8 +146,7 @@ static int run_batch(const struct fbs_actuator_cfg *c, const struct fbs_batch *b
 	if (k) {
 		char *hl = fbs_slurm_hostlist(names, k);
 		if (!hl) {
-			snprintf(err, errsz, "out of memory");
-			rc = -1;
+			rc = fb_err_set(err, errsz, -1, "out of memory");
 		} else {
 			snprintf(r->hostlist, sizeof(r->hostlist), "%s", hl);
 			struct timespec t0;

@@ -183,7 +183,7 @@ void fbs_adapter_on_message(void *arg, const char *json, size_t len, uint64_t ev
 	}
 	/* Kafka orders per partition only: an EventId is no resume point there
 	 * (slurm_source.h), so LastEventId stays put. */
-	if (event_id > a->seen_id && (!a->src || a->src->ordered))
+	if (event_id > a->seen_id && (!a->src || fb_source_ordered(a->src)))
 		a->seen_id = event_id;
 	fbs_adapter_kick(a);
 }
@@ -509,10 +509,8 @@ int fbs_adapter_init(struct fbs_adapter *a, const struct fbs_config *cfg, struct
 	pc.max_nodes = cfg->max_drain_nodes;
 	pc.max_percent = cfg->max_drain_percent;
 	snprintf(pc.reason_prefix, sizeof(pc.reason_prefix), "%s", cfg->reason_prefix);
-	if (fbs_policy_new(&pc, &a->pol)) {
-		snprintf(err, errsz, "out of memory");
-		return -1;
-	}
+	if (fbs_policy_new(&pc, &a->pol))
+		return fb_err_set(err, errsz, -1, "out of memory");
 	if (fb_http_auth_init(&a->http, cfg->broker_token_file, cfg->broker_tls_ca, err, errsz))
 		return FB_ECONFIG;
 	if (cfg->map_file[0] && fbs_mapfile_load(cfg->map_file, &a->mapfile, err, errsz))
@@ -522,16 +520,14 @@ int fbs_adapter_init(struct fbs_adapter *a, const struct fbs_config *cfg, struct
 	int exists;
 	if (fbs_state_load(cfg->state_file, &a->st, a->pol, &exists, err, errsz)) {
 		size_t n = strlen(err);
-		snprintf(err + n, errsz - n, "; refusing to start: the drains it records would be "
-			 "lost. Move the file aside to start afresh (nodes drained with '%s' are "
-			 "then adopted from Slurm)", cfg->reason_prefix);
-		return -1;
+		return fb_err_set(err + n, errsz - n, -1,
+				  "; refusing to start: the drains it records would be "
+				  "lost. Move the file aside to start afresh (nodes drained with '%s' are "
+				  "then adopted from Slurm)", cfg->reason_prefix);
 	}
 	char why[1024];
-	if (fbs_state_save(cfg->state_file, &a->st, a->pol, why, sizeof(why))) {
-		snprintf(err, errsz, "cannot write the state file: %s", why);
-		return -1;
-	}
+	if (fbs_state_save(cfg->state_file, &a->st, a->pol, why, sizeof(why)))
+		return fb_err_set(err, errsz, -1, "cannot write the state file: %s", why);
 	a->seen_id = a->st.last_event_id;
 	size_t held = fbs_policy_held(a->pol), conds = 0;
 	for (size_t i = 0; i < fbs_policy_count(a->pol); i++)
@@ -591,7 +587,7 @@ int fbs_adapter_stop(struct fbs_adapter *a, int wait_ms)
 	a->phase = FBS_P_STOPPING;
 	fbs_jobrec_free(a->jobrec);
 	a->jobrec = NULL;
-	fbs_source_stop(a->src); /* Kafka: commits what the save below covers too */
+	fb_source_stop(a->src); /* Kafka: commits what the save below covers too */
 	a->src = NULL;
 	size_t backlog = a->act ? fbs_actuator_backlog(a->act) : 0;
 	for (size_t i = 0; i < a->n_queued; i++)
@@ -616,7 +612,7 @@ int fbs_adapter_stop(struct fbs_adapter *a, int wait_ms)
 void fbs_adapter_free(struct fbs_adapter *a)
 {
 	fbs_jobrec_free(a->jobrec);
-	fbs_source_stop(a->src);
+	fb_source_stop(a->src);
 	if (a->act)
 		fbs_actuator_stop(a->act, 0);
 	fb_session_free(a->sess);

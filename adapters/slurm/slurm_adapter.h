@@ -51,7 +51,7 @@ struct fbs_adapter {
 	unsigned map_attempts;
 
 	struct fb_session *sess;
-	struct fbs_source *src;        /* Source=: slurm_source.h; NULL until RUNNING */
+	struct fb_source *src;         /* Source=: slurm_source.h; NULL until RUNNING */
 	struct fbs_actuator *act;
 
 	struct event *flush_ev;        /* decide + save + submit, after the current callback */
@@ -93,7 +93,7 @@ void fbs_adapter_free(struct fbs_adapter *a);
 uint64_t fbs_now_ms(void);
 
 /* Internal to the adapter's files. */
-struct fbs_source;
+struct fb_source;
 void fbs_adapter_kick(struct fbs_adapter *a);   /* schedule a flush */
 void fbs_arm(struct event *ev, uint64_t ms);    /* event_add in ms from now */
 /* Now, not after the current callback: decide, save, hand the new actions

@@ -3,6 +3,8 @@
 
 #include "slurm_pub.h"
 
+#include "fb_err.h"
+
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include <stdio.h>
@@ -16,8 +18,7 @@ void fbs_slurm_fini(void) { slurm_fini(); }
 static int slurm_fail(const char *what, char *err, size_t errsz)
 {
 	int e = slurm_get_errno();
-	snprintf(err, errsz, "%s: %s (Slurm error %d)", what, slurm_strerror(e), e);
-	return -1;
+	return fb_err_set(err, errsz, -1, "%s: %s (Slurm error %d)", what, slurm_strerror(e), e);
 }
 
 static int snode_cmp(const void *a, const void *b)
@@ -55,8 +56,8 @@ int fbs_slurm_load_nodes(const char *cap_partition, struct fbs_snodes *out, char
 	out->v = calloc(nm->record_count ? nm->record_count : 1, sizeof(*out->v));
 	if (!out->v) {
 		slurm_free_node_info_msg(nm);
-		snprintf(err, errsz, "out of memory reading %u nodes", nm->record_count);
-		return -1;
+		return fb_err_set(err, errsz, -1,
+				  "out of memory reading %u nodes", nm->record_count);
 	}
 	for (uint32_t i = 0; i < nm->record_count; i++) {
 		const node_info_t *ni = &nm->node_array[i];

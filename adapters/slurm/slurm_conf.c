@@ -256,17 +256,15 @@ int fbs_config_set(struct fbs_config *c, const char *keyval, char *err, size_t e
 
 int fbs_config_check(struct fbs_config *c, char *err, size_t errsz)
 {
-	if (c->agent_port == c->broker_port && strcmp(c->agent_host, c->broker_host) == 0) {
-		snprintf(err, errsz, "Broker and BrokerAgent must differ (both %s:%d): the first is "
-			 "fabricbusd's HttpListen, the second its AgentListen", c->broker_host,
-			 c->broker_port);
-		return FB_ECONFIG;
-	}
-	if (c->source == FBS_SRC_KAFKA && !c->kafka_brokers[0]) {
-		snprintf(err, errsz, "Source=kafka needs KafkaBrokers, the Kafka bootstrap servers "
-			 "(host:port[,host:port]) that fabricbusd's KafkaBrokers names too");
-		return FB_ECONFIG;
-	}
+	if (c->agent_port == c->broker_port && strcmp(c->agent_host, c->broker_host) == 0)
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "Broker and BrokerAgent must differ (both %s:%d): the first is "
+				  "fabricbusd's HttpListen, the second its AgentListen", c->broker_host,
+				  c->broker_port);
+	if (c->source == FBS_SRC_KAFKA && !c->kafka_brokers[0])
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "Source=kafka needs KafkaBrokers, the Kafka bootstrap servers "
+				  "(host:port[,host:port]) that fabricbusd's KafkaBrokers names too");
 	return 0;
 }
 

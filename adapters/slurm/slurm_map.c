@@ -52,19 +52,16 @@ static int map_add(struct fbs_mapfile *m, const struct map_entry *e, const char 
 		   size_t errsz)
 {
 	for (size_t i = 0; i < m->n; i++) {
-		if ((e->guid && m->e[i].guid == e->guid) || (e->mac[0] && !strcmp(m->e[i].mac, e->mac))) {
-			snprintf(err, errsz, "%s: address is mapped twice (first at line %d, to %s)",
-				 origin, m->e[i].line, m->e[i].node);
-			return FB_ECONFIG;
-		}
+		if ((e->guid && m->e[i].guid == e->guid) || (e->mac[0] && !strcmp(m->e[i].mac, e->mac)))
+			return fb_err_set(err, errsz, FB_ECONFIG,
+					  "%s: address is mapped twice (first at line %d, to %s)",
+					  origin, m->e[i].line, m->e[i].node);
 	}
 	if (m->n == m->cap) {
 		size_t nc = m->cap ? m->cap * 2 : 64;
 		struct map_entry *ne = realloc(m->e, nc * sizeof(*ne));
-		if (!ne) {
-			snprintf(err, errsz, "%s: out of memory", origin);
-			return FB_ECONFIG;
-		}
+		if (!ne)
+			return fb_err_set(err, errsz, FB_ECONFIG, "%s: out of memory", origin);
 		m->e = ne;
 		m->cap = nc;
 	}
@@ -75,21 +72,19 @@ static int map_add(struct fbs_mapfile *m, const struct map_entry *e, const char 
 int fbs_mapfile_load(const char *path, struct fbs_mapfile **out, char *err, size_t errsz)
 {
 	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errsz, "%s: cannot open: %s", path, strerror(errno));
-		return FB_ECONFIG;
-	}
+	if (!f)
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "%s: cannot open: %s", path, strerror(errno));
 	struct fbs_mapfile *m = calloc(1, sizeof(*m));
 	char line[1024];
 	int lineno = 0, rc = m ? 0 : FB_ECONFIG;
 	if (!m)
-		snprintf(err, errsz, "%s: out of memory", path);
+		fb_err_set(err, errsz, rc, "%s: out of memory", path);
 	while (!rc && fgets(line, sizeof(line), f)) {
 		char origin[600];
 		snprintf(origin, sizeof(origin), "%.500s:%d", path, ++lineno);
 		if (!strchr(line, '\n') && !feof(f)) {
-			snprintf(err, errsz, "%s: line too long", origin);
-			rc = FB_ECONFIG;
+			rc = fb_err_set(err, errsz, FB_ECONFIG, "%s: line too long", origin);
 			break;
 		}
 		line[strcspn(line, "#")] = '\0';
@@ -101,20 +96,19 @@ int fbs_mapfile_load(const char *path, struct fbs_mapfile **out, char *err, size
 		memset(&e, 0, sizeof(e));
 		e.line = lineno;
 		if (!node || extra) {
-			snprintf(err, errsz, "%s: expected '<port GUID | node GUID | MAC> <nodename>'",
-				 origin);
-			rc = FB_ECONFIG;
+			rc = fb_err_set(err, errsz, FB_ECONFIG,
+					"%s: expected '<port GUID | node GUID | MAC> <nodename>'",
+					origin);
 		} else if (fb_text_parse_guid(addr, strlen(addr), &e.guid) && mac_norm(addr, e.mac)) {
-			snprintf(err, errsz, "%s: '%.40s' is neither a GUID (0x and up to 16 hex "
-				 "digits) nor a MAC (aa:bb:cc:dd:ee:ff)", origin, addr);
-			rc = FB_ECONFIG;
+			rc = fb_err_set(err, errsz, FB_ECONFIG,
+					"%s: '%.40s' is neither a GUID (0x and up to 16 hex "
+					"digits) nor a MAC (aa:bb:cc:dd:ee:ff)", origin, addr);
 		} else if (e.guid == 0 && !e.mac[0]) {
-			snprintf(err, errsz, "%s: GUID 0 names no port", origin);
-			rc = FB_ECONFIG;
+			rc = fb_err_set(err, errsz, FB_ECONFIG, "%s: GUID 0 names no port", origin);
 		} else if (!fbs_node_name_valid(node)) {
-			snprintf(err, errsz, "%s: '%.70s' is not a node name (1..%d of A-Z a-z 0-9 . _ -)",
-				 origin, node, FB_NAME_MAX - 1);
-			rc = FB_ECONFIG;
+			rc = fb_err_set(err, errsz, FB_ECONFIG,
+					"%s: '%.70s' is not a node name (1..%d of A-Z a-z 0-9 . _ -)",
+					origin, node, FB_NAME_MAX - 1);
 		} else {
 			strcpy(e.node, node);
 			rc = map_add(m, &e, origin, err, errsz);
@@ -258,7 +252,8 @@ int fbs_fabmap_parse(const char *json, size_t len, struct fbs_fabmap *m, char *e
 	json_error_t je;
 	json_t *root = json_loadb(json, len, 0, &je);
 	if (!json_is_object(root)) {
-		snprintf(err, errsz, "not a JSON object: %s", root ? "wrong type" : je.text);
+		fb_err_set(err, errsz, FB_EMALFORMED,
+			   "not a JSON object: %s", root ? "wrong type" : je.text);
 		json_decref(root);
 		return FB_EMALFORMED;
 	}
@@ -266,15 +261,12 @@ int fbs_fabmap_parse(const char *json, size_t len, struct fbs_fabmap *m, char *e
 	m->last_event_id = last > 0 ? (uint64_t)last : 0;
 	json_t *nodes = json_object_get(root, "Nodes"), *sws = json_object_get(root, "Switches");
 	int rc = 0;
-	if ((nodes && !json_is_object(nodes)) || (sws && !json_is_object(sws))) {
-		snprintf(err, errsz, "Nodes and Switches must be objects");
-		rc = FB_EMALFORMED;
-	}
+	if ((nodes && !json_is_object(nodes)) || (sws && !json_is_object(sws)))
+		rc = fb_err_set(err, errsz, FB_EMALFORMED, "Nodes and Switches must be objects");
 	size_t nn = json_object_size(nodes), ns = json_object_size(sws);
 	if (!rc && ((nn && !(m->nodes = calloc(nn, sizeof(*m->nodes)))) ||
 		    (ns && !(m->switches = calloc(ns, sizeof(*m->switches)))))) {
-		snprintf(err, errsz, "out of memory");
-		rc = -ENOMEM;
+		rc = fb_err_set(err, errsz, -ENOMEM, "out of memory");
 	}
 	const char *k;
 	json_t *v;
@@ -297,7 +289,7 @@ int fbs_fabmap_parse(const char *json, size_t len, struct fbs_fabmap *m, char *e
 	}
 	json_decref(root);
 	if (rc == -ENOMEM)
-		snprintf(err, errsz, "out of memory");
+		fb_err_set(err, errsz, rc, "out of memory");
 	if (rc)
 		fbs_fabmap_free(m);
 	return rc;

@@ -179,18 +179,6 @@ void fbs_resync_cb(evutil_socket_t fd, short what, void *arg)
 	fbs_adapter_kick(a);
 }
 
-/* slurm_source.h: Source= names the source; its files do the rest. */
-struct fbs_source *fbs_source_start(struct fbs_adapter *a)
-{
-	return a->cfg->source == FBS_SRC_KAFKA ? fbs_source_kafka_start(a) : fbs_source_ws_start(a);
-}
-
-void fbs_source_stop(struct fbs_source *s)
-{
-	if (s)
-		s->stop(s);
-}
-
 static int subscribe(struct fbs_adapter *a)
 {
 	/* Resume after what the state file holds; at a first start, after what

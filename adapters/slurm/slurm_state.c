@@ -482,11 +482,10 @@ int fbs_state_parse(const char *json, size_t len, struct fbs_state *s, struct fb
 	fbs_state_init(s);
 	json_error_t je;
 	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
-	if (!root) {
-		snprintf(err, errsz, "not valid JSON (torn or damaged?): %s at line %d column %d",
-			 je.text, je.line, je.column);
-		return FB_EMALFORMED;
-	}
+	if (!root)
+		return fb_err_set(err, errsz, FB_EMALFORMED,
+				  "not valid JSON (torn or damaged?): %s at line %d column %d",
+				  je.text, je.line, je.column);
 	struct rd r = { err, errsz, "", 0 };
 	int rc = parse_root(&r, root, s, p);
 	json_decref(root);
@@ -505,18 +504,17 @@ int fbs_state_save(const char *path, const struct fbs_state *s, const struct fbs
 {
 	char *doc = NULL;
 	int rc = fbs_state_dump(s, p, (uint64_t)time(NULL), &doc);
-	if (rc) {
-		snprintf(err, errsz, "%s: out of memory serializing the state", path);
-		return rc;
-	}
+	if (rc)
+		return fb_err_set(err, errsz, rc, "%s: out of memory serializing the state", path);
 	size_t n = strlen(doc);
 	doc[n] = '\n'; /* json_dumps left room for the NUL: a newline ends the file */
 	const char *what = "write";
 	rc = fb_file_replace(path, doc, n + 1, 0644, &what);
 	free(doc);
 	if (rc)
-		snprintf(err, errsz, "%s: cannot %s %s.tmp: %s (is the directory there and writable?)",
-			 path, what, path, strerror(-rc));
+		fb_err_set(err, errsz, rc,
+			   "%s: cannot %s %s.tmp: %s (is the directory there and writable?)",
+			   path, what, path, strerror(-rc));
 	return rc;
 }
 
@@ -528,13 +526,13 @@ int fbs_state_load(const char *path, struct fbs_state *s, struct fbs_policy *p, 
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
-		snprintf(err, errsz, "%s: cannot open: %s", path, strerror(errno));
-		return -errno;
+		return fb_err_set(err, errsz, -errno, "%s: cannot open: %s", path, strerror(errno));
 	}
 	struct stat st;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > STATE_MAX_BYTES) {
-		snprintf(err, errsz, "%s: not a regular file of at most %u MiB", path,
-			 STATE_MAX_BYTES >> 20);
+		fb_err_set(err, errsz, FB_ECORRUPT,
+			   "%s: not a regular file of at most %u MiB", path,
+			   STATE_MAX_BYTES >> 20);
 		close(fd);
 		return FB_ECORRUPT;
 	}
@@ -543,8 +541,7 @@ int fbs_state_load(const char *path, struct fbs_state *s, struct fbs_policy *p, 
 	char *buf = malloc(n + 1);
 	if (!buf) {
 		close(fd);
-		snprintf(err, errsz, "%s: out of memory", path);
-		return -ENOMEM;
+		return fb_err_set(err, errsz, -ENOMEM, "%s: out of memory", path);
 	}
 	while (got < n) {
 		ssize_t r = read(fd, buf + got, n - got);
@@ -559,8 +556,8 @@ int fbs_state_load(const char *path, struct fbs_state *s, struct fbs_policy *p, 
 	int rc = got == n ? fbs_state_parse(buf, n, s, p, why, sizeof(why)) : -EIO;
 	free(buf);
 	if (rc == -EIO)
-		snprintf(err, errsz, "%s: short read", path);
+		fb_err_set(err, errsz, FB_ECORRUPT, "%s: short read", path);
 	else if (rc)
-		snprintf(err, errsz, "%s: not a usable state file: %s", path, why);
+		fb_err_set(err, errsz, FB_ECORRUPT, "%s: not a usable state file: %s", path, why);
 	return rc ? FB_ECORRUPT : 0;
 }

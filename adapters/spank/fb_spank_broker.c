@@ -29,11 +29,12 @@ static void status_error(const struct fb_spank_conf *c, const char *what,
 	char body[96];
 	snippet(r, body, sizeof(body));
 	int login = r->status == 401 || r->status == 403;
-	snprintf(err, errsz, "%s: %s: HTTP %d%s%s%s", c->broker, what, r->status, body[0] ? ": " : "",
-		 body, !login ? "" : c->client && c->client->token && c->client->token[0]
-		 ? " (is the token of token_file= in plugstack.conf one the broker's HttpTokens has, "
+	fb_err_set(err, errsz, -EIO,
+		   "%s: %s: HTTP %d%s%s%s", c->broker, what, r->status, body[0] ? ": " : "",
+		   body, !login ? "" : c->client && c->client->token && c->client->token[0]
+		   ? " (is the token of token_file= in plugstack.conf one the broker's HttpTokens has, "
 		   "with role Operator or Administrator?)"
-		 : " (the broker wants a login: set token_file= in plugstack.conf)");
+		   : " (the broker wants a login: set token_file= in plugstack.conf)");
 }
 
 /* fb_http's own message names the peer as host:port; keep it. Its reasons
@@ -107,11 +108,10 @@ int fb_spank_register(const struct fb_spank_conf *c, const char *job_id, const c
 {
 	struct fb_http_resp r;
 	char *body = register_body(job_id, user, nodes, n);
-	if (!body) {
-		snprintf(err, errsz, "%s: POST /fabric/jobs: cannot build the body (out of memory)",
-			 c->broker);
-		return -ENOMEM;
-	}
+	if (!body)
+		return fb_err_set(err, errsz, -ENOMEM,
+				  "%s: POST /fabric/jobs: cannot build the body (out of memory)",
+				  c->broker);
 	int rc = request(c, "POST", "/fabric/jobs", body, strlen(body), SMALL_BODY_MAX, &r, err,
 			 errsz);
 	free(body);
@@ -131,10 +131,9 @@ int fb_spank_unregister(const struct fb_spank_conf *c, const char *job_id, char 
 	struct fb_http_resp r;
 	char path[64];
 	int n = snprintf(path, sizeof(path), "/fabric/jobs/%s", job_id);
-	if (n < 0 || (size_t)n >= sizeof(path) || strspn(job_id, "0123456789") != strlen(job_id)) {
-		snprintf(err, errsz, "%s: DELETE: bad job id '%.32s'", c->broker, job_id);
-		return -EINVAL;
-	}
+	if (n < 0 || (size_t)n >= sizeof(path) || strspn(job_id, "0123456789") != strlen(job_id))
+		return fb_err_set(err, errsz, -EINVAL,
+				  "%s: DELETE: bad job id '%.32s'", c->broker, job_id);
 	int rc = request(c, "DELETE", path, NULL, 0, SMALL_BODY_MAX, &r, err, errsz);
 	if (rc < 0)
 		return rc;

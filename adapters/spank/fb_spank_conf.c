@@ -165,25 +165,28 @@ int fb_spank_conf_parse(struct fb_spank_conf *c, int argc, char *const argv[], c
 		const char *eq = strchr(a, '=');
 		const char *want = NULL;
 		if (!eq || eq == a) {
-			snprintf(err, errsz, "malformed argument '%s': want key=value (keys: %s)", a,
-				 KNOWN);
+			fb_err_set(err, errsz, FB_ECONFIG,
+				   "malformed argument '%s': want key=value (keys: %s)", a,
+				   KNOWN);
 			goto fail;
 		}
 		int k = key_index(a, (size_t)(eq - a));
 		if (k < 0) {
-			snprintf(err, errsz, "unknown argument '%s' (known: %s)", a, KNOWN);
+			fb_err_set(err, errsz, FB_ECONFIG,
+				   "unknown argument '%s' (known: %s)", a, KNOWN);
 			goto fail;
 		}
 		unsigned bit = 1u << k;
 		if (seen & bit) {
-			snprintf(err, errsz, "argument '%.*s' given twice (at '%s')", (int)(eq - a),
-				 a, a);
+			fb_err_set(err, errsz, FB_ECONFIG,
+				   "argument '%.*s' given twice (at '%s')", (int)(eq - a),
+				   a, a);
 			goto fail;
 		}
 		seen |= bit;
 		int rc = apply(c, k, eq + 1, &want);
 		if (rc < 0) {
-			snprintf(err, errsz, "bad value in '%s': want %s", a, want);
+			fb_err_set(err, errsz, FB_ECONFIG, "bad value in '%s': want %s", a, want);
 			goto fail;
 		}
 	}

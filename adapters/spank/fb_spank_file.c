@@ -1,4 +1,5 @@
 /* fb_spank_file.c - write the map file atomically, safe in a shared /tmp. */
+#include "fb_err.h"
 #include "fb_spank_file.h"
 
 #include "fb_file.h"
@@ -37,20 +38,16 @@ int fb_spank_write_file(const char *dir, const char *name, const void *data, siz
 	char path[PATH_MAX], tmp[PATH_MAX];
 	const char *step;
 	int fd = -1, rc;
-	if (strchr(name, '/') || !name[0]) {
-		snprintf(err, errsz, "%s: bad file name '%s'", dir, name);
-		return -EINVAL;
-	}
+	if (strchr(name, '/') || !name[0])
+		return fb_err_set(err, errsz, -EINVAL, "%s: bad file name '%s'", dir, name);
 	if ((rc = join(path, sizeof(path), dir, "", name, "")) < 0 ||
 	    (rc = join(tmp, sizeof(tmp), dir, ".", name, ".XXXXXX")) < 0) {
-		snprintf(err, errsz, "%s/%s: path too long", dir, name);
-		return rc;
+		return fb_err_set(err, errsz, rc, "%s/%s: path too long", dir, name);
 	}
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, errsz, "%s: create %s: %s", path, tmp, strerror(-rc));
-		return rc;
+		return fb_err_set(err, errsz, rc, "%s: create %s: %s", path, tmp, strerror(-rc));
 	}
 	if ((rc = fb_write_all(fd, data, len)) < 0) {
 		step = "write";
@@ -79,7 +76,7 @@ int fb_spank_write_file(const char *dir, const char *name, const void *data, siz
 	}
 	return 0;
 fail:
-	snprintf(err, errsz, "%s: %s: %s", path, step, strerror(-rc));
+	fb_err_set(err, errsz, rc, "%s: %s: %s", path, step, strerror(-rc));
 	if (fd >= 0)
 		close(fd);
 	unlink(tmp);
@@ -90,18 +87,13 @@ int fb_spank_remove_file(const char *dir, const char *name, char *err, size_t er
 {
 	char path[PATH_MAX];
 	int rc;
-	if (strchr(name, '/') || !name[0]) {
-		snprintf(err, errsz, "%s: bad file name '%s'", dir, name);
-		return -EINVAL;
-	}
-	if ((rc = join(path, sizeof(path), dir, "", name, "")) < 0) {
-		snprintf(err, errsz, "%s/%s: path too long", dir, name);
-		return rc;
-	}
+	if (strchr(name, '/') || !name[0])
+		return fb_err_set(err, errsz, -EINVAL, "%s: bad file name '%s'", dir, name);
+	if ((rc = join(path, sizeof(path), dir, "", name, "")) < 0)
+		return fb_err_set(err, errsz, rc, "%s/%s: path too long", dir, name);
 	if (unlink(path) < 0 && errno != ENOENT) {
 		rc = -errno;
-		snprintf(err, errsz, "%s: unlink: %s", path, strerror(-rc));
-		return rc;
+		return fb_err_set(err, errsz, rc, "%s: unlink: %s", path, strerror(-rc));
 	}
 	return 0;
 }

@@ -220,11 +220,11 @@ int fb_spank_map_build(const char *body, size_t len, const char *const *nodes, s
 		for (; je.text[i] && i < sizeof(text) - 1; i++)
 			text[i] = je.text[i] >= ' ' && je.text[i] <= '~' ? je.text[i] : '?';
 		text[i] = '\0';
-		snprintf(err, errsz, "not JSON: %.120s at line %d column %d", text, je.line, je.column);
-		return FB_EMALFORMED;
+		return fb_err_set(err, errsz, FB_EMALFORMED,
+				  "not JSON: %.120s at line %d column %d", text, je.line, je.column);
 	}
 	if (!json_is_object(root) || !json_is_object(json_object_get(root, "Nodes"))) {
-		snprintf(err, errsz, "not a fabric map: no \"Nodes\" object");
+		fb_err_set(err, errsz, FB_EMALFORMED, "not a fabric map: no \"Nodes\" object");
 		json_decref(root);
 		return FB_EMALFORMED;
 	}
@@ -247,7 +247,7 @@ int fb_spank_map_build(const char *body, size_t len, const char *const *nodes, s
 	json_decref(root);
 	return 0;
 fail:
-	snprintf(err, errsz, "out of memory");
+	fb_err_set(err, errsz, -ENOMEM, "out of memory");
 	fb_buf_free(&env);
 	json_decref(root);
 	fb_spank_jobmap_free(m);

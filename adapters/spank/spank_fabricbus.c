@@ -118,10 +118,8 @@ static int auth_start(struct fb_http_auth *a, char *err, size_t errsz)
 {
 	char why[400];
 	int rc = fb_http_auth_init(a, conf.token_file, conf.tls_ca, why, sizeof(why));
-	if (rc < 0) {
-		snprintf(err, errsz, "plugstack.conf: %s", why);
-		return rc;
-	}
+	if (rc < 0)
+		return fb_err_set(err, errsz, rc, "plugstack.conf: %s", why);
 	conf.client = &a->client;
 	return 0;
 }
@@ -161,25 +159,25 @@ static int expand(const char *list, char ***out, size_t *n, char *err, size_t er
 	hostlist_t hl = slurm_hostlist_create(list);
 	char **names = NULL;
 	size_t i = 0;
-	if (!hl) {
-		snprintf(err, errsz, "cannot parse node list '%.100s'", list);
-		return -1;
-	}
+	if (!hl)
+		return fb_err_set(err, errsz, -1, "cannot parse node list '%.100s'", list);
 	int cnt = slurm_hostlist_count(hl);
 	if (cnt <= 0 || cnt > MAX_NODES) {
-		snprintf(err, errsz, "node list '%.100s' has %d nodes (want 1..%d)", list, cnt,
-			 MAX_NODES);
+		fb_err_set(err, errsz, -1,
+			   "node list '%.100s' has %d nodes (want 1..%d)", list, cnt,
+			   MAX_NODES);
 		goto fail;
 	}
 	if (!(names = calloc((size_t)cnt, sizeof(*names)))) {
-		snprintf(err, errsz, "out of memory expanding the node list");
+		fb_err_set(err, errsz, -1, "out of memory expanding the node list");
 		goto fail;
 	}
 	for (i = 0; i < (size_t)cnt; i++) {
 		names[i] = slurm_hostlist_shift(hl); /* malloc'd: free() */
 		if (!names[i] || !valid_name(names[i])) {
-			snprintf(err, errsz, "node list '%.100s': bad or missing name '%.70s'", list,
-				 names[i] ? names[i] : "");
+			fb_err_set(err, errsz, -1,
+				   "node list '%.100s': bad or missing name '%.70s'", list,
+				   names[i] ? names[i] : "");
 			i++;
 			goto fail;
 		}
@@ -258,10 +256,9 @@ static int find_local(struct step *s, char *err, size_t errsz)
 	free(list);
 	if (names)
 		free_names(names, n);
-	if (!s->local[0]) {
-		snprintf(err, errsz, "cannot tell this node's name (node id %" PRIu32 ")", s->nodeid);
-		return -1;
-	}
+	if (!s->local[0])
+		return fb_err_set(err, errsz, -1,
+				  "cannot tell this node's name (node id %" PRIu32 ")", s->nodeid);
 	return 0;
 }
 

@@ -25,19 +25,33 @@
 
 /* ---- arguments ---------------------------------------------------------- */
 
+/* What a parsed configuration must hold, field by field. */
+struct want {
+	const char *host;
+	int port;
+	const char *broker;
+	int timeout_ms, fail_on_down, fail_unreachable, do_register;
+	const char *mapdir;
+};
+
+static void conf_is(const struct fb_spank_conf *c, struct want w)
+{
+	CHECK_STR(c->host, w.host);
+	CHECK_EQ(c->port, w.port);
+	CHECK_STR(c->broker, w.broker);
+	CHECK_EQ(c->timeout_ms, w.timeout_ms);
+	CHECK_EQ(c->fail_on_down, w.fail_on_down);
+	CHECK_EQ(c->fail_unreachable, w.fail_unreachable);
+	CHECK_EQ(c->do_register, w.do_register);
+	CHECK_STR(c->mapdir, w.mapdir);
+}
+
 static void conf_defaults_as_documented(void)
 {
 	struct fb_spank_conf c;
 	char err[256];
 	CHECK_EQ(fb_spank_conf_parse(&c, 0, NULL, err, sizeof(err)), 0);
-	CHECK_STR(c.host, "127.0.0.1");
-	CHECK_EQ(c.port, 7412);
-	CHECK_STR(c.broker, "127.0.0.1:7412");
-	CHECK_EQ(c.timeout_ms, 2000);
-	CHECK_EQ(c.fail_on_down, 0);
-	CHECK_EQ(c.fail_unreachable, 0);
-	CHECK_EQ(c.do_register, 1);
-	CHECK_STR(c.mapdir, "/tmp");
+	conf_is(&c, (struct want){ "127.0.0.1", 7412, "127.0.0.1:7412", 2000, 0, 0, 1, "/tmp" });
 	CHECK_STR(c.token_file, "");
 	CHECK_STR(c.tls_ca, "");
 	CHECK(c.client == NULL);
@@ -53,14 +67,7 @@ static void conf_takes_every_argument(void)
 	CHECK_EQ(fb_spank_conf_parse(&c, 8, av, err, sizeof(err)), 0);
 	CHECK_STR(c.token_file, "/etc/fabricbus/spank.token");
 	CHECK_STR(c.tls_ca, "/etc/fabricbus/ca.pem");
-	CHECK_STR(c.host, "::1");
-	CHECK_EQ(c.port, 9000);
-	CHECK_STR(c.broker, "[::1]:9000");
-	CHECK_EQ(c.timeout_ms, 150);
-	CHECK_EQ(c.fail_on_down, 1);
-	CHECK_EQ(c.fail_unreachable, 1);
-	CHECK_EQ(c.do_register, 0);
-	CHECK_STR(c.mapdir, "/run/fabricbus");
+	conf_is(&c, (struct want){ "::1", 9000, "[::1]:9000", 150, 1, 1, 0, "/run/fabricbus" });
 	char *av2[] = {"broker=fabric-head:7412", "on_unreachable=continue", "fail_on_down=no"};
 	CHECK_EQ(fb_spank_conf_parse(&c, 3, av2, err, sizeof(err)), 0);
 	CHECK_STR(c.host, "fabric-head");
@@ -131,12 +138,22 @@ static int build(const char *body, const char *const *nodes, size_t n, const cha
 				  err, errsz);
 }
 
+/* A build expected to succeed: its error, if any, on stderr. */
+static int build_ok(const char *body, const char *const *nodes, size_t n, const char *local,
+		    struct fb_spank_jobmap *m)
+{
+	char err[256] = "";
+	int rc = build(body, nodes, n, local, m, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "  build for %s: rc %d: %s\n", local, rc, err);
+	return rc;
+}
+
 static void map_keeps_the_job_nodes_and_the_local_port(void)
 {
 	const char *nodes[] = {"node002", "node003", "node009"};
 	struct fb_spank_jobmap m;
-	char err[256];
-	CHECK_EQ(build(MAP, nodes, 3, "node002", &m, err, sizeof(err)), 0);
+	CHECK_EQ(build_ok(MAP, nodes, 3, "node002", &m), 0);
 	CHECK_EQ(m.local_known, 1);
 	CHECK_STR(m.local.sw, "leaf1");
 	CHECK_STR(m.local.sw_port, "2"); /* the IB port, not the Ethernet one before it */
@@ -176,15 +193,14 @@ static void map_names_the_first_down_port_of_the_job(void)
 {
 	const char *nodes[] = {"node001", "node004", "node003"};
 	struct fb_spank_jobmap m;
-	char err[256];
-	CHECK_EQ(build(MAP, nodes, 3, "node001", &m, err, sizeof(err)), 0);
+	CHECK_EQ(build_ok(MAP, nodes, 3, "node001", &m), 0);
 	CHECK_EQ(m.n_down, 3);
 	CHECK_STR(m.down, "node004 port leaf2/4"); /* job order, not map order */
 	CHECK_STR(m.local.state, "up");
 	CHECK_EQ(json_object_size(json_object_get(m.doc, "Switches")), 2);
 	fb_spank_jobmap_free(&m);
 	const char *up[] = {"node001", "node002"};
-	CHECK_EQ(build(MAP, up, 2, "node001", &m, err, sizeof(err)), 0);
+	CHECK_EQ(build_ok(MAP, up, 2, "node001", &m), 0);
 	CHECK_EQ(m.n_down, 0);
 	CHECK_STR(m.down, "");
 	fb_spank_jobmap_free(&m);
@@ -204,8 +220,7 @@ static void map_treats_bad_fields_as_unknown(void)
 		"\"Switch\":\"a,b\",\"SwitchPort\":1,\"LinkState\":\"down\"}]}}}";
 	const char *nodes[] = {"n1", "n2", "n3", "n4"};
 	struct fb_spank_jobmap m;
-	char err[256];
-	CHECK_EQ(build(body, nodes, 4, "n1", &m, err, sizeof(err)), 0);
+	CHECK_EQ(build_ok(body, nodes, 4, "n1", &m), 0);
 	CHECK_EQ(m.local_known, 1);
 	CHECK_STR(m.local.sw, "");
 	CHECK_STR(m.local.sw_port, "");
@@ -463,6 +478,37 @@ static void broker_errors_quote_no_control_bytes(void)
 	}
 }
 
+/* fb_spank_fetch_map for nodes against a fake broker giving the n replies:
+ * its result in *r and *filtered, and the request lines the broker read
+ * in lines. The fetch's return value (-100 when the rig failed). */
+static int fetch_from_fake(const char *const *replies, int n, const char *nodes,
+			   struct fb_http_resp *r, int *filtered, char *lines, size_t linesz)
+{
+	struct fb_spank_conf c;
+	char err[512] = "";
+	int fds[2];
+	uint16_t port = 0;
+	if (pipe(fds) != 0)
+		return -100;
+	pid_t pid = fake_broker(replies, n, &port, fds[1]);
+	close(fds[1]);
+	if (pid <= 0) {
+		close(fds[0]);
+		return -100;
+	}
+	fb_spank_conf_defaults(&c);
+	c.port = port;
+	*filtered = -1;
+	int rc = fb_spank_fetch_map(&c, nodes, r, filtered, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "  fetch %s: rc %d: %s\n", nodes, rc, err);
+	int ok = waitpid(pid, NULL, 0) == pid;
+	ssize_t got = read(fds[0], lines, linesz - 1);
+	close(fds[0]);
+	lines[got > 0 ? got : 0] = '\0';
+	return ok && got > 0 ? rc : -100;
+}
+
 /* The job's nodes are asked for, percent-encoded as lws decodes them; a
  * broker that refuses the query (400) is asked for the whole map, once; a
  * list too long for the broker's request line gets the whole map at once. */
@@ -475,24 +521,12 @@ static void fetch_asks_for_the_job_nodes_and_falls_back_on_400(void)
 		"GET /fabric/map?nodes=node%5B001-003%5D,a%2Bb HTTP/1.1\n",
 		"GET /fabric/map?nodes=node%5B001-003%5D,a%2Bb HTTP/1.1\nGET /fabric/map HTTP/1.1\n",
 	};
+	struct fb_http_resp r;
+	char lines[512];
+	int filtered;
 	for (int i = 0; i < 2; i++) {
-		struct fb_spank_conf c;
-		struct fb_http_resp r;
-		char err[512] = "", lines[512] = "";
-		int fds[2], filtered = -1;
-		uint16_t port = 0;
-		CHECK_EQ(pipe(fds), 0);
-		pid_t pid = fake_broker(cases[i], i + 1, &port, fds[1]);
-		CHECK(pid > 0);
-		close(fds[1]);
-		fb_spank_conf_defaults(&c);
-		c.port = port;
-		int rc = fb_spank_fetch_map(&c, "node[001-003],a+b", &r, &filtered, err, sizeof(err));
-		CHECK_EQ(waitpid(pid, NULL, 0), pid);
-		ssize_t n = read(fds[0], lines, sizeof(lines) - 1);
-		close(fds[0]);
-		CHECK(n > 0);
-		CHECK_EQ(rc, 0);
+		CHECK_EQ(fetch_from_fake(cases[i], i + 1, "node[001-003],a+b", &r, &filtered, lines,
+					 sizeof(lines)), 0);
 		CHECK_EQ(r.status, 200);
 		fb_http_resp_free(&r);
 		CHECK_STR(lines, want[i]);
@@ -503,22 +537,8 @@ static void fetch_asks_for_the_job_nodes_and_falls_back_on_400(void)
 	memset(longlist, 'n', FB_SPANK_QUERY_PATH_MAX - 1);
 	longlist[FB_SPANK_QUERY_PATH_MAX - 1] = '\0';
 	const char *const one[] = { ok };
-	struct fb_spank_conf c;
-	struct fb_http_resp r;
-	char err[512] = "", lines[512] = "";
-	int fds[2], filtered = -1;
-	uint16_t port = 0;
-	CHECK_EQ(pipe(fds), 0);
-	pid_t pid = fake_broker(one, 1, &port, fds[1]);
-	close(fds[1]);
-	fb_spank_conf_defaults(&c);
-	c.port = port;
-	int rc = fb_spank_fetch_map(&c, longlist, &r, &filtered, err, sizeof(err));
+	CHECK_EQ(fetch_from_fake(one, 1, longlist, &r, &filtered, lines, sizeof(lines)), 0);
 	free(longlist);
-	CHECK_EQ(waitpid(pid, NULL, 0), pid);
-	CHECK(read(fds[0], lines, sizeof(lines) - 1) > 0);
-	close(fds[0]);
-	CHECK_EQ(rc, 0);
 	fb_http_resp_free(&r);
 	CHECK_STR(lines, "GET /fabric/map HTTP/1.1\n");
 	CHECK_EQ(filtered, 0);

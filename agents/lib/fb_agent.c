@@ -80,6 +80,21 @@ int fb_agent_opt(struct fb_agent *ag, int c, char **argv)
 	}
 }
 
+int fb_agent_getopt(struct fb_agent *ag, int argc, char **argv, const char *shortopts,
+		    const struct option *lo, int (*own)(void *arg, int c), void *arg)
+{
+	int c, r;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+		r = own(arg, c);
+		if (r == FB_AGENT_OPT_NOT_MINE)
+			r = fb_agent_opt(ag, c, argv);
+		if (r != 0)
+			return r;
+	}
+	return fb_agent_opts_done(ag, argc, argv);
+}
+
 int fb_agent_opts_done(struct fb_agent *ag, int argc, char **argv)
 {
 	if (optind < argc)

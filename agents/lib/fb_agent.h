@@ -69,6 +69,13 @@ enum { FB_AGENT_O_MAP = 0x1000, FB_AGENT_O_NO_RESYNC, FB_AGENT_O_METRICS, FB_AGE
 	"        --broker-tls-ca FILE   https to --map, its certificate checked against this\n" \
 	"                               CA (PEM) and the --map host\n"
 
+/* The --help lines of the resync's options (printf argument: the map port). */
+#define FB_AGENT_MAP_HELP                                                                   \
+	"        --map HOST:PORT        fabricbusd's HttpListen, for the resync (default: the\n" \
+	"                               --broker host, port %d)\n"                              \
+	"        --no-resync            do not resync against the broker's map\n"                \
+	FB_AGENT_MAP_AUTH_HELP
+
 /* What the skeleton calls back, on the loop thread, with arg. */
 struct fb_agent_hooks {
 	void (*stop)(void *arg);        /* a signal: stop the sources (then the drain) */
@@ -126,6 +133,14 @@ void fb_agent_init(struct fb_agent *ag, const char *prog, const char *id_prefix)
  * itself: 0 when taken, -1 after --help (exit 0), 2 after a usage error on
  * stderr (exit 2): unknown options and missing values end here too. */
 int fb_agent_opt(struct fb_agent *ag, int c, char **argv);
+/* Every agent's getopt loop: each option of shortopts/lo (':' first) goes
+ * to own(arg, c) with optarg set, which returns 0 when it took it,
+ * FB_AGENT_OPT_NOT_MINE to hand it to fb_agent_opt, or an exit status (2
+ * after a usage error); then fb_agent_opts_done. 0, -1 (--help) or 2. */
+#define FB_AGENT_OPT_NOT_MINE 1000
+struct option;
+int fb_agent_getopt(struct fb_agent *ag, int argc, char **argv, const char *shortopts,
+		    const struct option *lo, int (*own)(void *arg, int c), void *arg);
 /* After the getopt loop: no operand left; parse --broker and --map; read
  * --broker-token-file and --broker-tls-ca; set the log level. 0 or 2
  * (usage error printed). */

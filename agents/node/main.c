@@ -98,10 +98,7 @@ static void help(void)
 	       "    -i, --interval MS       IB sysfs poll period, 100..3600000 (default 1000)\n"
 	       "        --no-ib             do not report InfiniBand ports\n"
 	       "        --no-eth            do not report Ethernet interfaces\n"
-	       "        --map HOST:PORT     fabricbusd's HttpListen, for the resync (default: the\n"
-	       "                            --broker host, port %d)\n"
-	       "        --no-resync         do not resync against the broker's map\n"
-	       FB_AGENT_MAP_AUTH_HELP
+	       FB_AGENT_MAP_HELP
 	       FB_AGENT_TLS_HELP
 	       "    -l, --log-level LEVEL   error, warn, info (default) or debug\n"
 	       "        --metrics ADDR:PORT serve Prometheus GET /metrics there (default: off)\n"
@@ -132,45 +129,49 @@ static int default_node_name(char *out, size_t outsz)
 	return 0;
 }
 
+enum { O_NO_IB = 256, O_NO_ETH, O_ONCE };
+
+static const struct option node_options[] = {
+	FB_AGENT_OPTIONS,
+	FB_AGENT_MAP_OPTIONS,
+	{ "node-name", required_argument, NULL, 'n' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "no-ib", no_argument, NULL, O_NO_IB },
+	{ "no-eth", no_argument, NULL, O_NO_ETH },
+	{ "once", no_argument, NULL, O_ONCE },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int node_opt(void *arg, int c)
+{
+	struct agent *a = arg;
+	switch (c) {
+	case 'n':
+		if (!*optarg || strlen(optarg) >= FB_NAME_MAX || strchr(optarg, '/'))
+			return fb_usage_error(PROG,
+					      "bad --node-name '%s': want 1..%d chars, no '/'",
+					      optarg, FB_NAME_MAX - 1);
+		snprintf(a->node, sizeof(a->node), "%s", optarg);
+		break;
+	case 'i':
+		if (fb_agent_parse_uint(optarg, 100, 3600000, &a->interval_ms))
+			return fb_usage_error(PROG,
+					      "bad --interval '%s': want milliseconds, 100..3600000",
+					      optarg);
+		break;
+	case O_NO_IB: a->no_ib = 1; break;
+	case O_NO_ETH: a->no_eth = 1; break;
+	case O_ONCE: a->once = 1; break;
+	default:
+		return FB_AGENT_OPT_NOT_MINE;
+	}
+	return 0;
+}
+
 static int parse_opts(struct agent *a, int argc, char **argv)
 {
-	enum { O_NO_IB = 256, O_NO_ETH, O_ONCE };
-	static const struct option lo[] = {
-		FB_AGENT_OPTIONS,
-		FB_AGENT_MAP_OPTIONS,
-		{ "node-name", required_argument, NULL, 'n' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "no-ib", no_argument, NULL, O_NO_IB },
-		{ "no-eth", no_argument, NULL, O_NO_ETH },
-		{ "once", no_argument, NULL, O_ONCE },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, r;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:a:n:i:l:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (!*optarg || strlen(optarg) >= FB_NAME_MAX || strchr(optarg, '/'))
-				return fb_usage_error(PROG,
-						      "bad --node-name '%s': want 1..%d chars, no '/'",
-						      optarg, FB_NAME_MAX - 1);
-			snprintf(a->node, sizeof(a->node), "%s", optarg);
-			break;
-		case 'i':
-			if (fb_agent_parse_uint(optarg, 100, 3600000, &a->interval_ms))
-				return fb_usage_error(PROG,
-						      "bad --interval '%s': want milliseconds, 100..3600000",
-						      optarg);
-			break;
-		case O_NO_IB: a->no_ib = 1; break;
-		case O_NO_ETH: a->no_eth = 1; break;
-		case O_ONCE: a->once = 1; break;
-		default:
-			if ((r = fb_agent_opt(&a->ag, c, argv)) != 0)
-				return r;
-		}
-	}
-	if ((r = fb_agent_opts_done(&a->ag, argc, argv)) != 0)
+	int r = fb_agent_getopt(&a->ag, argc, argv, ":b:a:n:i:l:h", node_options, node_opt, a);
+	if (r != 0)
 		return r;
 	if (a->no_ib && a->no_eth)
 		return fb_usage_error(PROG, "--no-ib and --no-eth together leave nothing to report");

@@ -105,10 +105,7 @@ static void help(void)
 	       "        --error-threshold NAME=RATE  per second; NAME if_in_errors,\n"
 	       "                               if_out_errors, if_in_discards, if_out_discards\n"
 	       "                               (defaults 10, 10, 100, 100)\n"
-	       "        --map HOST:PORT        fabricbusd's HttpListen, for the resync (default: the\n"
-	       "                               --broker host, port %d)\n"
-	       "        --no-resync            do not resync against the broker's map\n"
-	       FB_AGENT_MAP_AUTH_HELP
+	       FB_AGENT_MAP_HELP
 	       FB_AGENT_TLS_HELP
 	       "    -l, --log-level LEVEL      error, warn, info (default) or debug\n"
 	       FB_AGENT_METRICS_HELP
@@ -125,83 +122,81 @@ static void help(void)
 	       FB_AGENT_DRAIN_MS);
 }
 
-static int parse_opts(struct agent *a, int argc, char **argv)
+enum { O_LISTEN = 256, O_NO_TRAPS, O_RCVBUF, O_BUFFER, O_PINT, O_PTIMEOUT, O_PRETRIES,
+       O_ERR_THR, O_MACINT };
+
+static const struct option snmp_options[] = {
+	FB_AGENT_OPTIONS,
+	FB_AGENT_FABRIC_OPTION,
+	FB_AGENT_MAP_OPTIONS,
+	{ "config", required_argument, NULL, 'c' },
+	{ "listen", required_argument, NULL, O_LISTEN },
+	{ "no-traps", no_argument, NULL, O_NO_TRAPS },
+	{ "rcvbuf", required_argument, NULL, O_RCVBUF },
+	{ "buffer", required_argument, NULL, O_BUFFER },
+	{ "poll-interval", required_argument, NULL, O_PINT },
+	{ "poll-timeout", required_argument, NULL, O_PTIMEOUT },
+	{ "poll-retries", required_argument, NULL, O_PRETRIES },
+	{ "mac-interval", required_argument, NULL, O_MACINT },
+	{ "unreachable-after", required_argument, NULL, 'u' },
+	{ "error-threshold", required_argument, NULL, O_ERR_THR },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int snmp_opt(void *arg, int c)
 {
-	enum { O_LISTEN = 256, O_NO_TRAPS, O_RCVBUF, O_BUFFER, O_PINT, O_PTIMEOUT, O_PRETRIES,
-	       O_ERR_THR, O_MACINT };
-	static const struct option lo[] = {
-		FB_AGENT_OPTIONS,
-		FB_AGENT_FABRIC_OPTION,
-		FB_AGENT_MAP_OPTIONS,
-		{ "config", required_argument, NULL, 'c' },
-		{ "listen", required_argument, NULL, O_LISTEN },
-		{ "no-traps", no_argument, NULL, O_NO_TRAPS },
-		{ "rcvbuf", required_argument, NULL, O_RCVBUF },
-		{ "buffer", required_argument, NULL, O_BUFFER },
-		{ "poll-interval", required_argument, NULL, O_PINT },
-		{ "poll-timeout", required_argument, NULL, O_PTIMEOUT },
-		{ "poll-retries", required_argument, NULL, O_PRETRIES },
-		{ "mac-interval", required_argument, NULL, O_MACINT },
-		{ "unreachable-after", required_argument, NULL, 'u' },
-		{ "error-threshold", required_argument, NULL, O_ERR_THR },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, r;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:a:f:c:u:l:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'c': a->config = optarg; break;
-		case O_LISTEN: a->listen = optarg; break;
-		case O_NO_TRAPS: a->traps = 0; break;
-		case O_RCVBUF:
-			if (fb_agent_parse_uint(optarg, 65536, 1U << 30, &a->rcvbuf))
-				return fb_usage_error(PROG, "bad --rcvbuf '%s': want bytes, 65536..2^30",
-						      optarg);
-			break;
-		case O_BUFFER:
-			if (fb_agent_parse_uint(optarg, 64, 4U << 20, &a->buffer))
-				return fb_usage_error(PROG, "bad --buffer '%s': want 64..4194304", optarg);
-			break;
-		case O_PINT:
-			if (fb_agent_parse_uint(optarg, 100, 3600000, &a->pcfg.interval_ms))
-				return fb_usage_error(PROG, "bad --poll-interval '%s': want 100..3600000",
-						      optarg);
-			break;
-		case O_PTIMEOUT:
-			if (fb_agent_parse_uint(optarg, 10, 60000, &a->pcfg.timeout_ms))
-				return fb_usage_error(PROG, "bad --poll-timeout '%s': want 10..60000",
-						      optarg);
-			break;
-		case O_PRETRIES:
-			if (fb_agent_parse_uint(optarg, 0, 10, &a->pcfg.retries))
-				return fb_usage_error(PROG, "bad --poll-retries '%s': want 0..10", optarg);
-			break;
-		case O_MACINT:
-			if (strcmp(optarg, "0") != 0 &&
-			    fb_agent_parse_uint(optarg, 100, 86400000, &a->pcfg.mac_interval_ms))
-				return fb_usage_error(PROG, "bad --mac-interval '%s': want 0 or "
-						      "100..86400000", optarg);
-			if (strcmp(optarg, "0") == 0)
-				a->pcfg.mac_interval_ms = 0;
-			break;
-		case 'u':
-			if (fb_agent_parse_uint(optarg, 1, 1000, &a->pcfg.ifc.unreachable_after))
-				return fb_usage_error(PROG, "bad --unreachable-after '%s': want 1..1000",
-						      optarg);
-			break;
-		case O_ERR_THR:
-			if (snmp_ifc_parse_threshold(&a->pcfg.ifc, optarg))
-				return fb_usage_error(PROG, "bad --error-threshold '%s': want NAME=RATE, "
-						      "NAME one of if_in_errors, if_out_errors, "
-						      "if_in_discards, if_out_discards, RATE 1..1000000000",
-						      optarg);
-			break;
-		default:
-			if ((r = fb_agent_opt(&a->ag, c, argv)) != 0)
-				return r;
-		}
+	struct agent *a = arg;
+	switch (c) {
+	case 'c': a->config = optarg; break;
+	case O_LISTEN: a->listen = optarg; break;
+	case O_NO_TRAPS: a->traps = 0; break;
+	case O_RCVBUF:
+		if (fb_agent_parse_uint(optarg, 65536, 1U << 30, &a->rcvbuf))
+			return fb_usage_error(PROG, "bad --rcvbuf '%s': want bytes, 65536..2^30",
+					      optarg);
+		break;
+	case O_BUFFER:
+		if (fb_agent_parse_uint(optarg, 64, 4U << 20, &a->buffer))
+			return fb_usage_error(PROG, "bad --buffer '%s': want 64..4194304", optarg);
+		break;
+	case O_PINT:
+		if (fb_agent_parse_uint(optarg, 100, 3600000, &a->pcfg.interval_ms))
+			return fb_usage_error(PROG, "bad --poll-interval '%s': want 100..3600000",
+					      optarg);
+		break;
+	case O_PTIMEOUT:
+		if (fb_agent_parse_uint(optarg, 10, 60000, &a->pcfg.timeout_ms))
+			return fb_usage_error(PROG, "bad --poll-timeout '%s': want 10..60000",
+					      optarg);
+		break;
+	case O_PRETRIES:
+		if (fb_agent_parse_uint(optarg, 0, 10, &a->pcfg.retries))
+			return fb_usage_error(PROG, "bad --poll-retries '%s': want 0..10", optarg);
+		break;
+	case O_MACINT:
+		if (strcmp(optarg, "0") != 0 &&
+		    fb_agent_parse_uint(optarg, 100, 86400000, &a->pcfg.mac_interval_ms))
+			return fb_usage_error(PROG, "bad --mac-interval '%s': want 0 or "
+					      "100..86400000", optarg);
+		if (strcmp(optarg, "0") == 0)
+			a->pcfg.mac_interval_ms = 0;
+		break;
+	case 'u':
+		if (fb_agent_parse_uint(optarg, 1, 1000, &a->pcfg.ifc.unreachable_after))
+			return fb_usage_error(PROG, "bad --unreachable-after '%s': want 1..1000",
+					      optarg);
+		break;
+	case O_ERR_THR:
+		if (snmp_ifc_parse_threshold(&a->pcfg.ifc, optarg))
+			return fb_usage_error(PROG, "bad --error-threshold '%s': want NAME=RATE, "
+					      "NAME one of if_in_errors, if_out_errors, "
+					      "if_in_discards, if_out_discards, RATE 1..1000000000",
+					      optarg);
+		break;
+	default:
+		return FB_AGENT_OPT_NOT_MINE;
 	}
-	return fb_agent_opts_done(&a->ag, argc, argv);
+	return 0;
 }
 
 /* ---- the loop ---------------------------------------------------------------- */
@@ -407,7 +402,7 @@ int main(int argc, char **argv)
 	fb_agent_init(&a.ag, PROG, "snmp");
 	a.ag.help = help;
 	a.ag.fabric = "ETH";
-	int r = parse_opts(&a, argc, argv);
+	int r = fb_agent_getopt(&a.ag, argc, argv, ":b:a:f:c:u:l:h", snmp_options, snmp_opt, &a);
 	if (r)
 		return r < 0 ? 0 : r;
 	if (a.config && snmp_conf_load(&a.conf, a.config, err, sizeof(err)) != 0) {

@@ -9,6 +9,7 @@
  */
 #include "cli_publish.h"
 
+#include "fb_err.h"
 #include "fb_event_json.h"
 
 #include <errno.h>
@@ -74,18 +75,16 @@ static int lines_next(struct fb_pub_lines *l, int may_block, char **line, size_t
 			l->lineno++;
 			return 1;
 		}
-		if (left > LINE_MAX_BYTES) {
-			snprintf(err, errsz, "%s:%lu: line longer than %u bytes", l->name,
-				 l->lineno + 1, LINE_MAX_BYTES);
-			return -2;
-		}
+		if (left > LINE_MAX_BYTES)
+			return fb_err_set(err, errsz, -2,
+					  "%s:%lu: line longer than %u bytes", l->name,
+					  l->lineno + 1, LINE_MAX_BYTES);
 		if (!may_block && !l->regular && !l->readable)
 			return 0;
 		l->readable = 0;
-		if (lines_fill(l) < 0) {
-			snprintf(err, errsz, "reading %s: %s", l->name, strerror(errno));
-			return -2;
-		}
+		if (lines_fill(l) < 0)
+			return fb_err_set(err, errsz, -2,
+					  "reading %s: %s", l->name, strerror(errno));
 	}
 }
 

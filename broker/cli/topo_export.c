@@ -4,6 +4,7 @@
 
 #include "blast.h"
 #include "fb_buf.h"
+#include "fb_err.h"
 #include "fb_hostlist_fmt.h"
 
 #include <errno.h>
@@ -300,11 +301,10 @@ static int model_build(struct tx_model *m, json_t *map, char *err, size_t errsz)
 {
 	memset(m, 0, sizeof(*m));
 	json_t *sws = json_object_get(map, "Switches"), *nodes = json_object_get(map, "Nodes");
-	if (!json_is_object(map) || !json_is_object(sws) || !json_is_object(nodes)) {
-		snprintf(err, errsz, "not a fabric map: want an object with \"Nodes\" and \"Switches\" "
-			 "(GET /fabric/map)");
-		return -EINVAL;
-	}
+	if (!json_is_object(map) || !json_is_object(sws) || !json_is_object(nodes))
+		return fb_err_set(err, errsz, -EINVAL,
+				  "not a fabric map: want an object with \"Nodes\" and \"Switches\" "
+				  "(GET /fabric/map)");
 	m->map = map;
 	const char *f = json_string_value(json_object_get(map, "Fabric"));
 	m->fabric = f ? f : "";
@@ -313,7 +313,7 @@ static int model_build(struct tx_model *m, json_t *map, char *err, size_t errsz)
 	rc = rc ? rc : load_links(m, sws, nodes);
 	rc = rc ? rc : place_levels(m);
 	if (rc == -ENOMEM)
-		snprintf(err, errsz, "out of memory");
+		fb_err_set(err, errsz, rc, "out of memory");
 	return rc;
 }
 
@@ -407,7 +407,7 @@ char *fb_topo_export_slurm(json_t *map, struct fb_topo_export_stats *st, char *e
 		rc = put_slurm_switch(&m, (size_t)(order[i] - m.sw), scratch, &out);
 	rc = rc ? rc : fb_buf_put(&out, "", 1);
 	if (rc == -ENOMEM)
-		snprintf(err, errsz, "out of memory");
+		fb_err_set(err, errsz, rc, "out of memory");
 done:
 	free(order);
 	free(scratch);
@@ -500,7 +500,7 @@ json_t *fb_topo_export_json(json_t *map, struct fb_topo_export_stats *st, char *
 		json_decref(nodes);
 	}
 	if (!out)
-		snprintf(err, errsz, "out of memory");
+		fb_err_set(err, errsz, -ENOMEM, "out of memory");
 done:
 	free(scratch);
 	model_free(&m);
@@ -610,11 +610,10 @@ static int mark_failure(const struct tx_model *m, const struct bl_host *h, size_
 	if (colon && (end == colon + 1 || *end || port <= 0))
 		colon = NULL; /* not a port number: a name with a ':' */
 	long s = switch_named(m, what, colon ? (size_t)(colon - what) : strlen(what));
-	if (s < 0) {
-		snprintf(err, errsz, "no switch named \"%.*s\" in the map (give its Name or GUID, as "
-			 "--format json lists them)", (int)(colon ? colon - what : (long)strlen(what)), what);
-		return -ENOENT;
-	}
+	if (s < 0)
+		return fb_err_set(err, errsz, -ENOENT,
+				  "no switch named \"%.*s\" in the map (give its Name or GUID, as "
+				  "--format json lists them)", (int)(colon ? colon - what : (long)strlen(what)), what);
 	if (!colon) {
 		swf[s] = 1;
 		return 0;
@@ -628,11 +627,10 @@ static int mark_failure(const struct tx_model *m, const struct bl_host *h, size_
 	for (size_t i = 0; i < nh; i++)
 		if (h[i].sw == (size_t)s && h[i].port == port)
 			hf[i] = found = 1;
-	if (!found) {
-		snprintf(err, errsz, "%s: no cable or named node's port at %s port %ld in the map", what,
-			 m->sw[s].name, port);
-		return -ENOENT;
-	}
+	if (!found)
+		return fb_err_set(err, errsz, -ENOENT,
+				  "%s: no cable or named node's port at %s port %ld in the map", what,
+				  m->sw[s].name, port);
 	return 0;
 }
 
@@ -672,7 +670,7 @@ json_t *fb_topo_blast_json(json_t *map, const char *what, char *err, size_t errs
 	hf = calloc(nh + 1, 1);
 	eff = calloc(nh + 1, 1);
 	if (rc || !links || !hosts || !swf || !lf || !hf || !eff) {
-		snprintf(err, errsz, "out of memory");
+		fb_err_set(err, errsz, -ENOMEM, "out of memory");
 		goto done;
 	}
 	for (size_t k = 0; k < m.n_links; k++)
@@ -685,7 +683,7 @@ json_t *fb_topo_blast_json(json_t *map, const char *what, char *err, size_t errs
 	struct fb_blast_graph g = { m.n_sw, links, m.n_links, hosts, nh };
 	struct fb_blast_counts c;
 	if (fb_blast_compute(&g, swf, lf, hf, eff, &c)) {
-		snprintf(err, errsz, "out of memory");
+		fb_err_set(err, errsz, -ENOMEM, "out of memory");
 		goto done;
 	}
 	out = json_pack("{s:o,s:o*,s:o*,s:{s:I,s:I,s:I}}", "Failed", what ? json_string(what) : json_null(),
@@ -693,7 +691,7 @@ json_t *fb_topo_blast_json(json_t *map, const char *what, char *err, size_t errs
 			effect_list(h, eff, nh, FB_BLAST_DEGRADED), "Counts", "ok", (json_int_t)c.ok,
 			"degraded", (json_int_t)c.degraded, "no_path", (json_int_t)c.no_path);
 	if (!out)
-		snprintf(err, errsz, "out of memory");
+		fb_err_set(err, errsz, -ENOMEM, "out of memory");
 done:
 	free(links);
 	free(hosts);

@@ -82,10 +82,8 @@ static int round_once(rd_kafka_t *c, struct part *ps, size_t n, struct fb_kafka_
 	}
 	rd_kafka_resp_err_t e = rd_kafka_assign(c, l);
 	rd_kafka_topic_partition_list_destroy(l);
-	if (e) {
-		snprintf(err, errsz, "assign: %s", rd_kafka_err2str(e));
-		return -1;
-	}
+	if (e)
+		return fb_err_set(err, errsz, -1, "assign: %s", rd_kafka_err2str(e));
 	uint64_t deadline = fb_now_ns() + (uint64_t)ROUND_TIMEOUT_MS * 1000000ull;
 	int rc = 0;
 	while (pending && !rc) {
@@ -94,9 +92,9 @@ static int round_once(rd_kafka_t *c, struct part *ps, size_t n, struct fb_kafka_
 			break;
 		}
 		if (fb_now_ns() > deadline) {
-			snprintf(err, errsz, "reading back %zu partition(s) timed out after %d s", pending,
-				 ROUND_TIMEOUT_MS / 1000);
-			rc = -1;
+			rc = fb_err_set(err, errsz, -1,
+					"reading back %zu partition(s) timed out after %d s", pending,
+					ROUND_TIMEOUT_MS / 1000);
 			break;
 		}
 		rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 200);
@@ -109,9 +107,9 @@ static int round_once(rd_kafka_t *c, struct part *ps, size_t n, struct fb_kafka_
 				pending--;
 			}
 		} else if (m->err) {
-			snprintf(err, errsz, "%s [%" PRId32 "]: %s", m->rkt ? rd_kafka_topic_name(m->rkt) : "?",
-				 m->partition, rd_kafka_message_errstr(m));
-			rc = -1;
+			rc = fb_err_set(err, errsz, -1,
+					"%s [%" PRId32 "]: %s", m->rkt ? rd_kafka_topic_name(m->rkt) : "?",
+					m->partition, rd_kafka_message_errstr(m));
 		} else if (x && !x->round_done) {
 			(*read_msgs)++;
 			if (m->offset < x->end)
@@ -144,7 +142,7 @@ static rd_kafka_t *consumer_new(const struct fb_config *cfg, char *err, size_t e
 	char why[512];
 	rd_kafka_conf_t *conf = fb_kafka_conf_new(cfg, why, sizeof(why));
 	if (!conf) {
-		snprintf(err, errsz, "%s", why);
+		fb_err_set(err, errsz, FB_ECONFIG, "%s", why);
 		return NULL;
 	}
 	/* assign() needs a group id; this consumer never joins nor commits. */
@@ -154,7 +152,7 @@ static rd_kafka_t *consumer_new(const struct fb_config *cfg, char *err, size_t e
 	    fb_kafka_conf_set(conf, "enable.partition.eof", "true", why, sizeof(why)) ||
 	    fb_kafka_conf_set(conf, "client.id", "fabricbusd-resume", why, sizeof(why))) {
 		rd_kafka_conf_destroy(conf);
-		snprintf(err, errsz, "%s", why);
+		fb_err_set(err, errsz, FB_ECONFIG, "%s", why);
 		return NULL;
 	}
 	return fb_kafka_new(RD_KAFKA_CONSUMER, conf, err, errsz);
@@ -168,10 +166,8 @@ int fb_kafka_resume_scan(const struct fb_config *cfg, const char *epoch_hex,
 	for (unsigned i = 0; i < nt; i++)
 		n += (size_t)t[i].partitions;
 	struct part *ps = calloc(n ? n : 1, sizeof(*ps));
-	if (!ps) {
-		snprintf(err, errsz, "out of memory");
-		return -12;
-	}
+	if (!ps)
+		return fb_err_set(err, errsz, -12, "out of memory");
 	rd_kafka_t *c = consumer_new(cfg, err, errsz);
 	int rc = c ? 0 : FB_ECONFIG;
 	size_t k = 0;
@@ -184,11 +180,10 @@ int fb_kafka_resume_scan(const struct fb_config *cfg, const char *epoch_hex,
 			x->window = WINDOW_FIRST;
 			rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
 				c, t[i].name, p, &x->lo, &x->end, WATERMARK_TIMEOUT_MS);
-			if (e) {
-				snprintf(err, errsz, "%s [%" PRId32 "]: watermarks: %s", t[i].name, p,
-					 rd_kafka_err2str(e));
-				rc = -1;
-			}
+			if (e)
+				rc = fb_err_set(err, errsz, -1,
+						"%s [%" PRId32 "]: watermarks: %s", t[i].name, p,
+						rd_kafka_err2str(e));
 			x->done = x->end <= x->lo;
 		}
 	for (int r = 0; !rc && r < 64; r++) {

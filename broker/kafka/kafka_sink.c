@@ -173,10 +173,8 @@ static int make_producer(struct fb_kafka *k, char *err, size_t errsz)
 			c = NULL;
 		}
 	}
-	if (!c) {
-		snprintf(err, errsz, "%s", why);
-		return FB_ECONFIG;
-	}
+	if (!c)
+		return fb_err_set(err, errsz, FB_ECONFIG, "%s", why);
 	fb_kafka_delivery_conf(&k->dl, c);
 	k->rk = fb_kafka_new(RD_KAFKA_PRODUCER, c, err, errsz);
 	if (!k->rk)
@@ -199,24 +197,22 @@ static int load_topics(struct fb_kafka *k, char *err, size_t errsz)
 		struct topic *t = &k->topics[i];
 		if (!t->rkt)
 			t->rkt = rd_kafka_topic_new(k->rk, t->name, NULL);
-		if (!t->rkt) {
-			snprintf(err, errsz, "%s: %s", t->name, rd_kafka_err2str(rd_kafka_last_error()));
-			return -1;
-		}
+		if (!t->rkt)
+			return fb_err_set(err, errsz, -1,
+					  "%s: %s", t->name, rd_kafka_err2str(rd_kafka_last_error()));
 		const struct rd_kafka_metadata *md = NULL;
 		rd_kafka_resp_err_t e = rd_kafka_metadata(k->rk, 0, t->rkt, &md, METADATA_TIMEOUT_MS);
-		if (e) {
-			snprintf(err, errsz, "%s", rd_kafka_err2str(e));
-			return -1;
-		}
+		if (e)
+			return fb_err_set(err, errsz, -1, "%s", rd_kafka_err2str(e));
 		rd_kafka_resp_err_t te = md->topic_cnt != 1 ? RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
 				       : md->topics[0].err;
 		if (!te && md->topics[0].partition_cnt <= 0)
 			te = RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE;
 		if (te) {
 			if (!rc)
-				snprintf(err, errsz, "topic %s: %s (create it, or allow auto.create.topics.enable)",
-					 t->name, rd_kafka_err2str(te));
+				fb_err_set(err, errsz, 1,
+					   "topic %s: %s (create it, or allow auto.create.topics.enable)",
+					   t->name, rd_kafka_err2str(te));
 			rc = 1;
 			rd_kafka_metadata_destroy(md);
 			continue;
@@ -225,10 +221,8 @@ static int load_topics(struct fb_kafka *k, char *err, size_t errsz)
 		rd_kafka_metadata_destroy(md);
 		free(t->in_kafka);
 		t->in_kafka = calloc((size_t)t->partitions, sizeof(uint64_t));
-		if (!t->in_kafka) {
-			snprintf(err, errsz, "out of memory");
-			return -1;
-		}
+		if (!t->in_kafka)
+			return fb_err_set(err, errsz, -1, "out of memory");
 	}
 	return rc;
 }
@@ -256,10 +250,9 @@ static int resume(struct fb_kafka *k, char *err, size_t errsz)
 				k->in_kafka_max = k->topics[i].in_kafka[p];
 	uint64_t cursor = atomic_load(&k->dl.cursor);
 	rc = fb_journal_reader_open(k->cfg->journal_dir, cursor, &k->rd);
-	if (rc) {
-		snprintf(err, errsz, "journal reader on %.200s: %s", k->cfg->journal_dir, fb_strerror(rc));
-		return rc;
-	}
+	if (rc)
+		return fb_err_set(err, errsz, rc,
+				  "journal reader on %.200s: %s", k->cfg->journal_dir, fb_strerror(rc));
 	k->resent = k->skipped_run = 0;
 	k->resume_cursor = cursor;
 	k->cur.id = cursor; /* the last EventId read */

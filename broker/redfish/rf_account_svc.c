@@ -23,11 +23,7 @@ static const struct fb_rf_accounts *accounts_of(struct fb_rf_ctx *c)
 
 static int reply(struct fb_rf_ctx *c, json_t *o, const char *type)
 {
-	if (!o)
-		return -1;
-	int rc = fb_rf_reply_resource(c->rep, c->req, o, type);
-	json_decref(o);
-	return rc ? -1 : 0;
+	return fb_rf_reply_resource_take(c->rep, c->req, o, type);
 }
 
 static int not_found(struct fb_rf_ctx *c, const char *type)
@@ -138,9 +134,7 @@ static const struct fb_rf_prop account_props[] = {
 	{ "RoleId", FB_RF_T_STRING, FB_RF_P_REQUIRED },
 	{ "Enabled", FB_RF_T_BOOL, 0 },
 	{ "PasswordChangeRequired", FB_RF_T_BOOL, 0 },
-	{ "Id", FB_RF_T_STRING, FB_RF_P_READONLY },
-	{ "Name", FB_RF_T_STRING, FB_RF_P_READONLY },
-	{ "Description", FB_RF_T_STRING, FB_RF_P_READONLY },
+	FB_RF_PROPS_RESOURCE,
 	{ "Locked", FB_RF_T_BOOL, FB_RF_P_READONLY },
 	{ "AccountTypes", FB_RF_T_ARRAY, FB_RF_P_READONLY },
 	{ "Links", FB_RF_T_OBJECT, FB_RF_P_READONLY },

@@ -35,6 +35,11 @@ struct fb_rf_prop {
 };
 #define FB_RF_P_READONLY 1u /* shown, never written: PropertyNotWritable */
 #define FB_RF_P_REQUIRED 2u /* on create */
+/* The read-only properties every Redfish resource has (Resource.Resource). */
+#define FB_RF_PROPS_RESOURCE                              \
+	{ "Id", FB_RF_T_STRING, FB_RF_P_READONLY },       \
+	{ "Name", FB_RF_T_STRING, FB_RF_P_READONLY },     \
+	{ "Description", FB_RF_T_STRING, FB_RF_P_READONLY }
 
 /* The body as a JSON object (new reference in *out), or 0 with *out NULL
  * and the error in rep. An empty body is an empty object. */

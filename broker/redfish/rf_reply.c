@@ -80,6 +80,16 @@ int fb_rf_reply_resource(struct fb_rf_reply *rep, const struct fb_rf_req *req, j
 	return rc;
 }
 
+int fb_rf_reply_resource_take(struct fb_rf_reply *rep, const struct fb_rf_req *req, json_t *obj,
+			      const char *type)
+{
+	if (!obj)
+		return -1;
+	int rc = fb_rf_reply_resource(rep, req, obj, type);
+	json_decref(obj);
+	return rc ? -1 : 0;
+}
+
 int fb_rf_reply_json(struct fb_rf_reply *rep, unsigned status, json_t *doc)
 {
 	char *s = json_dumps(doc, JSON_COMPACT);

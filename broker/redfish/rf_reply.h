@@ -51,6 +51,10 @@ int fb_rf_reply_header(struct fb_rf_reply *rep, const char *name, const char *va
  * no Link header). Checks req's If-None-Match. 0 or -ENOMEM. */
 int fb_rf_reply_resource(struct fb_rf_reply *rep, const struct fb_rf_req *req, json_t *obj,
 			 const char *type);
+/* The same for obj taken (freed here; NULL: out of memory when it was
+ * made), as a handler returns it: 0, or -1 when nothing was served. */
+int fb_rf_reply_resource_take(struct fb_rf_reply *rep, const struct fb_rf_req *req, json_t *obj,
+			      const char *type);
 /* The same for a body already serialized with its etag (served from a
  * snapshot: rf_tree.h). */
 int fb_rf_reply_bytes(struct fb_rf_reply *rep, const struct fb_rf_req *req, const char *body,

@@ -46,11 +46,7 @@ static json_t *session_service(struct fb_rf_auth_core *a, uint64_t timeout)
 
 static int reply(struct fb_rf_ctx *c, json_t *o, const char *type)
 {
-	if (!o)
-		return -1;
-	int rc = fb_rf_reply_resource(c->rep, c->req, o, type);
-	json_decref(o);
-	return rc ? -1 : 0;
+	return fb_rf_reply_resource_take(c->rep, c->req, o, type);
 }
 
 int fb_rf_session_service_get(struct fb_rf_ctx *c)
@@ -60,9 +56,7 @@ int fb_rf_session_service_get(struct fb_rf_ctx *c)
 
 static const struct fb_rf_prop ss_props[] = {
 	{ "SessionTimeout", FB_RF_T_INT, 0 },
-	{ "Id", FB_RF_T_STRING, FB_RF_P_READONLY },
-	{ "Name", FB_RF_T_STRING, FB_RF_P_READONLY },
-	{ "Description", FB_RF_T_STRING, FB_RF_P_READONLY },
+	FB_RF_PROPS_RESOURCE,
 	{ "ServiceEnabled", FB_RF_T_BOOL, FB_RF_P_READONLY },
 	{ "Sessions", FB_RF_T_OBJECT, FB_RF_P_READONLY },
 	{ "Status", FB_RF_T_OBJECT, FB_RF_P_READONLY },

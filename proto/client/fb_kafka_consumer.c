@@ -498,8 +498,8 @@ static int kc_set(rd_kafka_conf_t *conf, const char *name, const char *value, ch
 
 	if (rd_kafka_conf_set(conf, name, value, why, sizeof(why)) == RD_KAFKA_CONF_OK)
 		return 0;
-	snprintf(err, errsz, "librdkafka property %s=%s: %s", name, value, why);
-	return FB_ECONFIG;
+	return fb_err_set(err, errsz, FB_ECONFIG,
+			  "librdkafka property %s=%s: %s", name, value, why);
 }
 
 static int kc_conf(const struct fb_kc_opts *o, rd_kafka_conf_t *conf, char *err, size_t errsz)
@@ -525,16 +525,15 @@ static int kc_conf(const struct fb_kc_opts *o, rd_kafka_conf_t *conf, char *err,
 
 		if (!strcmp(p->name, "enable.auto.commit") ||
 		    !strcmp(p->name, "enable.auto.offset.store")) {
-			snprintf(err, errsz, "librdkafka property %s is managed by fabricbus: offsets "
-				 "are committed only after each event is handled (at-least-once)",
-				 p->name);
-			return FB_ECONFIG;
+			return fb_err_set(err, errsz, FB_ECONFIG,
+					  "librdkafka property %s is managed by fabricbus: offsets "
+					  "are committed only after each event is handled (at-least-once)",
+					  p->name);
 		}
-		if (!strcmp(p->name, "group.id") || !strcmp(p->name, "bootstrap.servers")) {
-			snprintf(err, errsz, "librdkafka property %s is set by its own option",
-				 p->name);
-			return FB_ECONFIG;
-		}
+		if (!strcmp(p->name, "group.id") || !strcmp(p->name, "bootstrap.servers"))
+			return fb_err_set(err, errsz, FB_ECONFIG,
+					  "librdkafka property %s is set by its own option",
+					  p->name);
 		if (kc_set(conf, p->name, p->value, err, errsz))
 			return FB_ECONFIG;
 	}
@@ -551,14 +550,12 @@ int fb_kc_new(const struct fb_kc_opts *o, struct fb_kc **out, char *err, size_t 
 	int r;
 
 	*out = NULL;
-	if (!o->brokers || !*o->brokers || !o->group_id || !*o->group_id || !o->n_topics) {
-		snprintf(err, errsz, "brokers, group id and at least one topic are required");
-		return FB_ECONFIG;
-	}
+	if (!o->brokers || !*o->brokers || !o->group_id || !*o->group_id || !o->n_topics)
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "brokers, group id and at least one topic are required");
 	if (!(kc = calloc(1, sizeof(*kc))) || !(conf = rd_kafka_conf_new())) {
 		free(kc);
-		snprintf(err, errsz, "out of memory");
-		return -ENOMEM;
+		return fb_err_set(err, errsz, -ENOMEM, "out of memory");
 	}
 	kc->brokers = strdup(o->brokers);
 	kc->group = strdup(o->group_id);
@@ -569,7 +566,7 @@ int fb_kc_new(const struct fb_kc_opts *o, struct fb_kc **out, char *err, size_t 
 	r = kc->brokers && kc->group ? kc_conf(o, conf, err, errsz) : -ENOMEM;
 	if (r) {
 		if (r == -ENOMEM)
-			snprintf(err, errsz, "out of memory");
+			fb_err_set(err, errsz, r, "out of memory");
 		goto fail_conf;
 	}
 	rd_kafka_conf_set_opaque(conf, kc);
@@ -579,15 +576,13 @@ int fb_kc_new(const struct fb_kc_opts *o, struct fb_kc **out, char *err, size_t 
 	rd_kafka_conf_set_offset_commit_cb(conf, kc_on_commit);
 	kc->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof(why));
 	if (!kc->rk) {
-		snprintf(err, errsz, "cannot create the Kafka consumer: %s", why);
-		r = FB_ECONFIG;
+		r = fb_err_set(err, errsz, FB_ECONFIG, "cannot create the Kafka consumer: %s", why);
 		goto fail_conf;
 	}
 	/* conf is now owned by rk */
 	rd_kafka_poll_set_consumer(kc->rk);
 	if (!(tl = rd_kafka_topic_partition_list_new((int)o->n_topics))) {
-		snprintf(err, errsz, "out of memory");
-		r = -ENOMEM;
+		r = fb_err_set(err, errsz, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	for (size_t i = 0; i < o->n_topics; i++)
@@ -595,8 +590,8 @@ int fb_kc_new(const struct fb_kc_opts *o, struct fb_kc **out, char *err, size_t 
 	e = rd_kafka_subscribe(kc->rk, tl);
 	rd_kafka_topic_partition_list_destroy(tl);
 	if (e) {
-		snprintf(err, errsz, "cannot subscribe: %s", rd_kafka_err2str(e));
-		r = e == RD_KAFKA_RESP_ERR__INVALID_ARG ? FB_ECONFIG : -EIO;
+		r = fb_err_set(err, errsz, e == RD_KAFKA_RESP_ERR__INVALID_ARG ? FB_ECONFIG : -EIO,
+			       "cannot subscribe: %s", rd_kafka_err2str(e));
 		goto fail;
 	}
 	fb_log_info("kafka consumer group %s on %s: subscribed (%zu topic%s), waiting for an "

@@ -541,15 +541,14 @@ static int query_ok(const char *q, char *err, size_t errsz)
 	for (const char *s = q; *s; s++)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
 		      strchr("-._~%!$&'()*+,;=:@/?", *s))) {
-			snprintf(err, errsz, "query \"%s\": character 0x%02x must be percent-encoded", q,
-				 (unsigned char)*s);
-			return 0;
+			return fb_err_set(err, errsz, 0,
+					  "query \"%s\": character 0x%02x must be percent-encoded", q,
+					  (unsigned char)*s);
 		}
 	for (const char *s = q; s; s = strchr(s, '&'), s = s ? s + 1 : NULL)
-		if (strncmp(s, "since=", 6) == 0 || strcmp(s, "since") == 0 || strncmp(s, "since&", 6) == 0) {
-			snprintf(err, errsz, "query \"%s\": since is set by the client (use the since option)", q);
-			return 0;
-		}
+		if (strncmp(s, "since=", 6) == 0 || strcmp(s, "since") == 0 || strncmp(s, "since&", 6) == 0)
+			return fb_err_set(err, errsz, 0,
+					  "query \"%s\": since is set by the client (use the since option)", q);
 	return 1;
 }
 
@@ -578,7 +577,8 @@ struct fb_wsc *fb_wsc_start(const struct fb_wsc_opts *o, char *err, size_t errsz
 	if (!o || !o->host || !*o->host || strlen(o->host) > 255 || strpbrk(o->host, " /?#@") ||
 	    !o->port || !o->base || !o->on_message || o->reconnect_min_ms < 0 ||
 	    o->reconnect_max_ms < 0) {
-		snprintf(err, errsz, "ws client: bad options (host, port, base and on_message are required)");
+		fb_err_set(err, errsz, -EINVAL,
+			   "ws client: bad options (host, port, base and on_message are required)");
 		return NULL;
 	}
 	const char *q = o->query;
@@ -591,7 +591,7 @@ struct fb_wsc *fb_wsc_start(const struct fb_wsc_opts *o, char *err, size_t errsz
 
 	struct fb_wsc *c = calloc(1, sizeof(*c));
 	if (!c) {
-		snprintf(err, errsz, "ws client: out of memory");
+		fb_err_set(err, errsz, -ENOMEM, "ws client: out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&c->mu, NULL);
@@ -620,7 +620,7 @@ struct fb_wsc *fb_wsc_start(const struct fb_wsc_opts *o, char *err, size_t errsz
 		 c->hosthdr);
 	c->wake = event_new(o->base, -1, 0, deliver, c);
 	if (!c->host || (q && !c->query) || !c->wake) {
-		snprintf(err, errsz, "%s: out of memory", c->url);
+		fb_err_set(err, errsz, -ENOMEM, "%s: out of memory", c->url);
 		wsc_free(c);
 		return NULL;
 	}
@@ -646,7 +646,7 @@ struct fb_wsc *fb_wsc_start(const struct fb_wsc_opts *o, char *err, size_t errsz
 	}
 	c->ctx = lws_create_context(&info);
 	if (!c->ctx) {
-		snprintf(err, errsz, "%s: cannot create the libwebsockets context", c->url);
+		fb_err_set(err, errsz, -EIO, "%s: cannot create the libwebsockets context", c->url);
 		wsc_free(c);
 		return NULL;
 	}
@@ -657,7 +657,8 @@ struct fb_wsc *fb_wsc_start(const struct fb_wsc_opts *o, char *err, size_t errsz
 		    c->query ? c->query : "");
 	int rc = pthread_create(&c->thread, NULL, service_main, c);
 	if (rc) {
-		snprintf(err, errsz, "%s: cannot start the WebSocket thread: %s", c->url, strerror(rc));
+		fb_err_set(err, errsz, -rc,
+			   "%s: cannot start the WebSocket thread: %s", c->url, strerror(rc));
 		lws_context_destroy(c->ctx);
 		wsc_free(c);
 		return NULL;

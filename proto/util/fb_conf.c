@@ -106,32 +106,29 @@ char *fb_conf_trim(char *s)
 int fb_conf_split(char *line, char **key, char **val, const char *origin, char *err, size_t errsz)
 {
 	char *eq = strchr(line, '=');
-	if (!eq) {
-		snprintf(err, errsz, "%s: expected Key=Value, got '%.80s'", origin, line);
-		return FB_ECONFIG;
-	}
+	*key = *val = NULL; /* set whatever fb_err_set returns (gcc cannot see it is FB_ECONFIG) */
+	if (!eq)
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "%s: expected Key=Value, got '%.80s'", origin, line);
 	*eq = '\0';
 	*key = fb_conf_trim(line);
 	*val = fb_conf_trim(eq + 1);
-	if (!**key) {
-		snprintf(err, errsz, "%s: expected Key=Value, got no key before '='", origin);
-		return FB_ECONFIG;
-	}
+	if (!**key)
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "%s: expected Key=Value, got no key before '='", origin);
 	return 0;
 }
 
 int fb_conf_read_file(const char *path, fb_conf_line_fn fn, void *arg, char *err, size_t errsz)
 {
 	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errsz, "%s: cannot open: %s", path, strerror(errno));
-		return FB_ECONFIG;
-	}
+	if (!f)
+		return fb_err_set(err, errsz, FB_ECONFIG,
+				  "%s: cannot open: %s", path, strerror(errno));
 	char *buf = malloc(FB_CONF_LINE_MAX); /* 4 KiB: not on the stack */
 	if (!buf) {
 		fclose(f);
-		snprintf(err, errsz, "%s: out of memory", path);
-		return FB_ECONFIG;
+		return fb_err_set(err, errsz, FB_ECONFIG, "%s: out of memory", path);
 	}
 	int lineno = 0, rc = 0;
 	while (!rc && fgets(buf, FB_CONF_LINE_MAX, f)) {
@@ -139,9 +136,9 @@ int fb_conf_read_file(const char *path, fb_conf_line_fn fn, void *arg, char *err
 		char origin[512];
 		snprintf(origin, sizeof(origin), "%.480s:%d", path, lineno);
 		if (!strchr(buf, '\n') && !feof(f)) {
-			snprintf(err, errsz, "%s: line too long (more than %d bytes)", origin,
-				 FB_CONF_LINE_MAX - 2);
-			rc = FB_ECONFIG;
+			rc = fb_err_set(err, errsz, FB_ECONFIG,
+					"%s: line too long (more than %d bytes)", origin,
+					FB_CONF_LINE_MAX - 2);
 			break;
 		}
 		char *hash = strchr(buf, '#');
@@ -154,10 +151,9 @@ int fb_conf_read_file(const char *path, fb_conf_line_fn fn, void *arg, char *err
 		if (!rc)
 			rc = fn(arg, key, val, origin, lineno, err, errsz);
 	}
-	if (!rc && ferror(f)) {
-		snprintf(err, errsz, "%s: read error: %s", path, strerror(errno));
-		rc = FB_ECONFIG;
-	}
+	if (!rc && ferror(f))
+		rc = fb_err_set(err, errsz, FB_ECONFIG,
+				"%s: read error: %s", path, strerror(errno));
 	free(buf);
 	fclose(f);
 	return rc;

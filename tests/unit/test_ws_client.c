@@ -219,6 +219,18 @@ static int start_connected(struct sink *s, const struct fb_wsc_opts *o)
 	return run_until(s, connected, 1, 10000);
 }
 
+/* A broker with extra settings, and a connected client that stops reading
+ * past max_queued undelivered messages: the back-pressure tests' start. */
+static int case_up_bounded(struct sink *s, struct fbt_broker *b, const char *const *extra,
+			   size_t max_queued)
+{
+	if (!case_up(s, b, extra))
+		return 0;
+	struct fb_wsc_opts o = opts_for(s, b);
+	o.max_queued = max_queued;
+	return start_connected(s, &o);
+}
+
 static void wsc_delivers_all_events_in_order_on_the_loop_thread(void)
 {
 	struct fbt_broker b;
@@ -317,10 +329,7 @@ static void wsc_slow_consumer_is_flow_controlled_and_loses_nothing(void)
 	struct fbt_broker b;
 	struct sink s;
 	struct fb_wsc_stats st;
-	CHECK(case_up(&s, &b, extra));
-	struct fb_wsc_opts o = opts_for(&s, &b);
-	o.max_queued = 64;
-	CHECK(start_connected(&s, &o));
+	CHECK(case_up_bounded(&s, &b, extra, 64));
 	/* the owner's loop does not run while this publishes: the queue fills
 	 * and the lws thread stops reading; lws stops at the message that
 	 * reached the limit, so the queue never grows past it */
@@ -350,10 +359,7 @@ static void wsc_missed_notice_is_delivered_then_resume_loses_nothing(void)
 	struct fbt_broker b;
 	struct sink s;
 	struct fb_wsc_stats st;
-	CHECK(case_up(&s, &b, extra));
-	struct fb_wsc_opts o = opts_for(&s, &b);
-	o.max_queued = 64;
-	CHECK(start_connected(&s, &o));
+	CHECK(case_up_bounded(&s, &b, extra, 64));
 	/* The owner's loop does not run, so we stop reading at 64 and the
 	 * broker's socket to us fills (a burst can outrun us even before
 	 * that). The broker checks a live subscriber's lag as new events
