@@ -97,9 +97,11 @@ void fb_rf_cred_of(struct fb_rf_auth_core *c, const char *authorization, const c
 		return;
 	}
 	char user[FB_RF_USER_MAX + 2], password[FB_RF_PASSWORD_MAX + 2];
-	if (!fb_rf_basic_decode(authorization, user, sizeof(user), password, sizeof(password))) {
+	/* A name longer than any account's never logged in: nothing to track. */
+	if (!fb_rf_basic_decode(authorization, user, sizeof(user), password, sizeof(password)) &&
+	    strlen(user) < sizeof(out->user)) {
 		out->kind = FB_RF_CRED_USER;
-		snprintf(out->user, sizeof(out->user), "%s", user);
+		memcpy(out->user, user, strlen(user) + 1);
 	}
 	memset(password, 0, sizeof(password));
 }
