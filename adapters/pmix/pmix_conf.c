@@ -21,6 +21,8 @@ static const struct { const char *name; unsigned bit; } kinds[] = {
 	{"link_degraded", FBP_KIND_LINK_DEGRADED}, {"flap", FBP_KIND_FLAP},
 	{"switch_unreachable", FBP_KIND_SWITCH_UNREACHABLE},
 	{"switch_reachable", FBP_KIND_SWITCH_REACHABLE},
+	{"switch_failed", FBP_KIND_SWITCH_FAILED}, {"switch_degraded", FBP_KIND_SWITCH_DEGRADED},
+	{"switch_recovered", FBP_KIND_SWITCH_RECOVERED},
 };
 
 unsigned fbp_kind_bit(const char *kind)
@@ -43,7 +45,8 @@ static int parse_kinds(void *cfg, const struct fb_conf_key *k, const char *val, 
 		if (!b)
 			return fb_err_set(why, whysz, FB_ECONFIG,
 					  "unknown kind '%s' (known: link_down, link_up, link_degraded, "
-					  "flap, switch_unreachable, switch_reachable)", t);
+					  "flap, switch_unreachable, switch_reachable, switch_failed, "
+					  "switch_degraded, switch_recovered)", t);
 		bits |= b;
 	}
 	*(unsigned *)((char *)cfg + k->off) = bits;
@@ -135,7 +138,8 @@ static const struct fb_conf_key keys[] = {
 	{ "Range", FB_CONF_ENUM, F(range), .names = range_names, .def = "session",
 	  .help = "session (all of the job here) or nodes (processes on the affected nodes)" },
 	{ "Kinds", FB_CONF_CUSTOM, F(kinds), .parse = parse_kinds,
-	  .def = "link_down,link_up,link_degraded,flap,switch_unreachable,switch_reachable",
+	  .def = "link_down,link_up,link_degraded,flap,switch_unreachable,switch_reachable,"
+		 "switch_failed,switch_degraded,switch_recovered",
 	  .help = "the kinds delivered" },
 	{ "ScanInterval", FB_CONF_DURATION_MS, F(scan_ms), .min = 10, .max = 60000, .def = "200ms",
 	  .help = "how often StepDir is scanned for new steps" },

@@ -14,6 +14,9 @@ enum {
 	FBP_KIND_LINK_DOWN = 1 << 0, FBP_KIND_LINK_UP = 1 << 1, FBP_KIND_LINK_DEGRADED = 1 << 2,
 	FBP_KIND_FLAP = 1 << 3, FBP_KIND_SWITCH_UNREACHABLE = 1 << 4,
 	FBP_KIND_SWITCH_REACHABLE = 1 << 5,
+	/* The broker's root causes (docs/topology.md): routed by their NoPath list. */
+	FBP_KIND_SWITCH_FAILED = 1 << 6, FBP_KIND_SWITCH_DEGRADED = 1 << 7,
+	FBP_KIND_SWITCH_RECOVERED = 1 << 8,
 };
 
 struct fbp_config {

@@ -60,6 +60,9 @@ int fbp_event_parse(const char *json, size_t len, struct fbp_event *ev, char *er
 	copy_str(ev->switch_name, sizeof(ev->switch_name), json_object_get(oem, "SwitchName"));
 	copy_str(ev->peer_guid, sizeof(ev->peer_guid), json_object_get(oem, "PeerGUID"));
 	copy_str(ev->peer_name, sizeof(ev->peer_name), json_object_get(oem, "PeerName"));
+	json_t *np = json_object_get(oem, "NoPath");
+	ev->root_cause = json_is_string(np);
+	copy_str(ev->no_path, sizeof(ev->no_path), np);
 	size_t i;
 	json_t *j;
 	json_array_foreach(json_object_get(oem, "Jobs"), i, j) {
@@ -166,13 +169,45 @@ static void nodes_behind(const struct fbp_event *ev, const struct fbp_view *v, s
 			add_affected(n, v->cables[i].node);
 }
 
+struct blast {
+	const struct fbp_view *v;
+	struct fbp_note *n;
+};
+
+static int add_if_ours(void *arg, const char *name, size_t len)
+{
+	struct blast *b = arg;
+	(void)len;
+	if (fbp_view_has_node(b->v, name))
+		add_affected(b->n, name);
+	return 0;
+}
+
+/* A root cause names the hosts left without a path (docs/topology.md,
+ * "Blast radius"): exactly the job's nodes among them, not every node behind
+ * the switch (a leaf that lost some uplinks still reaches the others). The
+ * degraded hosts still have a path: not this job's emergency. A list the
+ * broker had to cut (ListsCut) names fewer hosts, never others. */
+static void nodes_without_path(const struct fbp_event *ev, const struct fbp_view *v,
+			       struct fbp_note *n)
+{
+	struct blast b = { v, n };
+	char err[128];
+	if (ev->no_path[0] &&
+	    fb_hostlist_expand(ev->no_path, strlen(ev->no_path), 65536, add_if_ours, &b, NULL, err,
+			       sizeof(err)) < 0)
+		n->n_nodes = 0; /* a list that does not parse names nobody */
+}
+
 int fbp_route(const struct fbp_event *ev, const struct fbp_view *v, unsigned kinds,
 	      struct fbp_note *n)
 {
 	memset(n, 0, sizeof(*n));
 	if (ev->missed || !(fbp_kind_bit(ev->kind) & kinds))
 		return 0;
-	if (ev->node[0]) {
+	if (ev->root_cause) {
+		nodes_without_path(ev, v, n);
+	} else if (ev->node[0]) {
 		/* A node's own event: its job, and no other, whatever the switch. */
 		if (fbp_view_has_node(v, ev->node))
 			add_affected(n, ev->node);

@@ -24,6 +24,8 @@ struct fbp_event {
 	char switch_guid[24], switch_name[64], peer_guid[24], peer_name[64];
 	char jobs[FBP_JOBS_MAX][32]; /* Oem.Fabricbus.Jobs */
 	size_t n_jobs;
+	char no_path[1024];      /* a root cause's Oem.Fabricbus.NoPath hostlist */
+	int root_cause;          /* Oem.Fabricbus.NoPath present: route by it */
 };
 
 /* Untrusted bytes in, ev filled. 0, or FB_EMALFORMED with the reason in err. */
@@ -53,7 +55,8 @@ void fbp_view_free(struct fbp_view *v);
 
 /* 1 when ev (of a kind in kinds, enum FBP_KIND_* of pmix_conf.h) concerns
  * the view: n then carries the event with the affected nodes (the event's
- * node, or the view's nodes behind the event's switch). 0 when it does not.
+ * node; for a root cause, the view's nodes in its NoPath list: the blast
+ * radius; else the view's nodes behind the event's switch). 0 when it does not.
  * n->code, n->range and n->position are left for the caller. */
 int fbp_route(const struct fbp_event *ev, const struct fbp_view *v, unsigned kinds,
 	      struct fbp_note *n);

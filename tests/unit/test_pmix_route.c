@@ -91,6 +91,40 @@ static void switch_event_reaches_the_nodes_behind_it(void)
 	fbp_view_free(&v);
 }
 
+/* A root cause names its blast radius: only the job's nodes left without a
+ * path hear of it, not every node behind the switch (the broker's own
+ * rendering: Oem.Fabricbus.NoPath and Degraded hostlists). */
+static void root_cause_reaches_the_nodes_without_a_path(void)
+{
+	struct fbp_event ev;
+	struct fbp_view v;
+	struct fbp_note n;
+	view(&v, "node[001-002],node011", "12");
+	event(&ev, "switch_degraded", "\"SwitchName\":\"leaf1\",\"SwitchGUID\":\"0x0000000000200000\","
+	      "\"NoPath\":\"node[002-010]\",\"Degraded\":\"node001\",\"Symptoms\":\"40-57\"");
+	CHECK_EQ(ev.root_cause, 1);
+	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 1);
+	CHECK_EQ(n.n_nodes, 1); /* node001 is behind leaf1 but still has a path */
+	CHECK_STR(n.nodes[0], "node002");
+	CHECK_STR(n.kind, "switch_degraded");
+	/* a dead spine that cut nobody off: no job is told */
+	event(&ev, "switch_failed", "\"SwitchName\":\"spine1\",\"NoPath\":\"\",\"Degraded\":\"node[001-324]\"");
+	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 0);
+	/* off with Kinds=, and a list that does not parse names nobody */
+	event(&ev, "switch_failed", "\"SwitchName\":\"leaf2\",\"NoPath\":\"node[010-012]\"");
+	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 1);
+	CHECK_STR(n.nodes[0], "node011");
+	CHECK_EQ(fbp_route(&ev, &v, FBP_KIND_LINK_DOWN, &n), 0);
+	event(&ev, "switch_failed", "\"SwitchName\":\"leaf2\",\"NoPath\":\"node[012-010]\"");
+	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 0);
+	/* recovery carries no lists: the nodes behind the switch hear it */
+	event(&ev, "switch_recovered", "\"SwitchName\":\"leaf1\",\"SwitchGUID\":\"0x0000000000200000\"");
+	CHECK_EQ(ev.root_cause, 0);
+	CHECK_EQ(fbp_route(&ev, &v, FBP_KIND_SWITCH_RECOVERED, &n), 1);
+	CHECK_EQ(n.n_nodes, 2);
+	fbp_view_free(&v);
+}
+
 static void kinds_and_notices_are_filtered(void)
 {
 	struct fbp_event ev;
@@ -198,6 +232,7 @@ int main(void)
 {
 	RUN(node_event_reaches_its_step_only);
 	RUN(switch_event_reaches_the_nodes_behind_it);
+	RUN(root_cause_reaches_the_nodes_without_a_path);
 	RUN(kinds_and_notices_are_filtered);
 	RUN(note_lines_round_trip);
 	RUN(hello_round_trips);
