@@ -237,6 +237,12 @@ static int fill_verdict(struct fb_rootcause *rc, struct weigh *w, const struct f
 	}
 	v->others = keep;
 	rc->n = keep;
+	/* Every cable of the switch is up again by the time the window closes
+	 * (reports left over from a fault that is over, or a blip): a root
+	 * cause with nothing down would be a false alarm. Its reports still
+	 * leave the window; they were delivered on their own. */
+	if (!v->cables_down)
+		v->kind = FB_RC_NONE;
 	return 0;
 }
 

@@ -72,7 +72,8 @@ int fb_rootcause_observe(struct fb_rootcause *rc, const struct fb_topology *t, c
 			 uint64_t event_id, uint64_t now_ns);
 
 /* When the window that is open has closed by now_ns: decide, fill *v (kind
- * FB_RC_NONE when no switch explains 2 cables or more; the caller frees v)
+ * FB_RC_NONE when no switch explains 2 cables or more, or when every cable
+ * of the one that does is up again; the caller frees v)
  * and return 1; the explained reports leave the window, the others start a
  * new one. 0 while no window is open or it is still open; -ENOMEM. */
 int fb_rootcause_decide(struct fb_rootcause *rc, const struct fb_topology *t, const struct fb_inventory *inv,
