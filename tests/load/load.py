@@ -281,16 +281,7 @@ def scenario_overload(q):
                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                            text=True)) for _ in range(n_subs)]
     b.wait_status(lambda s: len(s["websocket"]["subscribers"]) == n_subs, timeout=60)
-    import multiprocessing
-    ctx = multiprocessing.get_context("fork")
-    go, result = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=a.run, args=(b.agent_addr, go, result), daemon=True)
-             for a in agents]
-    for p in procs:
-        p.start()
-    for _ in agents:
-        who, what = result.get(timeout=120)
-        assert what == "ready", f"{who}: {what}"
+    go, result, procs = flood.start_ready(b.agent_addr, agents, timeout=120)
     held0 = b.status()["websocket"]["agents_held"]
     t0 = time.time()
     go.set()
