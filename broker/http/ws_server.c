@@ -360,6 +360,14 @@ static void close_with(struct lws *wsi, int status, const char *reason)
 static void sub_attach(struct fb_ws *ws, struct fb_ws_sub *s)
 {
 	fb_ws_auth_cred(ws->o.auth, (struct lws *)s->wsi, &s->cred);
+	/* Redfish (DSP0266 "Session termination or logout"): ending a session
+	 * "shall not affect independent connections established originally by
+	 * this session ... such as connections for Server-Sent Events" (the
+	 * Protocol Validator's SEC_SESSION_TERMINATION_SIDE_EFFECTS). An SSE
+	 * stream answers to its account only; a /ws/events stream to the
+	 * session too. */
+	if (s->kind == FB_WS_SUB_SSE)
+		s->cred.session[0] = '\0';
 	s->revoked = 0;
 	s->next = ws->subs;
 	if (ws->subs)
