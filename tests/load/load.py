@@ -289,7 +289,7 @@ def scenario_overload(q):
     offered_end = time.time()
     peaks = []
     for _ in agents:
-        who, what = result.get(timeout=1800)
+        who, what = progress_get(b, result, base, total, 1800)
         if not isinstance(what, tuple):
             FAILED.append(f"overload: agent {who}: {what}")
         else:
@@ -329,6 +329,23 @@ def scenario_overload(q):
     if bad:
         FAILED.append(f"overload: {bad} subscribers did not get every event in order")
     b.stop()
+
+
+def progress_get(b, result, base, total, timeout):
+    """result.get(), saying every 30 s how far the broker got (a full-scale
+    run takes many minutes; a run cut short still shows its rate)."""
+    import queue
+    t0 = time.time()
+    while True:
+        try:
+            return result.get(timeout=30)
+        except queue.Empty:
+            if time.time() - t0 > timeout:
+                raise
+            st = b.status()
+            print(f"  .. {time.time() - t0:.0f} s: journaled "
+                  f"{st['broker']['events']['last_event_id'] - base} of {total}, agents held "
+                  f"{st['websocket']['agents_held']} times", flush=True)
 
 
 def probe_latency(b):
@@ -515,16 +532,21 @@ def raw_publish(b, agent_id, n, quiet=15):
         except OSError:
             pass
     threading.Thread(target=send, daemon=True).start()
-    acked = 0
+    acked, last = 0, time.monotonic()
     while True:
+        # Quiet means no ACK: the broker's HEARTBEATs go on while it holds
+        # the acks back (a full disk), so they must not count.
+        left = quiet - (time.monotonic() - last)
         try:
-            f = c.read_frame(timeout=quiet)
+            if left <= 0:
+                raise TimeoutError
+            f = c.read_frame(timeout=left)
         except (TimeoutError, OSError):
             return acked, f"no ACK for {quiet} s"
         if f is None:
             return acked, "closed by the broker"
         if f[0] == ACK:
-            acked = struct.unpack(">Q", f[1])[0]
+            acked, last = struct.unpack(">Q", f[1])[0], time.monotonic()
             if acked == n:
                 return acked, "all acked"
 
