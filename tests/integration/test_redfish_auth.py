@@ -308,7 +308,9 @@ def deleting_a_session_closes_its_websocket():
     async def go():
         async with websockets.connect(url, extra_headers=list(gone.items()), open_timeout=10) as w1, \
                 websockets.connect(url, extra_headers=list(kept.items()), open_timeout=10) as w2:
-            br.wait_status(lambda st: len(st["websocket"]["subscribers"]) >= 3, timeout=30)
+            fbtest.wait_for(lambda: req(br, "GET", "/status", headers=basic("admin"))[2],
+                            lambda st: len(st["websocket"]["subscribers"]) >= 3, 30,
+                            "three streams open")
             assert req(br, "DELETE", h1["location"], headers=basic("admin"))[0] == 204
             try:
                 msg = await asyncio.wait_for(w1.recv(), 30)
