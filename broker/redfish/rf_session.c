@@ -156,10 +156,9 @@ int fb_rf_session_delete(struct fb_rf_sessions *s, const char *id)
 void fb_rf_sessions_end_user(struct fb_rf_sessions *s, const char *user)
 {
 	for (size_t i = 0; i < s->max; i++)
-		if (s->v[i].id[0] && strcmp(s->v[i].user, user) == 0) {
+		if (s->v[i].id[0] && strcmp(s->v[i].user, user) == 0)
 			end(&s->v[i]);
-			s->ended++;
-		}
+	s->ended++; /* also with no session: the account's Basic streams are checked */
 }
 
 int fb_rf_sessions_set_timeout(struct fb_rf_sessions *s, uint64_t timeout_s)

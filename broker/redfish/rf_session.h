@@ -38,8 +38,9 @@ struct fb_rf_sessions {
 	struct fb_rf_session *v; /* max slots, owned */
 	size_t max;
 	uint64_t timeout_s;
-	uint64_t ended; /* sessions ended by DELETE or an account change: the
-			 * server closes their streams when this moves */
+	uint64_t ended; /* moves when a session is deleted or an account's
+			 * sessions end (changed, disabled, deleted): the
+			 * server then closes the streams no longer allowed */
 };
 
 /* 0 or -ENOMEM. */

@@ -512,6 +512,9 @@ static void session_login_use_and_delete(void)
 	CHECK(!fb_rf_cred_live(&c, &cr));
 	cr.session[0] = '\0'; /* the account alone (Basic, or an SSE stream) is still live */
 	CHECK(fb_rf_cred_live(&c, &cr));
+	ended = c.sessions.ended; /* an account change with no session is a cue as well */
+	fb_rf_sessions_end_user(&c.sessions, "nobody");
+	CHECK_EQ(c.sessions.ended, ended + 1);
 	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, tok, "p", FB_RF_PRIV_LOGIN, 1, 200, NULL), FB_RF_AUTH_NO_SESSION);
 	/* idle past the timeout */
 	CHECK_EQ(fb_rf_auth_core_login(&c, "ro", "ro-password", "p", 0, tok, &s), 0);
