@@ -126,6 +126,7 @@ struct fb_ws {
 	uint32_t n_subs;
 	uint64_t ring_resets;
 	uint64_t seen_dropped;
+	uint64_t sessions_ended_seen; /* o.auth->sessions.ended at the last sweep */
 	struct fb_buf out;
 	struct fb_ws_fabric fabric; /* /fabric/map, /fabric/jobs */
 	struct fb_ws_metrics metrics; /* GET /metrics (ws_metrics.h) */
@@ -359,6 +360,14 @@ static void close_with(struct lws *wsi, int status, const char *reason)
 static void sub_attach(struct fb_ws *ws, struct fb_ws_sub *s)
 {
 	fb_ws_auth_cred(ws->o.auth, (struct lws *)s->wsi, &s->cred);
+	/* Redfish (DSP0266 "Session termination or logout"): ending a session
+	 * "shall not affect independent connections established originally by
+	 * this session ... such as connections for Server-Sent Events" (the
+	 * Protocol Validator's SEC_SESSION_TERMINATION_SIDE_EFFECTS). An SSE
+	 * stream answers to its account only; a /ws/events stream to the
+	 * session too. */
+	if (s->kind == FB_WS_SUB_SSE)
+		s->cred.session[0] = '\0';
 	s->revoked = 0;
 	s->next = ws->subs;
 	if (ws->subs)
@@ -936,6 +945,8 @@ int fb_ws_reload_auth(struct fb_ws *ws, struct fb_rf_auth_files *f)
 	return 0;
 }
 
+static void close_revoked(struct fb_ws *ws);
+
 /* Swap in re-read tokens and accounts (this thread owns the auth core),
  * then close the streams whose credentials are gone. */
 static void take_auth_reload(struct fb_ws *ws)
@@ -950,14 +961,27 @@ static void take_auth_reload(struct fb_ws *ws)
 		fb_rf_auth_core_swap(ws->o.auth, f);
 	fb_rf_auth_files_free(f);
 	free(f);
+	close_revoked(ws);
+}
+
+/* Close the streams whose credentials no longer authenticate (lws thread). */
+static void close_revoked(struct fb_ws *ws)
+{
 	if (!ws->o.auth)
 		return;
+	ws->sessions_ended_seen = ws->o.auth->sessions.ended;
 	for (struct fb_ws_sub *s = ws->subs; s; s = s->next) {
 		if (s->revoked || fb_rf_cred_live(ws->o.auth, &s->cred))
 			continue;
+		char who[FB_RF_USER_MAX + FB_RF_SESSION_ID_LEN + 16];
+		if (s->cred.kind == FB_RF_CRED_BEARER)
+			snprintf(who, sizeof(who), "a bearer token");
+		else if (s->cred.session[0])
+			snprintf(who, sizeof(who), "session %s of %s", s->cred.session, s->cred.user);
+		else
+			snprintf(who, sizeof(who), "%s", s->cred.user);
 		fb_log_info("%s %s: its credentials (%s) were revoked: closing it",
-			    s->kind == FB_WS_SUB_SSE ? "sse" : "ws", s->peer,
-			    s->cred.kind == FB_RF_CRED_BEARER ? "a bearer token" : s->cred.user);
+			    s->kind == FB_WS_SUB_SSE ? "sse" : "ws", s->peer, who);
 		s->revoked = 1;
 		/* a peer that never reads never becomes writeable: do not wait */
 		lws_set_timeout((struct lws *)s->wsi, PENDING_TIMEOUT_USER_OK,
@@ -1017,6 +1041,14 @@ static void release_module_conn(struct fb_ws *ws, struct ws_pss *pss)
 	}
 }
 
+/* Sessions ended on this thread since the last look (a Redfish DELETE of
+ * a session, rf_session.h): close the streams opened with their tokens. */
+static void sessions_check(struct fb_ws *ws)
+{
+	if (ws->o.auth && ws->o.auth->sessions.ended != ws->sessions_ended_seen)
+		close_revoked(ws);
+}
+
 static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct fb_ws *ws = lws_context_user(lws_get_context(wsi));
@@ -1033,8 +1065,11 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 		if (ws->module.wake)
 			ws->module.wake(ws->module.arg);
 		return 0;
-	case LWS_CALLBACK_HTTP:
-		return on_http(ws, wsi, pss, in ? (const char *)in : "/");
+	case LWS_CALLBACK_HTTP: {
+		int rc = on_http(ws, wsi, pss, in ? (const char *)in : "/");
+		sessions_check(ws); /* a DELETE of a Redfish session ends its streams */
+		return rc;
+	}
 	case LWS_CALLBACK_HTTP_BODY:
 		if (pss && pss->module_conn &&
 		    ws->module.body(ws->module.arg, wsi, pss->module_conn, in, len) != 1)
@@ -1043,6 +1078,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
 		if (pss && pss->module_conn) {
 			int rc = ws->module.body_done(ws->module.arg, wsi, pss->module_conn);
+			sessions_check(ws);
 			if (rc != 1)
 				return rc;
 		}

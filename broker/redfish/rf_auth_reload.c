@@ -84,6 +84,7 @@ void fb_rf_cred_of(struct fb_rf_auth_core *c, const char *authorization, const c
 		if (s) {
 			out->kind = FB_RF_CRED_USER;
 			snprintf(out->user, sizeof(out->user), "%s", s->user);
+			snprintf(out->session, sizeof(out->session), "%s", s->id);
 		}
 		return;
 	}
@@ -116,7 +117,8 @@ int fb_rf_cred_live(const struct fb_rf_auth_core *c, const struct fb_rf_cred *cr
 	}
 	if (cr->kind == FB_RF_CRED_USER) {
 		const struct fb_rf_account *a = fb_rf_account_find(&c->accounts, cr->user);
-		return a && a->enabled;
+		return a && a->enabled &&
+		       (!cr->session[0] || fb_rf_session_exists(&c->sessions, cr->session));
 	}
 	return 1;
 }

@@ -18,6 +18,7 @@
 
 #include "rf_account.h"
 #include "rf_auth_crypto.h"
+#include "rf_session.h"
 #include "rf_token.h"
 
 #include <stddef.h>
@@ -54,6 +55,7 @@ enum fb_rf_cred_kind {
 struct fb_rf_cred {
 	int kind; /* enum fb_rf_cred_kind */
 	char user[FB_RF_USER_MAX + 1];
+	char session[FB_RF_SESSION_ID_LEN + 1]; /* a session's token: its Id, else "" */
 	uint8_t digest[FB_RF_DIGEST_LEN];
 };
 
@@ -64,7 +66,8 @@ struct fb_rf_cred {
 void fb_rf_cred_of(struct fb_rf_auth_core *c, const char *authorization, const char *token,
 		   uint64_t now_ms, struct fb_rf_cred *out);
 /* 1 while cr still authenticates under c: its token is in the table, its
- * account exists and is enabled. */
+ * account exists and is enabled, and the session it came with (if any) has
+ * not been deleted or ended (an idle timeout alone does not end a stream). */
 int fb_rf_cred_live(const struct fb_rf_auth_core *c, const struct fb_rf_cred *cr);
 
 #endif

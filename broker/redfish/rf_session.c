@@ -133,12 +133,23 @@ const struct fb_rf_session *fb_rf_session_get(struct fb_rf_sessions *s, const ch
 	return x;
 }
 
+int fb_rf_session_exists(const struct fb_rf_sessions *s, const char *id)
+{
+	if (strlen(id) != FB_RF_SESSION_ID_LEN)
+		return 0;
+	for (size_t i = 0; i < s->max; i++)
+		if (s->v[i].id[0] && strcmp(s->v[i].id, id) == 0)
+			return 1;
+	return 0;
+}
+
 int fb_rf_session_delete(struct fb_rf_sessions *s, const char *id)
 {
 	struct fb_rf_session *x = find_id(s, id);
 	if (!x)
 		return -ENOENT;
 	end(x);
+	s->ended++;
 	return 0;
 }
 
@@ -147,6 +158,7 @@ void fb_rf_sessions_end_user(struct fb_rf_sessions *s, const char *user)
 	for (size_t i = 0; i < s->max; i++)
 		if (s->v[i].id[0] && strcmp(s->v[i].user, user) == 0)
 			end(&s->v[i]);
+	s->ended++; /* also with no session: the account's Basic streams are checked */
 }
 
 int fb_rf_sessions_set_timeout(struct fb_rf_sessions *s, uint64_t timeout_s)

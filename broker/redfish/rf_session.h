@@ -38,6 +38,9 @@ struct fb_rf_sessions {
 	struct fb_rf_session *v; /* max slots, owned */
 	size_t max;
 	uint64_t timeout_s;
+	uint64_t ended; /* moves when a session is deleted or an account's
+			 * sessions end (changed, disabled, deleted): the
+			 * server then closes the streams no longer allowed */
 };
 
 /* 0 or -ENOMEM. */
@@ -56,6 +59,9 @@ const struct fb_rf_session *fb_rf_session_auth(struct fb_rf_sessions *s, const c
 /* The live session with this Id, or NULL (does not count as use). */
 const struct fb_rf_session *fb_rf_session_get(struct fb_rf_sessions *s, const char *id,
 					      uint64_t now_ms);
+/* 1 while the session with this Id is in the table (idle or not; no use,
+ * no expiry): a stream opened with its token stays open that long. */
+int fb_rf_session_exists(const struct fb_rf_sessions *s, const char *id);
 /* End the session with this Id. 0 or -ENOENT. */
 int fb_rf_session_delete(struct fb_rf_sessions *s, const char *id);
 /* End every session of user (its account was removed or changed). */

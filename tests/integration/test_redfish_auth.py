@@ -5,16 +5,21 @@ timeout, and the same auth on POST/DELETE /fabric/jobs.
 
 Run: /usr/bin/python3 tests/integration/test_redfish_auth.py [test names]
 """
+import asyncio
 import base64
 import http.client
 import json
 import os
+import re
 import socket
 import subprocess
 import tempfile
 import time
 
+import websockets
+
 import fbtest
+from test_http_auth import LINK_DOWN
 
 PASSWORDS = {"admin": "admin-password1", "ops": "ops-password1", "viewer": "viewer-password1"}
 ROLES = {"admin": "Administrator", "ops": "Operator", "viewer": "ReadOnly"}
@@ -275,6 +280,72 @@ def idle_sessions_time_out():
     assert br.stop() == 0
 
 
+def deleting_a_session_closes_its_websocket():
+    """DELETE of one session closes the /ws/events streams opened with its
+    token at once (not only a SIGHUP reload does), and the token gets 401;
+    another session of the same user keeps its stream. A Redfish SSE stream
+    opened with the deleted session goes on: DSP0266 "Session termination or
+    logout" (the Protocol Validator's SEC_SESSION_TERMINATION_SIDE_EFFECTS)
+    says ending a session shall not affect its SSE connections."""
+    br = broker()
+    _, h1, s1 = login(br, "ops")
+    _, h2, _ = login(br, "ops")
+    gone, kept = {"X-Auth-Token": h1["x-auth-token"]}, {"X-Auth-Token": h2["x-auth-token"]}
+    url = f"ws://127.0.0.1:{br.http_port}/ws/events"
+    c = http.client.HTTPConnection("127.0.0.1", br.http_port, timeout=30)
+    c.request("GET", "/redfish/v1/EventService/SSE", headers=gone)
+    sse = c.getresponse()
+    assert sse.status == 200, (sse.status, sse.read()[:300])
+
+    def sse_event():
+        """The next `data:` line of the SSE stream, as JSON."""
+        while True:
+            line = sse.readline()
+            assert line, "the SSE stream of the deleted session ended"
+            if line.startswith(b"data:"):
+                return json.loads(line[5:])
+
+    async def go():
+        async with websockets.connect(url, extra_headers=list(gone.items()), open_timeout=10) as w1, \
+                websockets.connect(url, extra_headers=list(kept.items()), open_timeout=10) as w2:
+            fbtest.wait_for(lambda: req(br, "GET", "/status", headers=basic("admin"))[2],
+                            lambda st: len(st["websocket"]["subscribers"]) >= 3, 30,
+                            "three streams open")
+            assert req(br, "DELETE", h1["location"], headers=basic("admin"))[0] == 204
+            try:
+                msg = await asyncio.wait_for(w1.recv(), 30)
+                raise AssertionError(f"the deleted session's WebSocket got {msg[:200]!r}")
+            except websockets.exceptions.ConnectionClosed as e:
+                assert e.code == 1008 and "revoked" in e.reason, (e.code, e.reason)
+            r = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: fbtest.publish(br.agent_addr, "ib@leaf3", [LINK_DOWN], timeout=30))
+            assert r.returncode == 0, r.stderr
+            # the other session of the same user still streams
+            doc = json.loads(await asyncio.wait_for(w2.recv(), 30))
+            assert doc["Events"][0]["MessageId"], doc
+            # and so does the deleted session's SSE stream (DSP0266)
+            doc = await asyncio.get_running_loop().run_in_executor(None, sse_event)
+            assert doc["Events"][0]["MessageId"], doc
+        try:
+            async with websockets.connect(url, extra_headers=list(gone.items()), open_timeout=10):
+                raise AssertionError("a new WebSocket with the deleted session's token opened")
+        except websockets.exceptions.InvalidStatusCode as e:
+            assert e.status_code == 401, e
+
+    asyncio.run(go())
+    c.close()
+    assert_401(req(br, "GET", "/redfish/v1/SessionService", headers=gone), "deleted session")
+    st, _, _ = req(br, "GET", "/redfish/v1/EventService/SSE", headers=gone)
+    assert st == 401, f"a new SSE stream with the deleted session's token: {st}"
+    assert req(br, "GET", "/redfish/v1/SessionService", headers=kept)[0] == 200
+    log = br.log()
+    assert re.search(rf"ws \S+: its credentials \(session {s1['Id']} of ops\) were revoked: "
+                     "closing it", log), log[-3000:]
+    assert not re.search(r"sse \S+: its credentials .* were revoked", log), log[-3000:]
+    assert h1["x-auth-token"] not in log, "a session token is in the log"
+    assert br.stop() == 0
+
+
 def jobs_need_a_login_when_accounts_exist():
     br = broker()
     got = req(br, "POST", "/fabric/jobs", JOB)
@@ -439,7 +510,7 @@ TESTS = [accounts_file_readable_by_others_stops_the_start,
          readonly_reads_but_may_not_write,
          operator_writes_and_administrator_manages,
          wrong_passwords_are_refused_logged_and_locked_out,
-         sessions_log_in_use_and_log_out,
+         sessions_log_in_use_and_log_out, deleting_a_session_closes_its_websocket,
          jobs_need_a_login_when_accounts_exist,
          accounts_changed_over_http_persist_and_end_sessions,
          password_change_required_allows_only_the_change, unknown_method_gets_501,

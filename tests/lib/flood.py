@@ -90,18 +90,26 @@ def journal_agents(broker, total, timeout=300):
     return out
 
 
+def start_ready(addr, agents, timeout=300):
+    """Each agent's run(addr, go, result) in a process of its own (forked),
+    once every one of them has said HELLO and put (id, "ready"); returns
+    (go, result, procs): set go to start them together, then read each one's
+    (id, outcome) from result."""
+    ctx = multiprocessing.get_context("fork")
+    go, result = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=a.run, args=(addr, go, result), daemon=True) for a in agents]
+    for p in procs:
+        p.start()
+    for _ in agents:
+        who, what = result.get(timeout=timeout)
+        assert what == "ready", f"{who}: {what}"
+    return go, result, procs
+
+
 def flood_shares(broker, flooders, timeout=300):
     """Run the flooders together against broker; returns ({agent id: share of
     the window}, window size in events, {agent id: events in the window})."""
-    ctx = multiprocessing.get_context("fork")
-    go, result = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=f.run, args=(broker.agent_addr, go, result), daemon=True)
-             for f in flooders]
-    for p in procs:
-        p.start()
-    for _ in flooders:
-        who, what = result.get(timeout=timeout)
-        assert what == "ready", f"{who}: {what}"
+    go, result, procs = start_ready(broker.agent_addr, flooders, timeout)
     go.set()
     for _ in flooders:
         who, err = result.get(timeout=timeout)

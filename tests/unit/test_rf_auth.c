@@ -11,6 +11,7 @@
 #include "rf_auth_core.h"
 #include "rf_auth_limit.h"
 #include "rf_auth_priv.h"
+#include "rf_auth_reload.h"
 #include "rf_session.h"
 
 #include <fcntl.h>
@@ -496,7 +497,24 @@ static void session_login_use_and_delete(void)
 				       FB_RF_PRIV_LOGIN, 1, 100, NULL), FB_RF_AUTH_NO_SESSION);
 	char id[FB_RF_SESSION_ID_LEN + 1];
 	memcpy(id, s->id, sizeof(id));
+	/* a stream opened with the token answers to the session: live until
+	 * the session is deleted, and the deletion is counted (the server's cue
+	 * to look, ws_server.c) */
+	struct fb_rf_cred cr;
+	fb_rf_cred_of(&c, NULL, tok, 150, &cr);
+	CHECK_EQ(cr.kind, FB_RF_CRED_USER);
+	CHECK_STR(cr.session, id);
+	CHECK(fb_rf_cred_live(&c, &cr));
+	uint64_t ended = c.sessions.ended;
 	CHECK_EQ(fb_rf_session_delete(&c.sessions, id), 0);
+	CHECK_EQ(c.sessions.ended, ended + 1);
+	CHECK(!fb_rf_session_exists(&c.sessions, id));
+	CHECK(!fb_rf_cred_live(&c, &cr));
+	cr.session[0] = '\0'; /* the account alone (Basic, or an SSE stream) is still live */
+	CHECK(fb_rf_cred_live(&c, &cr));
+	ended = c.sessions.ended; /* an account change with no session is a cue as well */
+	fb_rf_sessions_end_user(&c.sessions, "nobody");
+	CHECK_EQ(c.sessions.ended, ended + 1);
 	CHECK_EQ(fb_rf_auth_core_check(&c, NULL, tok, "p", FB_RF_PRIV_LOGIN, 1, 200, NULL), FB_RF_AUTH_NO_SESSION);
 	/* idle past the timeout */
 	CHECK_EQ(fb_rf_auth_core_login(&c, "ro", "ro-password", "p", 0, tok, &s), 0);
