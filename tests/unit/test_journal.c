@@ -136,6 +136,19 @@ static void drain(struct fb_journal_reader *r, uint64_t limit, struct readout *o
 	}
 }
 
+/* Drain a new reader of dir from the start to the end into o, then close
+ * it: 0, or fb_journal_reader_open's error. */
+static int read_all(const char *dir, struct readout *o)
+{
+	struct fb_journal_reader *r;
+	int rc = fb_journal_reader_open(dir, 0, &r);
+	if (rc)
+		return rc;
+	drain(r, UINT64_MAX, o);
+	fb_journal_reader_close(r);
+	return 0;
+}
+
 /* Each test gets a fresh directory, removed afterwards even on failure. */
 #define DIR_TEST(name)                                                              \
 	static void name##_in(const char *dir);                                     \
@@ -271,11 +284,8 @@ DIR_TEST(journal_crc_corruption_truncates_tail)
 	CHECK_EQ(append_range(j, 5, 6, 100), 0);
 	fb_journal_close(j);
 
-	struct fb_journal_reader *r;
 	struct readout o = { 0 };
-	CHECK_EQ(fb_journal_reader_open(dir, 0, &r), 0);
-	drain(r, UINT64_MAX, &o);
-	fb_journal_reader_close(r);
+	CHECK_EQ(read_all(dir, &o), 0);
 	CHECK_EQ(o.count, 6);
 	CHECK(!o.bad);
 }
@@ -307,11 +317,8 @@ DIR_TEST(journal_rolls_segments)
 	}
 	CHECK_EQ(total, (long long)st.bytes);
 
-	struct fb_journal_reader *r;
 	struct readout o = { 0 };
-	CHECK_EQ(fb_journal_reader_open(dir, 0, &r), 0);
-	drain(r, UINT64_MAX, &o);
-	fb_journal_reader_close(r);
+	CHECK_EQ(read_all(dir, &o), 0);
 	CHECK(!o.bad);
 	CHECK_EQ(o.count, 300);
 
@@ -343,11 +350,8 @@ DIR_TEST(journal_retention_by_size)
 	CHECK_EQ(n, st.segments);
 	CHECK_EQ(ids[0], st.first_id);
 
-	struct fb_journal_reader *r;
 	struct readout o = { 0 };
-	CHECK_EQ(fb_journal_reader_open(dir, 0, &r), 0);
-	drain(r, UINT64_MAX, &o);
-	fb_journal_reader_close(r);
+	CHECK_EQ(read_all(dir, &o), 0);
 	CHECK_EQ(o.rc, 0);
 	CHECK_EQ(o.first, st.first_id);
 	CHECK_EQ(o.last, 500);
