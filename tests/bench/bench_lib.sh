@@ -14,6 +14,13 @@ bench_require() {
 bench_require_built() {
 	[ -x "$1" ] || { echo "skipped: $1 not built${2:+ ($2)}"; exit 77; }
 }
+# bench_publishers: the publisher load, PUBLISHERS (4) of PER_PUBLISHER
+# (500000) events each unless set, TOTAL in all.
+bench_publishers() {
+	PUBLISHERS=${PUBLISHERS:-4}
+	PER_PUBLISHER=${PER_PUBLISHER:-500000}
+	TOTAL=$((PUBLISHERS * PER_PUBLISHER))
+}
 # bench_exec_python SCRIPT: a Python benchmark against $build, with tests/lib.
 bench_exec_python() {
 	export FB_BUILD=$build FB_SRC=$src PYTHONPATH=$src/tests/lib
