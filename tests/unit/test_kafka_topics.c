@@ -31,6 +31,21 @@ static int map_fails(const char *s, const char *needle)
 	return 1;
 }
 
+/* An input that must be refused with an error naming needle. */
+struct refusal {
+	const char *text, *needle;
+};
+
+/* The index of the first case not refused as it should be (fails(text,
+ * needle) says why), or -1 when every one is. */
+static long first_wrong_case(int (*fails)(const char *, const char *), const struct refusal *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!fails(cases[i].text, cases[i].needle))
+			return (long)i;
+	return -1;
+}
+
 static void default_map_routes_each_registry(void)
 {
 	struct fb_kafka_topic_map m;
@@ -72,9 +87,7 @@ static void map_requires_a_catch_all_last(void)
 
 static void map_refuses_bad_names_and_says_which(void)
 {
-	static const struct {
-		const char *text, *needle; /* refused, the reason naming needle */
-	} cases[] = {
+	static const struct refusal cases[] = {
 		{ "Fabric:bad topic,*:x", "'bad topic'" },
 		{ "Fabric:a/b,*:x", "topic name" },
 		{ "Fabric:,*:x", "topic name" },
@@ -82,8 +95,7 @@ static void map_refuses_bad_names_and_says_which(void)
 		{ "Fab.ric:a,*:x", "'Fab.ric'" },
 		{ "Fabric,*:x", "expected Prefix:topic" },
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CHECK(map_fails(cases[i].text, cases[i].needle));
+	CHECK_EQ(first_wrong_case(map_fails, cases, sizeof(cases) / sizeof(cases[0])), -1);
 	char big[400] = "Fabric:";
 	memset(big + 7, 'a', 250);
 	strcpy(big + 257, ",*:x");
@@ -274,9 +286,7 @@ static void config_kafka_keys_apply(void)
 
 static void config_kafka_errors_name_file_line_and_key(void)
 {
-	static const struct {
-		const char *text, *needle; /* refused, the error naming needle */
-	} cases[] = {
+	static const struct refusal cases[] = {
 		{ "LogLevel=info\nKafkaTopicMap=Fabric:a\n", "k.conf:2: KafkaTopicMap" },
 		{ "KafkaTopicMap=Fabric:a\n", "no catch-all" },
 		{ "KafkaTopicMap=*:a\nKafkaTopicMap=*:b\n", "set twice" },
@@ -289,8 +299,7 @@ static void config_kafka_errors_name_file_line_and_key(void)
 		{ "KafkaBrokers=nohost\n", "KafkaBrokers" },
 		{ "KafkaSubscription=t?severity=Bad\n", "k.conf:1: KafkaSubscription" },
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CHECK(conf_fails(cases[i].text, cases[i].needle));
+	CHECK_EQ(first_wrong_case(conf_fails, cases, sizeof(cases) / sizeof(cases[0])), -1);
 	char many[40 * 40] = "";
 	for (int i = 0; i < 33; i++)
 		strcat(many, "KafkaSubscription=t\n");
