@@ -1,5 +1,6 @@
-# Sourced by the benchmark scripts: skipping when a tool is missing, loopback
-# ports, waiting for one, a clock, and a work directory.
+# Sourced by the benchmark scripts: skipping when a tool is missing, the
+# publisher load, loopback ports, waiting for one, a clock, and a work
+# directory.
 # bench_start makes $work and sets the EXIT trap to bench_cleanup, which
 # kills $pids and removes $work (a script with more to clean up calls
 # bench_cleanup from its own trap).
