@@ -11,9 +11,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-PUBLISHERS=${PUBLISHERS:-4}
-PER_PUBLISHER=${PER_PUBLISHER:-500000}
-TOTAL=$((PUBLISHERS * PER_PUBLISHER))
+. "$here/bench_lib.sh"
+bench_publishers
 SYNC=${SYNC:-batch}
 RING=${RING:-262144}
 

@@ -29,23 +29,14 @@ ref=$build/tests/bench/bench_fanout_ref
 
 . "$here/bench_lib.sh"
 bench_start
-ulimit -n 8192 2>/dev/null || true
-
 . "$here/bench_fanout_lib.sh"
-start_sinks() { # port count events query -> SINKS
-	SINKS=()
-	for _ in $(seq "$2"); do
-		"$sink" 127.0.0.1 "$1" "/ws/events$4" "$3" >/dev/null & SINKS+=($!); pids+=($!)
-	done
-}
-wait_sinks() { for p in "${SINKS[@]}"; do wait "$p"; done; }
 
 echo "benchmark: fan-out, 4 publishers, default config, $(nproc) cores"
 for S in $SUBS; do
 	E=$((MESSAGES / S)); [ "$E" -gt "$MAX_EVENTS" ] && E=$MAX_EVENTS; E=$((E - E % 4))
 	j="$work/journal-$S"
 	start_broker "$j"
-	start_sinks "$HP" "$S" "$E" ""
+	start_sinks "$sink" "$HP" "$S" "$E" "/ws/events"
 	wait_subscribers "$HP" "$S"
 	c0=$(cpu_s "$BROKER"); t0=$(now)
 	publish "$AP" "$E"
@@ -56,7 +47,7 @@ for S in $SUBS; do
 	rp=$(port)
 	"$ref" "$j" "$rp" "$S" >"$work/ref.out" & refpid=$!; pids+=($refpid)
 	wait_port "$rp"
-	start_sinks "$rp" "$S" "$E" ""
+	start_sinks "$sink" "$rp" "$S" "$E" "/ws/events"
 	rt0=$(now)
 	wait_sinks
 	wait "$refpid" || true
@@ -77,19 +68,19 @@ done
 # ?since=0, once from the ring, once from the journal (after a restart).
 j="$work/journal-catchup"
 start_broker "$j"
-start_sinks "$HP" 1 "$CATCHUP_EVENTS" ""
+start_sinks "$sink" "$HP" 1 "$CATCHUP_EVENTS" /ws/events
 wait_subscribers "$HP" 1
 publish "$AP" "$CATCHUP_EVENTS"
 wait_sinks
 m=$((CATCHUP_SINKS * CATCHUP_EVENTS))
 c0=$(cpu_s "$BROKER"); t0=$(now)
-start_sinks "$HP" "$CATCHUP_SINKS" "$CATCHUP_EVENTS" "?since=0"
+start_sinks "$sink" "$HP" "$CATCHUP_SINKS" "$CATCHUP_EVENTS" "/ws/events?since=0"
 wait_sinks
 t1=$(now); c1=$(cpu_s "$BROKER")
 stop_broker
 start_broker "$j"
 jc0=$(cpu_s "$BROKER"); jt0=$(now)
-start_sinks "$HP" "$CATCHUP_SINKS" "$CATCHUP_EVENTS" "?since=0"
+start_sinks "$sink" "$HP" "$CATCHUP_SINKS" "$CATCHUP_EVENTS" "/ws/events?since=0"
 wait_sinks
 jt1=$(now); jc1=$(cpu_s "$BROKER")
 stop_broker

@@ -1,7 +1,8 @@
 # Sourced by the fan-out benchmarks (bench_fanout.sh, bench_sse.sh) after
-# bench_lib.sh: memory of a process, /status subscriber counts, a
-# release fabricbusd on fresh ports, and 4 publishers. Needs $fabricbusd,
-# $fabricbus, $work and $pids (bench_start).
+# bench_lib.sh: room for thousands of sockets, memory of a process, /status
+# subscriber counts, a release fabricbusd on fresh ports, 4 publishers and
+# the sinks. Needs $fabricbusd, $fabricbus, $work and $pids (bench_start).
+ulimit -n 8192 2>/dev/null || true
 
 hwm_mib() { awk '/VmHWM/ {printf "%d", $2 / 1024}' "/proc/$1/status"; }
 subscribers() {
@@ -30,3 +31,13 @@ publish() { # agent port, events (4 publishers)
 	done
 	for p in "${pp[@]}"; do wait "$p"; done
 }
+start_sinks() { # sink port count events path... (one path per sink, cycled) -> SINKS
+	local sink=$1 p=$2 n=$3 e=$4; shift 4
+	local paths=("$@") i
+	SINKS=()
+	for ((i = 0; i < n; i++)); do
+		"$sink" 127.0.0.1 "$p" "${paths[i % ${#paths[@]}]}" "$e" >/dev/null & SINKS+=($!); pids+=($!)
+	done
+}
+# wait_sinks: 1 if any sink failed (each says why on stderr), after all ended.
+wait_sinks() { local rc=0; for p in "${SINKS[@]}"; do wait "$p" || rc=1; done; return $rc; }

@@ -1,5 +1,6 @@
-# Sourced by the benchmark scripts: skipping when a tool is missing, loopback
-# ports, waiting for one, a clock, and a work directory.
+# Sourced by the benchmark scripts: skipping when a tool is missing, the
+# publisher load, loopback ports, waiting for one, a clock, and a work
+# directory.
 # bench_start makes $work and sets the EXIT trap to bench_cleanup, which
 # kills $pids and removes $work (a script with more to clean up calls
 # bench_cleanup from its own trap).
@@ -13,6 +14,13 @@ bench_require() {
 # bench_require_built FILE [WHY]: exit 77 unless the build made FILE.
 bench_require_built() {
 	[ -x "$1" ] || { echo "skipped: $1 not built${2:+ ($2)}"; exit 77; }
+}
+# bench_publishers: the publisher load, PUBLISHERS (4) of PER_PUBLISHER
+# (500000) events each unless set, TOTAL in all.
+bench_publishers() {
+	PUBLISHERS=${PUBLISHERS:-4}
+	PER_PUBLISHER=${PER_PUBLISHER:-500000}
+	TOTAL=$((PUBLISHERS * PER_PUBLISHER))
 }
 # bench_exec_python SCRIPT: a Python benchmark against $build, with tests/lib.
 bench_exec_python() {

@@ -15,15 +15,13 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-PUBLISHERS=${PUBLISHERS:-4}
-PER_PUBLISHER=${PER_PUBLISHER:-500000}
-TOTAL=$((PUBLISHERS * PER_PUBLISHER))
+. "$here/bench_lib.sh"
+bench_publishers
 
 . "$here/release_build.sh"
 fabricbusd=$build/broker/fabricbusd
 fabricbus=$build/broker/cli/fabricbus
 
-. "$here/bench_lib.sh"
 bench_require /usr/bin/openssl
 bench_start
 

@@ -31,18 +31,7 @@ sse_sink=$build/tests/bench/bench_sse_sink
 
 . "$here/bench_lib.sh"
 bench_start
-ulimit -n 8192 2>/dev/null || true
-
 . "$here/bench_fanout_lib.sh"
-start_sinks() { # sink port count events path... (one path per sink, cycled)
-	local sink=$1 p=$2 n=$3 e=$4; shift 4
-	local paths=("$@") i
-	SINKS=()
-	for ((i = 0; i < n; i++)); do
-		"$sink" 127.0.0.1 "$p" "${paths[i % ${#paths[@]}]}" "$e" >/dev/null & SINKS+=($!); pids+=($!)
-	done
-}
-wait_sinks() { local rc=0; for p in "${SINKS[@]}"; do wait "$p" || rc=1; done; return $rc; }
 # run NAME SINK S E PATH... -> RESULT="t0 t1 cpu0 cpu1" (no subshell: $pids stays whole)
 run() {
 	local name=$1 sink=$2 s=$3 e=$4; shift 4

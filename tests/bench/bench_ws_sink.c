@@ -41,12 +41,8 @@ static int pong(int fd, const uint8_t *payload, size_t n)
 
 int main(int argc, char **argv)
 {
-	if (argc != 5 && argc != 6) {
-		fprintf(stderr, "usage: bench_ws_sink HOST PORT PATH COUNT [FIRST]\n");
-		return 2;
-	}
-	uint64_t want = strtoull(argv[4], NULL, 10), got = 0;
-	uint64_t expect = argc == 6 ? strtoull(argv[5], NULL, 10) : 0;
+	uint64_t want, expect, got = 0;
+	sink_args("bench_ws_sink", argc, argv, &want, &expect);
 	char req[1024];
 	snprintf(req, sizeof(req),
 		 "GET %s HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -105,21 +101,14 @@ int main(int argc, char **argv)
 			}
 			off += hdr + pl;
 		}
-		memmove(buf, buf + off, len - off);
-		len -= off;
-		off = 0;
 		if (got >= want)
 			break; /* the last frames were already in the buffer */
-		ssize_t r = read(fd, buf + len, sizeof(buf) - len);
-		if (r <= 0) {
+		if (sink_refill(fd, buf, sizeof(buf), &len, &off) != 0) {
 			fprintf(stderr, "bench_ws_sink: connection lost after %llu messages\n",
 				(unsigned long long)got);
 			return 1;
 		}
-		len += (size_t)r;
 	}
-	double dt = now_s() - t0;
-	printf("received %llu events in %.3f s (%.0f events/s)\n", (unsigned long long)got, dt,
-	       (double)got / dt);
+	sink_report(got, t0);
 	return 0;
 }

@@ -5,6 +5,7 @@
  * must say why; an accepted selection must read out as exactly as many
  * bytes as it announced, and parse as JSON. */
 #include "fabric_map.h"
+#include "fb_test_fabric.h"
 #include "inventory.h"
 #include "ws_fabric_map.h"
 
@@ -17,18 +18,8 @@ static struct fb_fabric_snap *g_snap;
 
 static void add_job(struct fb_fabric_map *m, const char *id, const char *fmt, int n)
 {
-	struct fb_job_op op = { .kind = FB_JOB_OP_REGISTER };
-	snprintf(op.job_id, sizeof(op.job_id), "%s", id);
-	snprintf(op.reg.job_id, sizeof(op.reg.job_id), "%s", id);
-	snprintf(op.reg.user, sizeof(op.reg.user), "alice");
-	op.reg.nodes = calloc((size_t)n, sizeof(*op.reg.nodes));
-	if (!op.reg.nodes)
+	if (fbt_register_job(m, id, fmt, 1, n) == -ENOMEM)
 		abort();
-	for (int i = 0; i < n; i++)
-		snprintf(op.reg.nodes[i], sizeof(op.reg.nodes[i]), fmt, i + 1);
-	op.reg.n_nodes = (size_t)n;
-	fb_fabric_map_apply(m, &op); /* sorted input is not required by the registry */
-	fb_job_reg_free(&op.reg);
 }
 
 static void setup(void)

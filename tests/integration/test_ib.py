@@ -408,6 +408,21 @@ def is_kind(kind, path):
     return lambda d: oem(d).get("Kind") == kind and origin(d) == path
 
 
+def ramp_until(r, sw, port, field, step, msg):
+    """Raise PortCounters.<field> of sw's port by step in each of six
+    counters intervals (ibsim takes absolute values), then wait for msg on
+    that port and check it is a Redfish event: the mark taken before the
+    ramp, and the event."""
+    path = port_path(sw, port)
+    mark = r.tail.mark()
+    for i in range(1, 7):
+        r.sim.perf_set(sw, port, f"PortCounters.{field}", i * step)
+        r.intervals(1)
+    _, d = r.tail.wait_for(is_msg(msg, path), timeout=10, mark=mark, what=f"{msg} {path}")
+    check_redfish_event(d)
+    return mark, d
+
+
 def ib_congestion_event_rate():
     with Rig("ib-cong") as r:
         sw, port = "leaf1", 3
@@ -415,15 +430,7 @@ def ib_congestion_event_rate():
         # 10,000,000 ticks of 4 ns = 40 ms of waiting per 200 ms step:
         # 200,000 ppm (20 %), twice the default threshold of 100,000.
         step = 10_000_000
-        mark = r.tail.mark()
-        total = 0
-        for _ in range(6):  # six steps, about one per counters interval
-            total += step
-            r.sim.perf_set(sw, port, "PortCounters.PortXmitWait", total)  # absolute values
-            r.intervals(1)
-        _, d = r.tail.wait_for(is_msg(WARN_EXC, path), timeout=10, mark=mark,
-                               what=f"{WARN_EXC} {path}")
-        check_redfish_event(d)
+        mark, d = ramp_until(r, sw, port, "PortXmitWait", step, WARN_EXC)
         c = counters(d)
         print(f"  congestion event: {json.dumps(c)} args={rec(d).get('MessageArgs')}", flush=True)
         assert oem(d).get("Kind") == "congestion", brief(d)
@@ -459,15 +466,8 @@ def ib_error_counter_threshold():
     with Rig("ib-errctr") as r:
         sw, port = "leaf2", 6
         path = port_path(sw, port)
-        mark = r.tail.mark()
-        total = 0
-        for _ in range(6):  # +100 a step: ~500/s, above the default 10/s, every interval
-            total += 100
-            r.sim.perf_set(sw, port, "PortCounters.SymbolErrorCounter", total)
-            r.intervals(1)
-        _, d = r.tail.wait_for(is_msg(ERR_EXC, path), timeout=10, mark=mark,
-                               what=f"{ERR_EXC} {path}")
-        check_redfish_event(d)
+        # +100 a step: ~500/s, above the default 10/s, every interval
+        mark, d = ramp_until(r, sw, port, "SymbolErrorCounter", 100, ERR_EXC)
         c = counters(d)
         print(f"  threshold event: {json.dumps(c)} args={rec(d).get('MessageArgs')}", flush=True)
         assert oem(d).get("Kind") == "counter_threshold", brief(d)

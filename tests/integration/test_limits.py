@@ -191,11 +191,7 @@ def test_limits_refuse_with_an_error():
         assert code == 8 and b"MaxAgents=3" in busy[0], busy[0]
         idle = [socket.create_connection(("127.0.0.1", b.http_port)) for _ in range(4)]
         time.sleep(0.3)
-        try:
-            urllib.request.urlopen(f"http://{b.http_addr}/status", timeout=5)
-            raise AssertionError("a fifth HTTP connection was served")
-        except urllib.error.HTTPError as e:
-            assert e.code == 503 and b"connection limit" in e.read(), e
+        fbtest.assert_http_at_limit(b.http_addr, "a fifth HTTP connection", timeout=5)
         for s in idle:
             s.close()
         st = b.wait_status(lambda s: s["broker"]["listeners"]["http"]["open"] <= 1)

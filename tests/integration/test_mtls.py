@@ -8,58 +8,24 @@ an expired certificate, a certificate for another id and plain TCP are each
 refused with a clear log line; a certificate for the id takes over a live
 session (the old one gets REPLACED), a connection without one cannot.
 """
-import os
 import socket
 import ssl
 import struct
-import subprocess
-import tempfile
 
+import certs
 import fbtest
 from agentproto import (ACK, ERROR, ERR_FORBIDDEN, ERR_IN_USE, ERR_REPLACED, Conn, describe,
                         event_body, events, parse_error)
 
 
-def run(*args, cwd):
-    subprocess.run(args, cwd=cwd, check=True, capture_output=True)
-
-
-class Pki:
-    """Certificates under a temporary directory, made with openssl."""
+class Pki(certs.Pki):
+    """The agents' PKI: a CA, another CA, the broker's certificate."""
 
     def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="fb-pki-")
-        fbtest._workdirs.append(self.dir)
+        super().__init__("fb-pki-")
         self.ca("ca")
         self.ca("otherca")
         self.cert("broker", "fabricbusd", "ca", san="IP:127.0.0.1")
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def key(self, name):
-        run("openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-            "-out", f"{name}.key", cwd=self.dir)
-
-    def ca(self, name):
-        self.key(name)
-        run("openssl", "req", "-x509", "-new", "-key", f"{name}.key", "-out", f"{name}.pem",
-            "-days", "2", "-subj", f"/CN=fabricbus test {name}", cwd=self.dir)
-
-    def cert(self, name, cn, ca="ca", san=None, days=2):
-        """name.pem/name.key for CN=cn signed by ca; days=-1 gives an expired one."""
-        self.key(name)
-        run("openssl", "req", "-new", "-key", f"{name}.key", "-out", f"{name}.csr", "-subj",
-            f"/CN={cn}", cwd=self.dir)
-        ext = []
-        if san:
-            with open(self.path(f"{name}.ext"), "w") as f:
-                f.write(f"subjectAltName={san}\n")
-            ext = ["-extfile", f"{name}.ext"]
-        run("openssl", "x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey",
-            f"{ca}.key", "-CAcreateserial", "-out", f"{name}.pem", "-days", str(days), *ext,
-            cwd=self.dir)
-        return self
 
     def tls_args(self, name):
         return ["--tls-ca", self.path("ca.pem"), "--tls-cert", self.path(f"{name}.pem"),

@@ -24,6 +24,7 @@ other, whatever the windows turn out to be):
 Run: FB_BUILD=<build> FB_SRC=<src> PYTHONPATH=<src>/tests/lib \\
      /usr/bin/python3 tests/integration/test_ratelimit.py [test_name ...]
 """
+import contextlib
 import http.client
 import json
 import os
@@ -37,6 +38,21 @@ from fbtest import (FABRICBUS, Broker, Tail, assert_no_sanitizer_report, check_r
 GUID = "0x0008f10400411a08"
 PORT_PATH = "/Switches/leaf3/Ports/17"
 LIMIT = 20
+
+
+@contextlib.contextmanager
+def checked(b):
+    """Runs the body with broker b, then stops it. Only when the body passed
+    are a clean exit and a log free of sanitizer reports asserted: a failing
+    body's own error is the one to show."""
+    try:
+        yield b
+    except BaseException:
+        b.stop()
+        raise
+    rc = b.stop()
+    assert rc == 0, b.log()[-3000:]
+    assert_no_sanitizer_report(b.log(), "fabricbusd")
 
 
 def threshold(port, i):
@@ -132,9 +148,7 @@ def check_flood(default, every, agent, n_flood, n_other):
 def a_flood_on_one_subject():
     """150 events on leaf3 port 17 and 5 on port 18, RateLimitSubject=20 per
     8 s window: default vs tail --all, summaries, lift, journal replay."""
-    b = Broker(RateLimitSubject=str(LIMIT), RateLimitWindow="8s").start()
-    ok = False
-    try:
+    with checked(Broker(RateLimitSubject=str(LIMIT), RateLimitWindow="8s").start()) as b:
         tail = Tail(b.http_addr, os.path.join(b.workdir, "tail.err"))
         every = Tail(b.http_addr, os.path.join(b.workdir, "tail-all.err"), ["--all"])
         flood = [threshold(17, i) for i in range(150)] + [threshold(18, i) for i in range(5)]
@@ -171,21 +185,13 @@ def a_flood_on_one_subject():
         # SSE: the same rule, from the journal too.
         assert sse_ids(b, "Last-Event-ID=0&quiet=1", total) == ids(alls)
         assert sse_ids(b, "Last-Event-ID=0", total - len(qids)) == ids(loud)
-        ok = True
-    finally:
-        rc = b.stop()
-        if ok:
-            assert rc == 0, b.log()[-3000:]
-    assert_no_sanitizer_report(b.log(), "fabricbusd")
 
 
 def an_agent_over_its_limit():
     """RateLimitAgent=10 per 2 s: 30 generated events of one agent (no subject
     limit) give a default subscriber exactly 10 per window of suppression, and
     summaries naming the agent whose counts add up to the quiet ones."""
-    b = Broker(RateLimitAgent="10", RateLimitWindow="2s").start()
-    ok = False
-    try:
+    with checked(Broker(RateLimitAgent="10", RateLimitWindow="2s").start()) as b:
         every = Tail(b.http_addr, os.path.join(b.workdir, "tail-all.err"), ["--all"])
         p = publish(b.agent_addr, "ib-chatty", generate=30)
         assert p.returncode == 0, p.stderr
@@ -207,37 +213,26 @@ def an_agent_over_its_limit():
                    for d in sums), [rec(d) for d in sums]
         check_redfish_event(windows[0])
         every.stop()
-        ok = True
-    finally:
-        rc = b.stop()
-        if ok:
-            assert rc == 0, b.log()[-3000:]
-    assert_no_sanitizer_report(b.log(), "fabricbusd")
 
 
 def kafka_gets_quiet_events():
     """Kafka is not a default subscription: it gets every event, the quiet
     ones with Oem.Fabricbus.Quiet."""
     k = kafka.Kafka().start()
-    b = Broker(KafkaBrokers=k.bootstrap, RateLimitSubject="10", RateLimitWindow="60s").start()
-    ok = False
     try:
-        p = publish(b.agent_addr, "ib-kafka", [threshold(17, i) for i in range(40)])
-        assert p.returncode == 0, p.stderr
-        ks = wait_for(lambda: b.status()["broker"]["kafka"], lambda s: s["committed"] >= 40 and
-                      s["backlog"] == 0, 120, "Kafka delivery", interval=0.2)
-        msgs = [m for m in k.consume_all(["fabric.resource"]) if '"ib-kafka"' in m.value]
-        docs = [json.loads(m.value) for m in msgs]
-        quiet = [d for d in docs if oem(d).get("Quiet") == "rate_limited"]
-        print(f"  Kafka: {len(docs)} of the agent's events, {len(quiet)} quiet; {ks}", flush=True)
-        assert len(docs) == 40 and len(quiet) == 30, (len(docs), len(quiet))
-        ok = True
+        b = Broker(KafkaBrokers=k.bootstrap, RateLimitSubject="10", RateLimitWindow="60s").start()
+        with checked(b):
+            p = publish(b.agent_addr, "ib-kafka", [threshold(17, i) for i in range(40)])
+            assert p.returncode == 0, p.stderr
+            ks = wait_for(lambda: b.status()["broker"]["kafka"], lambda s: s["committed"] >= 40 and
+                          s["backlog"] == 0, 120, "Kafka delivery", interval=0.2)
+            msgs = [m for m in k.consume_all(["fabric.resource"]) if '"ib-kafka"' in m.value]
+            docs = [json.loads(m.value) for m in msgs]
+            quiet = [d for d in docs if oem(d).get("Quiet") == "rate_limited"]
+            print(f"  Kafka: {len(docs)} of the agent's events, {len(quiet)} quiet; {ks}", flush=True)
+            assert len(docs) == 40 and len(quiet) == 30, (len(docs), len(quiet))
     finally:
-        rc = b.stop()
         k.stop()
-        if ok:
-            assert rc == 0, b.log()[-3000:]
-    assert_no_sanitizer_report(b.log(), "fabricbusd")
 
 
 ALL = [a_flood_on_one_subject, an_agent_over_its_limit, kafka_gets_quiet_events]

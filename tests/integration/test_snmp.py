@@ -48,10 +48,7 @@ import time
 
 import snmp
 
-if __name__ == "__main__":
-    status = snmp.run_in_own_netns(sys.argv)
-    if status is not None:
-        sys.exit(status)
+snmp.enter_own_netns(__name__)
 
 from fbtest import Broker, Tail, assert_no_sanitizer_report, check_redfish_event, free_port, \
     oem, origin, rec, run  # noqa: E402

@@ -39,10 +39,7 @@ import urllib.request
 
 import snmp
 
-if __name__ == "__main__":
-    status = snmp.run_in_own_netns(sys.argv)
-    if status is not None:
-        sys.exit(status)
+snmp.enter_own_netns(__name__)
 
 import slurm  # noqa: E402
 from chain import NODE_AGENT  # noqa: E402

@@ -3,14 +3,28 @@
  * with the top bit set: not an int64; a counter above INT64_MAX: a string in
  * JSON; a counter id with no name; text with UTF-8, quotes, a backslash and a
  * control byte; the largest LID and ifindex). A test that needs other values
- * sets them after fbt_event_full(). */
+ * sets them after fbt_event_full(). fbt_event_head: the header alone. */
 #ifndef FB_TEST_EVENT_H
 #define FB_TEST_EVENT_H
 
 #include "fb_event.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+
+/* An event with only its header set (who sent it as which sequence number,
+ * when, what happened and how bad): a test sets the subject it needs. */
+static inline void fbt_event_head(struct fb_event *ev, const char *agent_id, uint64_t seq,
+				  uint64_t ts_ns, uint8_t kind, uint8_t severity)
+{
+	memset(ev, 0, sizeof(*ev));
+	snprintf(ev->agent_id, sizeof(ev->agent_id), "%s", agent_id);
+	ev->seq = seq;
+	ev->ts_ns = ts_ns;
+	ev->kind = kind;
+	ev->severity = severity;
+}
 
 static inline void fbt_event_full(struct fb_event *ev)
 {

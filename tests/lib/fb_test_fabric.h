@@ -1,6 +1,7 @@
 /* fb_test_fabric.h - event and job-registration builders for the fabric
  * map's unit tests (test_fabric_map.c, test_fabric_render.c, and the
- * topology's: test_topo_export.c, test_blast.c, test_rootcause.c): the rig's
+ * topology's: test_topo_export.c, test_blast.c, test_rootcause.c) and its
+ * fuzz target (fuzz_map_select.c): the rig's
  * switch GUIDs and the events the agents would send about it. Header-only
  * (static inline), so each test links only what it uses. */
 #ifndef FB_TEST_FABRIC_H
@@ -11,6 +12,7 @@
 #include "inventory.h"
 #include "jobs.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +107,27 @@ static inline struct fb_job_reg reg_of(const char *id, const char *user, const c
 		snprintf(r.nodes[i], sizeof(r.nodes[i]), "%s", nodes[i]);
 	r.n_nodes = r.nodes ? n : 0;
 	return r;
+}
+
+/* Register (or replace) job id of user alice on the n nodes named by the
+ * printf format fmt with first, first + 1, ...: the registry's verdict
+ * (fb_job_op.result), or -ENOMEM. */
+static inline int fbt_register_job(struct fb_fabric_map *m, const char *id, const char *fmt, int first,
+				   int n)
+{
+	struct fb_job_op op = { .kind = FB_JOB_OP_REGISTER };
+	snprintf(op.job_id, sizeof(op.job_id), "%s", id);
+	snprintf(op.reg.job_id, sizeof(op.reg.job_id), "%s", id);
+	snprintf(op.reg.user, sizeof(op.reg.user), "alice");
+	op.reg.nodes = calloc((size_t)n, sizeof(*op.reg.nodes));
+	if (!op.reg.nodes)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		snprintf(op.reg.nodes[i], sizeof(op.reg.nodes[i]), fmt, first + i);
+	op.reg.n_nodes = (size_t)n;
+	fb_fabric_map_apply(m, &op); /* sorted input is not required by the registry */
+	fb_job_reg_free(&op.reg);
+	return op.result;
 }
 
 /* 10000 nodes on 250 leaves (40 hosts each, leaf<k/40> at port k%40+1):

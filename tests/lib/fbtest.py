@@ -15,6 +15,8 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 
 BUILD = os.environ.get("FB_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build-asan"))
 SRC = os.environ.get("FB_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -143,6 +145,17 @@ def assert_no_sanitizer_report(out, who, tail=3000):
     """UBSan goes on after a report, so a clean exit status is not enough."""
     for bad in SANITIZER_MARKS:
         assert bad not in out, f"sanitizer report from {who}:\n{out[-tail:]}"
+
+
+def assert_http_at_limit(http_addr, what, timeout=10):
+    """A plain GET /status is answered 503 "connection limit": the HTTP
+    listener at http_addr is full. what names the request for the failure."""
+    try:
+        urllib.request.urlopen(f"http://{http_addr}/status", timeout=timeout)
+    except urllib.error.HTTPError as e:
+        assert e.code == 503 and b"connection limit" in e.read(), e
+        return
+    raise AssertionError(f"{what} was served")
 
 
 def stop_gracefully(proc, name, timeout=30):

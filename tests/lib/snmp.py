@@ -5,7 +5,8 @@ namespaces these helpers create (needs root, snmpd and snmptrap).
   namespace `fbtsnmp-main` (its own loopback: broker, agent and the test all
   live there) and deletes every `fbtsnmp-*` namespace afterwards, killing
   what still runs in them, pass or fail. No address is ever added outside
-  these namespaces.
+  these namespaces. `enter_own_netns(__name__)`, first thing in a test
+  script: the same, exiting with the inner run's status.
 - `SnmpSwitch`: a switch stand-in. Namespace `fbtsnmp-<name>` holds snmpd
   and veth pairs `swpN` (the switch port) <-> `swpNh` (the cable's far
   end); a veth `fbmN` (main namespace, 10.77.N.1) <-> `mgmt0` (switch,
@@ -97,6 +98,17 @@ def run_in_own_netns(argv):
                               env=env).returncode
     finally:
         delete_namespaces()
+
+
+def enter_own_netns(name):
+    """Called with the test script's __name__ before it imports what the
+    namespace must see: run as a script outside MAIN_NS, it runs itself in
+    there (run_in_own_netns) and exits with that run's status."""
+    if name != "__main__":
+        return
+    status = run_in_own_netns(sys.argv)
+    if status is not None:
+        sys.exit(status)
 
 
 class SnmpSwitch:

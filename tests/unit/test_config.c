@@ -99,18 +99,24 @@ static void unknown_key_names_the_line(void)
 
 static void bad_values_name_key_and_line(void)
 {
-	CHECK(fails_naming("JournalSync=sometimes\n", "bad.conf:1", "JournalSync"));
-	CHECK(fails_naming("\n\nAgentListen=localhost\n", "bad.conf:3", "HOST:PORT"));
-	CHECK(fails_naming("AgentListen=1.2.3.4:70000\n", "bad.conf:1", "AgentListen"));
-	CHECK(fails_naming("JournalSegmentSize=12Q\n", "bad.conf:1", "JournalSegmentSize"));
-	CHECK(fails_naming("JournalSegmentSize=1K\n", "bad.conf:1", "between"));
-	CHECK(fails_naming("HeartbeatInterval=-5s\n", "bad.conf:1", "HeartbeatInterval"));
-	CHECK(fails_naming("WsQueueEvents=ten\n", "bad.conf:1", "whole number"));
-	CHECK(fails_naming("FabricName=a/b\n", "bad.conf:1", "FabricName"));
-	CHECK(fails_naming("LogTarget=file\n", "bad.conf:1", "stderr or syslog"));
-	CHECK(fails_naming("JournalDir=\n", "bad.conf:1", "JournalDir"));
-	CHECK(fails_naming("just words\n", "bad.conf:1", "Key=Value"));
-	CHECK(fails_naming("JournalSegmentSize=99999999999999999999999\n", "bad.conf:1", "JournalSegmentSize"));
+	static const struct {
+		const char *text, *line, *key; /* the error names line and key */
+	} cases[] = {
+		{ "JournalSync=sometimes\n", "bad.conf:1", "JournalSync" },
+		{ "\n\nAgentListen=localhost\n", "bad.conf:3", "HOST:PORT" },
+		{ "AgentListen=1.2.3.4:70000\n", "bad.conf:1", "AgentListen" },
+		{ "JournalSegmentSize=12Q\n", "bad.conf:1", "JournalSegmentSize" },
+		{ "JournalSegmentSize=1K\n", "bad.conf:1", "between" },
+		{ "HeartbeatInterval=-5s\n", "bad.conf:1", "HeartbeatInterval" },
+		{ "WsQueueEvents=ten\n", "bad.conf:1", "whole number" },
+		{ "FabricName=a/b\n", "bad.conf:1", "FabricName" },
+		{ "LogTarget=file\n", "bad.conf:1", "stderr or syslog" },
+		{ "JournalDir=\n", "bad.conf:1", "JournalDir" },
+		{ "just words\n", "bad.conf:1", "Key=Value" },
+		{ "JournalSegmentSize=99999999999999999999999\n", "bad.conf:1", "JournalSegmentSize" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(fails_naming(cases[i].text, cases[i].line, cases[i].key));
 }
 
 static void duplicate_key_is_refused(void)

@@ -187,14 +187,22 @@ static void topology_refuses_entries_past_its_bounds(void)
 
 /* ---- jobs ---- */
 
+/* fb_jobs_register of job id for user on the n nodes, at now: its return. */
+static int register_job(struct fb_jobs *j, const char *id, const char *user, const char *const *nodes,
+			size_t n, uint64_t now)
+{
+	struct fb_job_reg r = reg_of(id, user, nodes, n);
+	int rc = fb_jobs_register(j, &r, now);
+	fb_job_reg_free(&r);
+	return rc;
+}
+
 static void jobs_add_replace_delete(void)
 {
 	struct fb_jobs *j = fb_jobs_new(0, 0);
 	CHECK(j);
 	const char *n12[] = { "node001", "node002" };
-	struct fb_job_reg r = reg_of("12", "alice", n12, 2);
-	CHECK_EQ(fb_jobs_register(j, &r, 5), 0);
-	fb_job_reg_free(&r);
+	CHECK_EQ(register_job(j, "12", "alice", n12, 2, 5), 0);
 	CHECK_EQ(fb_jobs_count(j), 1);
 	CHECK_EQ(fb_jobs_nodes(j), 2);
 	CHECK_EQ(fb_jobs_members(j), 2);
@@ -207,9 +215,7 @@ static void jobs_add_replace_delete(void)
 	CHECK_EQ(at, 5);
 	/* Replace: node002 leaves, node003 joins. */
 	const char *n23[] = { "node001", "node003" };
-	r = reg_of("12", "bob", n23, 2);
-	CHECK_EQ(fb_jobs_register(j, &r, 6), 1);
-	fb_job_reg_free(&r);
+	CHECK_EQ(register_job(j, "12", "bob", n23, 2, 6), 1);
 	char list[FB_JOBS_MAX];
 	CHECK_EQ(fb_jobs_node_list(j, "node002", list, sizeof(list)), 0);
 	CHECK_STR(list, "");
@@ -220,9 +226,7 @@ static void jobs_add_replace_delete(void)
 	CHECK_STR(user, "bob");
 	/* Another job on node001. */
 	const char *n1[] = { "node001" };
-	r = reg_of("9", "carol", n1, 1);
-	CHECK_EQ(fb_jobs_register(j, &r, 7), 0);
-	fb_job_reg_free(&r);
+	CHECK_EQ(register_job(j, "9", "carol", n1, 1, 7), 0);
 	fb_jobs_node_list(j, "node001", list, sizeof(list));
 	CHECK_STR(list, "9,12");
 	CHECK_EQ(fb_jobs_delete(j, "12"), 1);
@@ -260,12 +264,8 @@ static void jobs_refuse_past_the_job_and_member_caps(void)
 	CHECK_EQ(fb_jobs_register(j, &r, 1), -ENOSPC); /* a 4th job */
 	fb_job_reg_free(&r);
 	/* Replacing counts the old registration out first. */
-	r = reg_of("1", "u", three, 3);
-	CHECK_EQ(fb_jobs_register(j, &r, 1), -ENOSPC); /* 5 - 2 + 3 = 6 */
-	fb_job_reg_free(&r);
-	r = reg_of("1", "u", one, 1);
-	CHECK_EQ(fb_jobs_register(j, &r, 1), 1);
-	fb_job_reg_free(&r);
+	CHECK_EQ(register_job(j, "1", "u", three, 3, 1), -ENOSPC); /* 5 - 2 + 3 = 6 */
+	CHECK_EQ(register_job(j, "1", "u", one, 1, 1), 1);
 	CHECK_EQ(fb_jobs_count(j), 3);
 	CHECK_EQ(fb_jobs_members(j), 4);
 	char list[FB_JOBS_MAX];
@@ -322,9 +322,7 @@ static void jobs_node_list_is_ascending_and_keeps_whole_ids_only(void)
 	/* Numeric order, not text order: 9 < 10 < 100. */
 	const char *ids[] = { "100", "9", "10", "12345678901234567890" };
 	for (size_t i = 0; i < 4; i++) {
-		struct fb_job_reg r = reg_of(ids[i], "u", n, 1);
-		CHECK_EQ(fb_jobs_register(j, &r, 1), 0);
-		fb_job_reg_free(&r);
+		CHECK_EQ(register_job(j, ids[i], "u", n, 1, 1), 0);
 	}
 	char list[FB_JOBS_MAX];
 	CHECK_EQ(fb_jobs_node_list(j, "node001", list, sizeof(list)), strlen("9,10,100,12345678901234567890"));
@@ -337,9 +335,7 @@ static void jobs_node_list_is_ascending_and_keeps_whole_ids_only(void)
 	for (int i = 0; i < 20; i++) {
 		char id[16];
 		snprintf(id, sizeof(id), "%d", 1000000 + i);
-		struct fb_job_reg r = reg_of(id, "u", n, 1);
-		CHECK_EQ(fb_jobs_register(j, &r, 1), 0);
-		fb_job_reg_free(&r);
+		CHECK_EQ(register_job(j, id, "u", n, 1, 1), 0);
 	}
 	size_t len = fb_jobs_node_list(j, "node001", list, sizeof(list));
 	CHECK(len <= FB_JOBS_MAX - 1);

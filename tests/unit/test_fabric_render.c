@@ -459,18 +459,7 @@ static void map_filtered_10000_nodes_costs_what_the_job_asks(void)
 
 static void register_nodes(struct fb_fabric_map *m, const char *id, const char *fmt, int n)
 {
-	struct fb_job_op op = { .kind = FB_JOB_OP_REGISTER };
-	snprintf(op.job_id, sizeof(op.job_id), "%s", id);
-	snprintf(op.reg.job_id, sizeof(op.reg.job_id), "%s", id);
-	snprintf(op.reg.user, sizeof(op.reg.user), "alice");
-	op.reg.nodes = calloc((size_t)n, sizeof(*op.reg.nodes));
-	CHECK(op.reg.nodes);
-	for (int i = 0; op.reg.nodes && i < n; i++)
-		snprintf(op.reg.nodes[i], sizeof(op.reg.nodes[i]), fmt, i);
-	op.reg.n_nodes = op.reg.nodes ? (size_t)n : 0;
-	fb_fabric_map_apply(m, &op);
-	CHECK(op.result >= 0);
-	fb_job_reg_free(&op.reg);
+	CHECK(fbt_register_job(m, id, fmt, 0, n) >= 0);
 }
 
 /* Refresh (the loop's tick) until the renderer published; at most ~20 s. */

@@ -82,6 +82,26 @@ static int append_range(struct fb_journal *j, uint64_t from, uint64_t to, unsign
 	return rc ? rc : fb_journal_flush(j);
 }
 
+/* A fresh journal in dir with ids 1..mid, then mid+1..last, closed. *mid_end
+ * and *end get its size in bytes after each part: where a torn or corrupt
+ * last record begins and ends. 0, or -1 if any step failed. */
+static int write_in_two_parts(const char *dir, uint64_t mid, uint64_t last, uint64_t *mid_end,
+			      uint64_t *end)
+{
+	struct fb_journal *j = jopen(dir, 1 << 20, 0, 0, NULL, NULL);
+	if (!j)
+		return -1;
+	struct fb_journal_stats st;
+	int rc = append_range(j, 1, mid, 100);
+	fb_journal_get_stats(j, &st);
+	*mid_end = st.bytes;
+	rc = rc ? rc : append_range(j, mid + 1, last, 100);
+	fb_journal_get_stats(j, &st);
+	*end = st.bytes;
+	fb_journal_close(j);
+	return rc ? -1 : 0;
+}
+
 struct recovered {
 	uint64_t count, last_id;
 	int bad; /* out of order, or not the event that was written */
@@ -114,6 +134,19 @@ static void drain(struct fb_journal_reader *r, uint64_t limit, struct readout *o
 		o->count++;
 		o->last = id;
 	}
+}
+
+/* Drain a new reader of dir from the start to the end into o, then close
+ * it: 0, or fb_journal_reader_open's error. */
+static int read_all(const char *dir, struct readout *o)
+{
+	struct fb_journal_reader *r;
+	int rc = fb_journal_reader_open(dir, 0, &r);
+	if (rc)
+		return rc;
+	drain(r, UINT64_MAX, o);
+	fb_journal_reader_close(r);
+	return 0;
 }
 
 /* Each test gets a fresh directory, removed afterwards even on failure. */
@@ -197,14 +230,8 @@ DIR_TEST(journal_roundtrip_append_read)
 
 DIR_TEST(journal_recovers_torn_tail)
 {
-	struct fb_journal *j = jopen(dir, 1 << 20, 0, 0, NULL, NULL);
-	CHECK(j != NULL);
-	CHECK_EQ(append_range(j, 1, 9, 100), 0);
-	struct fb_journal_stats st;
-	fb_journal_get_stats(j, &st);
-	uint64_t good_end = st.bytes;
-	CHECK_EQ(append_range(j, 10, 10, 100), 0);
-	fb_journal_close(j);
+	uint64_t good_end, end;
+	CHECK_EQ(write_in_two_parts(dir, 9, 10, &good_end, &end), 0);
 
 	/* A crash in the middle of record 10, then junk past it. */
 	CHECK_EQ(truncate_seg(dir, 1, (off_t)good_end + 20), 0);
@@ -212,11 +239,12 @@ DIR_TEST(journal_recovers_torn_tail)
 	CHECK_EQ(write_at(dir, 1, 0, junk, sizeof(junk), 1), 0);
 
 	struct recovered rec = { 0 };
-	j = jopen(dir, 1 << 20, 0, 0, on_recover, &rec);
+	struct fb_journal *j = jopen(dir, 1 << 20, 0, 0, on_recover, &rec);
 	CHECK(j != NULL);
 	CHECK_EQ(rec.count, 9);
 	CHECK_EQ(rec.last_id, 9);
 	CHECK(!rec.bad);
+	struct fb_journal_stats st;
 	fb_journal_get_stats(j, &st);
 	CHECK_EQ(st.truncated_bytes, 20 + sizeof(junk));
 	CHECK_EQ(st.last_id, 9);
@@ -237,16 +265,8 @@ DIR_TEST(journal_recovers_torn_tail)
 
 DIR_TEST(journal_crc_corruption_truncates_tail)
 {
-	struct fb_journal *j = jopen(dir, 1 << 20, 0, 0, NULL, NULL);
-	CHECK(j != NULL);
-	CHECK_EQ(append_range(j, 1, 4, 100), 0);
-	struct fb_journal_stats st;
-	fb_journal_get_stats(j, &st);
-	uint64_t good_end = st.bytes;
-	CHECK_EQ(append_range(j, 5, 5, 100), 0);
-	fb_journal_get_stats(j, &st);
-	uint64_t full = st.bytes;
-	fb_journal_close(j);
+	uint64_t good_end, full;
+	CHECK_EQ(write_in_two_parts(dir, 4, 5, &good_end, &full), 0);
 
 	uint8_t b;
 	CHECK_EQ(read_at(dir, 1, (off_t)full - 3, &b, 1), 0);
@@ -254,8 +274,9 @@ DIR_TEST(journal_crc_corruption_truncates_tail)
 	CHECK_EQ(write_at(dir, 1, (off_t)full - 3, &b, 1, 0), 0);
 
 	struct recovered rec = { 0 };
-	j = jopen(dir, 1 << 20, 0, 0, on_recover, &rec);
+	struct fb_journal *j = jopen(dir, 1 << 20, 0, 0, on_recover, &rec);
 	CHECK(j != NULL);
+	struct fb_journal_stats st;
 	fb_journal_get_stats(j, &st);
 	CHECK_EQ(rec.count, 4);
 	CHECK_EQ(st.truncated_bytes, full - good_end);
@@ -263,11 +284,8 @@ DIR_TEST(journal_crc_corruption_truncates_tail)
 	CHECK_EQ(append_range(j, 5, 6, 100), 0);
 	fb_journal_close(j);
 
-	struct fb_journal_reader *r;
 	struct readout o = { 0 };
-	CHECK_EQ(fb_journal_reader_open(dir, 0, &r), 0);
-	drain(r, UINT64_MAX, &o);
-	fb_journal_reader_close(r);
+	CHECK_EQ(read_all(dir, &o), 0);
 	CHECK_EQ(o.count, 6);
 	CHECK(!o.bad);
 }
@@ -299,11 +317,8 @@ DIR_TEST(journal_rolls_segments)
 	}
 	CHECK_EQ(total, (long long)st.bytes);
 
-	struct fb_journal_reader *r;
 	struct readout o = { 0 };
-	CHECK_EQ(fb_journal_reader_open(dir, 0, &r), 0);
-	drain(r, UINT64_MAX, &o);
-	fb_journal_reader_close(r);
+	CHECK_EQ(read_all(dir, &o), 0);
 	CHECK(!o.bad);
 	CHECK_EQ(o.count, 300);
 
@@ -335,11 +350,8 @@ DIR_TEST(journal_retention_by_size)
 	CHECK_EQ(n, st.segments);
 	CHECK_EQ(ids[0], st.first_id);
 
-	struct fb_journal_reader *r;
 	struct readout o = { 0 };
-	CHECK_EQ(fb_journal_reader_open(dir, 0, &r), 0);
-	drain(r, UINT64_MAX, &o);
-	fb_journal_reader_close(r);
+	CHECK_EQ(read_all(dir, &o), 0);
 	CHECK_EQ(o.rc, 0);
 	CHECK_EQ(o.first, st.first_id);
 	CHECK_EQ(o.last, 500);
@@ -435,18 +447,11 @@ DIR_TEST(journal_reader_respects_limit_between_ids)
 
 DIR_TEST(journal_reader_waits_for_partial_record)
 {
-	struct fb_journal *j = jopen(dir, 1 << 20, 0, 0, NULL, NULL);
-	CHECK(j != NULL);
-	CHECK_EQ(append_range(j, 1, 3, 100), 0);
-	struct fb_journal_stats st;
-	fb_journal_get_stats(j, &st);
-	uint64_t end3 = st.bytes;
-	CHECK_EQ(append_range(j, 4, 5, 100), 0);
-	fb_journal_get_stats(j, &st);
-	fb_journal_close(j);
+	uint64_t end3, end5;
+	CHECK_EQ(write_in_two_parts(dir, 3, 5, &end3, &end5), 0);
 
 	/* Replay the file as if record 4 were half written. */
-	size_t full = (size_t)st.bytes;
+	size_t full = (size_t)end5;
 	uint8_t *all = malloc(full);
 	CHECK(all != NULL);
 	int ok = read_at(dir, 1, 0, all, full) == 0 && truncate_seg(dir, 1, (off_t)end3 + 10) == 0;

@@ -20,13 +20,30 @@ static int map_fails(const char *s, const char *needle)
 {
 	struct fb_kafka_topic_map m;
 	char why[256] = "";
-	if (fb_kafka_topic_map_parse(s, &m, why, sizeof(why)) != FB_ECONFIG)
+	if (fb_kafka_topic_map_parse(s, &m, why, sizeof(why)) != FB_ECONFIG) {
+		fprintf(stderr, "  accepted: '%s'\n", s);
 		return 0;
+	}
 	if (!strstr(why, needle)) {
 		fprintf(stderr, "  '%s': why '%s' lacks '%s'\n", s, why, needle);
 		return 0;
 	}
 	return 1;
+}
+
+/* An input that must be refused with an error naming needle. */
+struct refusal {
+	const char *text, *needle;
+};
+
+/* The index of the first case not refused as it should be (fails(text,
+ * needle) says why), or -1 when every one is. */
+static long first_wrong_case(int (*fails)(const char *, const char *), const struct refusal *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!fails(cases[i].text, cases[i].needle))
+			return (long)i;
+	return -1;
 }
 
 static void default_map_routes_each_registry(void)
@@ -70,12 +87,15 @@ static void map_requires_a_catch_all_last(void)
 
 static void map_refuses_bad_names_and_says_which(void)
 {
-	CHECK(map_fails("Fabric:bad topic,*:x", "'bad topic'"));
-	CHECK(map_fails("Fabric:a/b,*:x", "topic name"));
-	CHECK(map_fails("Fabric:,*:x", "topic name"));
-	CHECK(map_fails("Fabric:..,*:x", "topic name"));
-	CHECK(map_fails("Fab.ric:a,*:x", "'Fab.ric'"));
-	CHECK(map_fails("Fabric,*:x", "expected Prefix:topic"));
+	static const struct refusal cases[] = {
+		{ "Fabric:bad topic,*:x", "'bad topic'" },
+		{ "Fabric:a/b,*:x", "topic name" },
+		{ "Fabric:,*:x", "topic name" },
+		{ "Fabric:..,*:x", "topic name" },
+		{ "Fab.ric:a,*:x", "'Fab.ric'" },
+		{ "Fabric,*:x", "expected Prefix:topic" },
+	};
+	CHECK_EQ(first_wrong_case(map_fails, cases, sizeof(cases) / sizeof(cases[0])), -1);
 	char big[400] = "Fabric:";
 	memset(big + 7, 'a', 250);
 	strcpy(big + 257, ",*:x");
@@ -222,8 +242,10 @@ static int conf_fails(const char *text, const char *needle)
 	static struct fb_config c;
 	char err[768] = "";
 	fb_config_defaults(&c);
-	if (fb_config_load_file(&c, write_conf(text), err, sizeof(err)) != FB_ECONFIG)
+	if (fb_config_load_file(&c, write_conf(text), err, sizeof(err)) != FB_ECONFIG) {
+		fprintf(stderr, "  accepted: %s", text);
 		return 0;
+	}
 	if (!strstr(err, needle)) {
 		fprintf(stderr, "  error '%s' lacks '%s'\n", err, needle);
 		return 0;
@@ -264,17 +286,20 @@ static void config_kafka_keys_apply(void)
 
 static void config_kafka_errors_name_file_line_and_key(void)
 {
-	CHECK(conf_fails("LogLevel=info\nKafkaTopicMap=Fabric:a\n", "k.conf:2: KafkaTopicMap"));
-	CHECK(conf_fails("KafkaTopicMap=Fabric:a\n", "no catch-all"));
-	CHECK(conf_fails("KafkaTopicMap=*:a\nKafkaTopicMap=*:b\n", "set twice"));
-	CHECK(conf_fails("kafka.enable.idempotence=false\n", "k.conf:1: kafka.enable.idempotence"));
-	CHECK(conf_fails("kafka.acks=1\n", "not configurable"));
-	CHECK(conf_fails("kafka.message.timeout.ms=1000\n", "not configurable"));
-	CHECK(conf_fails("kafka.no.such.property=1\n", "kafka.no.such.property"));
-	CHECK(conf_fails("kafka.linger.ms=banana\n", "kafka.linger.ms"));
-	CHECK(conf_fails("kafka.linger.ms=5\nkafka.linger.ms=6\n", "set twice"));
-	CHECK(conf_fails("KafkaBrokers=nohost\n", "KafkaBrokers"));
-	CHECK(conf_fails("KafkaSubscription=t?severity=Bad\n", "k.conf:1: KafkaSubscription"));
+	static const struct refusal cases[] = {
+		{ "LogLevel=info\nKafkaTopicMap=Fabric:a\n", "k.conf:2: KafkaTopicMap" },
+		{ "KafkaTopicMap=Fabric:a\n", "no catch-all" },
+		{ "KafkaTopicMap=*:a\nKafkaTopicMap=*:b\n", "set twice" },
+		{ "kafka.enable.idempotence=false\n", "k.conf:1: kafka.enable.idempotence" },
+		{ "kafka.acks=1\n", "not configurable" },
+		{ "kafka.message.timeout.ms=1000\n", "not configurable" },
+		{ "kafka.no.such.property=1\n", "kafka.no.such.property" },
+		{ "kafka.linger.ms=banana\n", "kafka.linger.ms" },
+		{ "kafka.linger.ms=5\nkafka.linger.ms=6\n", "set twice" },
+		{ "KafkaBrokers=nohost\n", "KafkaBrokers" },
+		{ "KafkaSubscription=t?severity=Bad\n", "k.conf:1: KafkaSubscription" },
+	};
+	CHECK_EQ(first_wrong_case(conf_fails, cases, sizeof(cases) / sizeof(cases[0])), -1);
 	char many[40 * 40] = "";
 	for (int i = 0; i < 33; i++)
 		strcat(many, "KafkaSubscription=t\n");

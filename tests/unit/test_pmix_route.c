@@ -43,6 +43,15 @@ static void view(struct fbp_view *v, const char *nodes, const char *job)
 
 #define ALL_KINDS 0xffu
 
+/* fbp_route's verdict on a fresh event(kind, oem) for view v. */
+static int route(const char *kind, const char *oem, const struct fbp_view *v, unsigned kinds,
+		 struct fbp_note *n)
+{
+	struct fbp_event ev;
+	event(&ev, kind, oem);
+	return fbp_route(&ev, v, kinds, n);
+}
+
 static void node_event_reaches_its_step_only(void)
 {
 	struct fbp_event ev;
@@ -68,26 +77,25 @@ static void node_event_reaches_its_step_only(void)
 
 static void switch_event_reaches_the_nodes_behind_it(void)
 {
-	struct fbp_event ev;
 	struct fbp_view v;
 	struct fbp_note n;
 	view(&v, "node[001-002],node011", "12");
-	event(&ev, "link_down", "\"LinkClass\":\"uplink\",\"SwitchName\":\"leaf1\",\"SwitchGUID\":\"0x0000000000200000\"");
-	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 1);
+	CHECK_EQ(route("link_down", "\"LinkClass\":\"uplink\",\"SwitchName\":\"leaf1\",\"SwitchGUID\":\"0x0000000000200000\"",
+		       &v, ALL_KINDS, &n), 1);
 	CHECK_EQ(n.n_nodes, 2);
 	CHECK_STR(n.nodes[0], "node001");
 	CHECK_STR(n.nodes[1], "node002");
 	/* an ISL whose far end is the job's leaf2: by the peer switch */
-	event(&ev, "link_down", "\"LinkClass\":\"isl\",\"SwitchName\":\"spine1\",\"PeerGUID\":\"0x0000000000200001\"");
-	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 1);
+	CHECK_EQ(route("link_down", "\"LinkClass\":\"isl\",\"SwitchName\":\"spine1\",\"PeerGUID\":\"0x0000000000200001\"",
+		       &v, ALL_KINDS, &n), 1);
 	CHECK_EQ(n.n_nodes, 1);
 	CHECK_STR(n.nodes[0], "node011");
 	/* a switch none of the job's nodes hangs off */
-	event(&ev, "switch_unreachable", "\"SwitchName\":\"leaf4\",\"SwitchGUID\":\"0x0000000000200003\"");
-	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 0);
+	CHECK_EQ(route("switch_unreachable", "\"SwitchName\":\"leaf4\",\"SwitchGUID\":\"0x0000000000200003\"",
+		       &v, ALL_KINDS, &n), 0);
 	/* a host link's peer is a node, never a switch of the job */
-	event(&ev, "link_down", "\"LinkClass\":\"host\",\"SwitchName\":\"leaf9\",\"PeerGUID\":\"0x0000000000200001\"");
-	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 0);
+	CHECK_EQ(route("link_down", "\"LinkClass\":\"host\",\"SwitchName\":\"leaf9\",\"PeerGUID\":\"0x0000000000200001\"",
+		       &v, ALL_KINDS, &n), 0);
 	fbp_view_free(&v);
 }
 
@@ -108,15 +116,15 @@ static void root_cause_reaches_the_nodes_without_a_path(void)
 	CHECK_STR(n.nodes[0], "node002");
 	CHECK_STR(n.kind, "switch_degraded");
 	/* a dead spine that cut nobody off: no job is told */
-	event(&ev, "switch_failed", "\"SwitchName\":\"spine1\",\"NoPath\":\"\",\"Degraded\":\"node[001-324]\"");
-	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 0);
+	CHECK_EQ(route("switch_failed", "\"SwitchName\":\"spine1\",\"NoPath\":\"\",\"Degraded\":\"node[001-324]\"",
+		       &v, ALL_KINDS, &n), 0);
 	/* off with Kinds=, and a list that does not parse names nobody */
-	event(&ev, "switch_failed", "\"SwitchName\":\"leaf2\",\"NoPath\":\"node[010-012]\"");
-	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 1);
+	const char *leaf2 = "\"SwitchName\":\"leaf2\",\"NoPath\":\"node[010-012]\"";
+	CHECK_EQ(route("switch_failed", leaf2, &v, ALL_KINDS, &n), 1);
 	CHECK_STR(n.nodes[0], "node011");
-	CHECK_EQ(fbp_route(&ev, &v, FBP_KIND_LINK_DOWN, &n), 0);
-	event(&ev, "switch_failed", "\"SwitchName\":\"leaf2\",\"NoPath\":\"node[012-010]\"");
-	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 0);
+	CHECK_EQ(route("switch_failed", leaf2, &v, FBP_KIND_LINK_DOWN, &n), 0);
+	CHECK_EQ(route("switch_failed", "\"SwitchName\":\"leaf2\",\"NoPath\":\"node[012-010]\"",
+		       &v, ALL_KINDS, &n), 0);
 	/* recovery carries no lists: the nodes behind the switch hear it */
 	event(&ev, "switch_recovered", "\"SwitchName\":\"leaf1\",\"SwitchGUID\":\"0x0000000000200000\"");
 	CHECK_EQ(ev.root_cause, 0);
@@ -131,11 +139,9 @@ static void kinds_and_notices_are_filtered(void)
 	struct fbp_view v;
 	struct fbp_note n;
 	view(&v, "node001", "12");
-	event(&ev, "counter_threshold", "\"Node\":\"node001\"");
-	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 0);
-	event(&ev, "link_up", "\"Node\":\"node001\"");
-	CHECK_EQ(fbp_route(&ev, &v, ALL_KINDS, &n), 1);
-	CHECK_EQ(fbp_route(&ev, &v, FBP_KIND_LINK_DOWN, &n), 0);
+	CHECK_EQ(route("counter_threshold", "\"Node\":\"node001\"", &v, ALL_KINDS, &n), 0);
+	CHECK_EQ(route("link_up", "\"Node\":\"node001\"", &v, ALL_KINDS, &n), 1);
+	CHECK_EQ(route("link_up", "\"Node\":\"node001\"", &v, FBP_KIND_LINK_DOWN, &n), 0);
 	const char *notice = "{\"Id\":\"missed-3\",\"Events\":[{\"MessageId\":\"Fabricbus.1.0.SubscriberEventsMissed\","
 			     "\"Oem\":{\"Fabricbus\":{\"Kind\":\"link_down\",\"Node\":\"node001\"}}}]}";
 	char err[128];

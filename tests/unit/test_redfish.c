@@ -12,6 +12,7 @@
  * Event JSON schema.
  */
 #include "fb_test.h"
+#include "fb_test_event.h"
 
 #include "fb_buf.h"
 #include "fb_err.h"
@@ -579,12 +580,7 @@ static void render_oem_carries_switch_name_port_and_jobs(void)
 static void render_root_cause_names_switch_group_and_lists(void)
 {
 	struct fb_event ev;
-	memset(&ev, 0, sizeof(ev));
-	strcpy(ev.agent_id, "fabricbusd");
-	ev.seq = 1;
-	ev.ts_ns = 1700000000000000000ull;
-	ev.kind = FB_KIND_SWITCH_DEGRADED;
-	ev.severity = FB_SEV_CRITICAL;
+	fbt_event_head(&ev, "fabricbusd", 1, 1700000000000000000ull, FB_KIND_SWITCH_DEGRADED, FB_SEV_CRITICAL);
 	ev.tech = FB_TECH_IB;
 	strcpy(ev.subj.switch_name, "leaf1");
 	ev.subj.switch_guid = 0x0008f10400411a08ull;

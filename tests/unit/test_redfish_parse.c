@@ -168,12 +168,7 @@ static void action_round_trips_node_health_and_jobs(void)
 	struct fb_buf b = FB_BUF_INIT;
 	struct fb_event in, ev;
 	struct fb_redfish_parsed out;
-	memset(&in, 0, sizeof(in));
-	strcpy(in.agent_id, "slurm-adapter");
-	in.seq = 9;
-	in.ts_ns = 1795341141000000000ull;
-	in.kind = FB_KIND_ACTION;
-	in.severity = FB_SEV_WARNING;
+	fbt_event_head(&in, "slurm-adapter", 9, 1795341141000000000ull, FB_KIND_ACTION, FB_SEV_WARNING);
 	strcpy(in.subj.node, "node003");
 	strcpy(in.text, "drain");
 	strcpy(in.jobs, "77");
