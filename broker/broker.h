@@ -119,8 +119,6 @@ struct fb_broker {
 	/* Appended to the journal buffer but not committed yet. */
 	struct fb_batch *pending[FB_PENDING_BATCHES_MAX];
 	unsigned n_pending;
-	struct fb_batch_pool batch_pool; /* where pending batches come from (commit.c) */
-	int pool_ready;                  /* batch_pool initialised */
 	/* Written (and maybe synced) but waiting for the interval sync. */
 	int unsynced;
 	struct fb_agent **dirty; /* agents to ack at the next commit */

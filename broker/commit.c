@@ -110,9 +110,6 @@ static void jdone_notify(void *arg)
 
 int fb_commit_init(struct fb_broker *b)
 {
-	if (fb_batch_pool_init(&b->batch_pool, FB_BATCH_CAP) != 0)
-		return -12;
-	b->pool_ready = 1;
 	b->commit_ev = event_new(b->base, -1, 0, commit_cb, b);
 	if (!b->commit_ev || event_priority_set(b->commit_ev, 1) != 0)
 		return -12;
@@ -157,10 +154,6 @@ void fb_commit_fini(struct fb_broker *b)
 	for (unsigned i = 0; i < b->n_pending; i++)
 		fb_batch_unref(b->pending[i]);
 	b->n_pending = b->n_inflight = 0;
-	/* The WebSocket thread, the only other holder, is stopped by now. */
-	if (b->pool_ready)
-		fb_batch_pool_fini(&b->batch_pool);
-	b->pool_ready = 0;
 	free(b->dirty);
 	b->dirty = NULL;
 	b->n_dirty = b->cap_dirty = 0;
@@ -202,7 +195,7 @@ struct fb_record *fb_commit_slot(struct fb_broker *b)
 		if (b->n_pending == FB_PENDING_BATCHES_MAX && fb_commit_now(b) != 0)
 			return NULL;
 	}
-	cur = fb_batch_get(&b->batch_pool);
+	cur = fb_batch_new(FB_BATCH_CAP);
 	if (!cur)
 		return NULL;
 	b->pending[b->n_pending++] = cur;
