@@ -363,8 +363,11 @@ static void handle_hello(struct fb_conn *c, const uint8_t *body, size_t len)
 #define EVENT_SEQ_REFUSED 2
 
 /* Accept one decoded event: dedup, bound, number, journal, batch. Returns 1
- * taken, 0 duplicate, EVENT_SEQ_REFUSED, or a journal error. */
-static int accept_event(struct fb_conn *c, struct fb_record *slot, const uint8_t *raw, size_t raw_len)
+ * taken, 0 duplicate, EVENT_SEQ_REFUSED, or a journal error. now_ns: the
+ * frame's arrival, read once per frame (a clock read per event was 2% of
+ * the broker's CPU at full rate). */
+static int accept_event(struct fb_conn *c, struct fb_record *slot, const uint8_t *raw, size_t raw_len,
+			uint64_t now_ns)
 {
 	struct fb_broker *b = c->b;
 	struct fb_agent *a = c->agent;
@@ -403,7 +406,7 @@ static int accept_event(struct fb_conn *c, struct fb_record *slot, const uint8_t
 	}
 	/* Rate limits, flap control...: quiet events are journaled with their
 	 * flag, and default subscribers skip them (quiet.h). */
-	if (fb_quiets_apply(&b->quiets, &slot->ev, slot->event_id, fb_now_ns())) {
+	if (fb_quiets_apply(&b->quiets, &slot->ev, slot->event_id, now_ns)) {
 		raw = NULL;
 		raw_len = 0;
 	}
@@ -440,6 +443,7 @@ static void handle_events(struct fb_conn *c, const uint8_t *body, size_t len)
 	struct fb_broker *b = c->b;
 	struct fb_events_reader r;
 	uint64_t before = c->agent->events;
+	uint64_t now_ns = fb_now_ns();
 	int rc = fb_events_open(&r, body, len);
 	if (rc) {
 		conn_reject(c, FB_WERR_MALFORMED, "bad EVENTS frame: %s", fb_strerror(rc));
@@ -467,7 +471,7 @@ static void handle_events(struct fb_conn *c, const uint8_t *body, size_t len)
 			break;
 		}
 		uint64_t held = c->agent->stored_seq;
-		rc = accept_event(c, slot, raw, raw_len);
+		rc = accept_event(c, slot, raw, raw_len, now_ns);
 		if (rc < 0) {
 			fb_broker_fatal(b, "journal append", rc);
 			return;

@@ -8,6 +8,33 @@
 # Usage: tests/bench/bench_broker.sh            (builds ./build-release if needed)
 #        PUBLISHERS=4 PER_PUBLISHER=500000 tests/bench/bench_broker.sh
 # Output: "name: value unit" lines and a "ratio:" line.
+#
+# Where the broker's ~1.2 us of CPU per event goes (perf record -e cpu-clock
+# -g on fabricbusd during this script, release build, 2 cores, session 12;
+# shares of the broker's samples, us/event = share x broker_cpu):
+#   WebSocket thread   62%  0.76 us
+#     JSON rendering (fb_redfish_render_facts and its jw_/json_str/
+#       classify/origin helpers, fb_ws_ring_push, the SSE id line)  27%  0.33 us
+#     sendmsg of the frames to the subscriber (kernel copy of ~600 B
+#       per event, loopback TCP incl. the reader's softirq)         20%  0.24 us
+#     first fill of the 262144-slot ring: malloc of each slot,
+#       page faults, arena mprotect (once per slot, not per event
+#       in a long run; 13% here because the run is 7.6 rings long)  13%  0.16 us
+#     fb_ws_sub_fill, lws, journal catch-up                          2%  0.03 us
+#   loop thread        31%  0.37 us
+#     socket reads 5%, decode (fb_rd_str8, utf8, fb_event_check) 7%,
+#     page faults filling fresh 4 MB batches 6%, clock read per
+#     event 2% (now once per frame), CRC of journal records 2%,
+#     root-cause output (storm.c) 2%, the rest (dedup, quiet stages,
+#     enrichment, journal append) under 1% each
+#   sync thread         8%  0.10 us  write(2) of ~124 B/event, fdatasync
+# The whole machine in the broker phase: fabricbusd 2.5 core-s, publishers
+# 0.6, the WebSocket reader 0.2 per 2M events (the relay phase: publishers
+# 0.6, relay 0.3). Broker/relay >= 0.5 needs the broker at <= ~0.9 us/event
+# and its WebSocket thread, the longest serial path, at <= ~0.65 us.
+# A pool of warm batches (no page faults on the loop) was tried and measured
+# no gain: the loop then stalls on cache misses writing the ~1 KB records
+# instead, and the pool kept up to 330 MB.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
