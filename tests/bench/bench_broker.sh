@@ -49,7 +49,6 @@ fabricbus=$build/broker/cli/fabricbus
 relay=$build/tests/bench/bench_relay
 wssink=$build/tests/bench/bench_ws_sink
 
-. "$here/bench_lib.sh"
 bench_start
 
 
