@@ -289,9 +289,8 @@ static void consume_free_opts(struct consume_opts *o)
 	free(o->topics_buf);
 }
 
-static const struct fb_cli_cmd consume_cmd = { "consume", consume_usage, consume_help };
-
-enum { O_KAFKA = 256, O_GROUP, O_TOPICS, O_BEGIN, O_SET, O_META };
+static const struct fb_cli_cmd consume_cmd = { "consume", FB_CLI_CONSUME, consume_usage,
+						 consume_help };
 
 static int consume_opt(void *arg, int code, const char *v)
 {
@@ -299,37 +298,28 @@ static int consume_opt(void *arg, int code, const char *v)
 	const struct fb_cli_cmd *c = &consume_cmd;
 
 	switch (code) {
-	case O_KAFKA:
+	case FB_OPT_KAFKA:
 		return fb_cli_nonempty(c, v, "--kafka wants HOST:PORT[,HOST:PORT..]", &o->brokers);
-	case O_GROUP: return fb_cli_nonempty(c, v, "--group wants a consumer group id", &o->group);
-	case O_TOPICS:
+	case FB_OPT_GROUP: return fb_cli_nonempty(c, v, "--group wants a consumer group id", &o->group);
+	case FB_OPT_TOPICS:
 		free(o->topics_buf);
 		o->n_topics = 0;
 		if (!(o->topics_buf = strdup(v)) || split_topics(o))
 			return fb_cli_bad(c, "--topics wants topic names separated by commas "
 					  "(at most 64), not '%s'", v);
 		return 0;
-	case O_BEGIN: o->from_beginning = 1; return 0;
-	case O_SET:
+	case FB_OPT_BEGIN: o->from_beginning = 1; return 0;
+	case FB_OPT_SET:
 		if (add_prop(o, v))
 			return fb_cli_bad(c, "--set wants PROP=VALUE (at most 64), not '%s'", v);
 		return 0;
-	default: o->with_meta = 1; return 0; /* O_META */
+	default: o->with_meta = 1; return 0; /* FB_OPT_META */
 	}
 }
 
 static int consume_parse(int argc, char **argv, struct consume_opts *o)
 {
-	static const struct option lo[] = {
-		{ "kafka", required_argument, NULL, O_KAFKA },
-		{ "group", required_argument, NULL, O_GROUP },
-		{ "topics", required_argument, NULL, O_TOPICS },
-		{ "from-beginning", no_argument, NULL, O_BEGIN },
-		{ "set", required_argument, NULL, O_SET },
-		{ "with-meta", no_argument, NULL, O_META },
-		{ NULL, 0, NULL, 0 }
-	};
-	int r = fb_cli_parse(&consume_cmd, argc, argv, lo, consume_opt, o, &o->s);
+	int r = fb_cli_parse(&consume_cmd, argc, argv, consume_opt, o, &o->s);
 
 	if (r)
 		return r;

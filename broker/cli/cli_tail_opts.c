@@ -112,10 +112,7 @@ static int put_param(struct fb_buf *b, const char *name, const char *v)
 	return r;
 }
 
-static const struct fb_cli_cmd tail_cmd = { "tail", tail_usage, tail_help };
-
-enum { O_HTTP = 256, O_SINCE, O_PREFIX, O_SEVERITY, O_ORIGIN, O_RECONNECT, O_EVONLY,
-       O_VALIDATE, O_TOKEN, O_CA, O_ALL };
+static const struct fb_cli_cmd tail_cmd = { "tail", FB_CLI_TAIL, tail_usage, tail_help };
 
 static int tail_opt(void *arg, int code, const char *v)
 {
@@ -123,49 +120,35 @@ static int tail_opt(void *arg, int code, const char *v)
 	const struct fb_cli_cmd *c = &tail_cmd;
 
 	switch (code) {
-	case O_HTTP: o->http = v; return 0;
-	case O_SINCE:
+	case FB_OPT_HTTP: o->http = v; return 0;
+	case FB_OPT_SINCE:
 		if (fb_cli_parse_u64(v, &o->since))
 			return fb_cli_bad(c, "--since wants an EventId (digits), not '%s'", v);
 		o->have_since = 1;
 		return 0;
-	case O_PREFIX: return fb_cli_nonempty(c, v, "--prefix wants a MessageId prefix", &o->prefix);
-	case O_SEVERITY:
+	case FB_OPT_PREFIX: return fb_cli_nonempty(c, v, "--prefix wants a MessageId prefix", &o->prefix);
+	case FB_OPT_SEVERITY:
 		if (!severity_list_ok(v))
 			return fb_cli_bad(c, "--severity wants OK, Warning or Critical (comma-separated), "
 					  "not '%s'", v);
 		o->severity = v;
 		return 0;
-	case O_ORIGIN: return fb_cli_nonempty(c, v, "--origin wants a Redfish path prefix", &o->origin);
-	case O_RECONNECT: o->reconnect = 1; return 0;
-	case O_EVONLY: o->events_only = 1; return 0;
-	case O_VALIDATE: o->validate = 1; return 0;
-	case O_TOKEN: o->token_file = v; return 0;
-	case O_CA: o->tls_ca = v; return 0;
-	default: o->all = 1; return 0; /* O_ALL */
+	case FB_OPT_ORIGIN: return fb_cli_nonempty(c, v, "--origin wants a Redfish path prefix", &o->origin);
+	case FB_OPT_RECONNECT: o->reconnect = 1; return 0;
+	case FB_OPT_EVONLY: o->events_only = 1; return 0;
+	case FB_OPT_VALIDATE: o->validate = 1; return 0;
+	case FB_OPT_TOKEN: o->token_file = v; return 0;
+	case FB_OPT_CA: o->tls_ca = v; return 0;
+	default: o->all = 1; return 0; /* FB_OPT_ALL */
 	}
 }
 
 int fb_tail_opts_parse(int argc, char **argv, struct fb_tail_opts *o)
 {
-	static const struct option lo[] = {
-		{ "http", required_argument, NULL, O_HTTP },
-		{ "since", required_argument, NULL, O_SINCE },
-		{ "prefix", required_argument, NULL, O_PREFIX },
-		{ "severity", required_argument, NULL, O_SEVERITY },
-		{ "origin", required_argument, NULL, O_ORIGIN },
-		{ "reconnect", no_argument, NULL, O_RECONNECT },
-		{ "events-only", no_argument, NULL, O_EVONLY },
-		{ "validate", no_argument, NULL, O_VALIDATE },
-		{ "token-file", required_argument, NULL, O_TOKEN },
-		{ "tls-ca", required_argument, NULL, O_CA },
-		{ "all", no_argument, NULL, O_ALL },
-		{ NULL, 0, NULL, 0 }
-	};
 	o->http = FB_CLI_DEFAULT_HTTP_ADDR;
 	o->token_file = getenv("FABRICBUS_TOKEN_FILE");
 	o->tls_ca = getenv("FABRICBUS_TLS_CA");
-	int r = fb_cli_parse(&tail_cmd, argc, argv, lo, tail_opt, o, &o->s);
+	int r = fb_cli_parse(&tail_cmd, argc, argv, tail_opt, o, &o->s);
 	if (r)
 		return r;
 	if (fb_cli_parse_addr(o->http, o->host, sizeof(o->host), &o->port) < 0) {
