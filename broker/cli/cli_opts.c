@@ -75,6 +75,8 @@ const struct option *fb_cli_options(unsigned cmd, struct option *out)
 		if (rows[i].cmds & cmd)
 			out[n++] = rows[i].o;
 	memset(&out[n], 0, sizeof(out[n]));
+	optind = 0;
+	opterr = 0;
 	return out;
 }
 
@@ -125,8 +127,6 @@ int fb_cli_parse(const struct fb_cli_cmd *c, int argc, char **argv,
 	int code, r;
 
 	fb_cli_options(c->bit, lo);
-	optind = 0; /* full rescan: the dispatcher may have run getopt already */
-	opterr = 0;
 	while ((code = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
 		if (code == 'h') {
 			c->help();

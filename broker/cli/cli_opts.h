@@ -34,7 +34,9 @@ enum {
 #define FB_CLI_OPTS_MAX 24 /* room for one command's table, the terminator included */
 
 /* The getopt_long table of command cmd (one FB_CLI_* bit), terminated, in
- * out[FB_CLI_OPTS_MAX]. Returns out. */
+ * out[FB_CLI_OPTS_MAX], and getopt reset for a new scan of argv (optind 0:
+ * the dispatcher may have run getopt already) with its own messages off
+ * (opterr 0: the command words its errors). Returns out. */
 const struct option *fb_cli_options(unsigned cmd, struct option *out);
 
 /* A command: its name for messages ("tail": "fabricbus tail: ..."), its

@@ -150,7 +150,7 @@ int fb_cli_passwd(int argc, char **argv)
 	const char *path = NULL, *prefix = "$y$";
 	int c, flags = FB_RF_ACCT_ENABLED;
 	fb_cli_options(FB_CLI_PASSWD, opts);
-	optind = 1;
+	opterr = 1; /* getopt names a bad option; we point to --help */
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
 		if (c == 'f')
 			path = optarg;

@@ -288,8 +288,6 @@ static int parse_opts(struct pub *p, int argc, char **argv, const char **file,
 	struct option lo[FB_CLI_OPTS_MAX];
 	int c;
 	fb_cli_options(FB_CLI_PUBLISH, lo);
-	optind = 1;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":b:a:t:f:n:qvh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b': p->addr = optarg; break;

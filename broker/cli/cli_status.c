@@ -329,8 +329,6 @@ int fb_cli_status(int argc, char **argv)
 	int raw = 0, c;
 	const char *color = "auto";
 	fb_cli_options(FB_CLI_STATUS, lo);
-	optind = 1;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":H:jh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'H': addr = optarg; break;

@@ -224,8 +224,6 @@ int fb_cli_topology(int argc, char **argv)
 	const char *addr = FB_CLI_DEFAULT_HTTP_ADDR, *file = NULL, *output = NULL, *diff = NULL, *blast = NULL;
 	int json = 0, c;
 	fb_cli_options(FB_CLI_TOPOLOGY, lo);
-	optind = 1;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":H:m:f:o:d:b:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'H': addr = optarg; break;
