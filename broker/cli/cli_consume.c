@@ -300,7 +300,8 @@ static int consume_opt(void *arg, int code, const char *v)
 	switch (code) {
 	case FB_OPT_KAFKA:
 		return fb_cli_nonempty(c, v, "--kafka wants HOST:PORT[,HOST:PORT..]", &o->brokers);
-	case FB_OPT_GROUP: return fb_cli_nonempty(c, v, "--group wants a consumer group id", &o->group);
+	case FB_OPT_GROUP:
+		return fb_cli_nonempty(c, v, "--group wants a consumer group id", &o->group);
 	case FB_OPT_TOPICS:
 		free(o->topics_buf);
 		o->n_topics = 0;

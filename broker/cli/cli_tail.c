@@ -262,10 +262,11 @@ static void tail_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct tail *t = arg;
 	int64_t now = fb_time_us();
+	int quiet = now - t->last_msg_us >= TAIL_TICK_MS * 1000;
 
 	(void)fd;
 	(void)what;
-	if (tail_stop_signal || (now - t->last_msg_us >= TAIL_TICK_MS * 1000 && stdout_reader_gone())) {
+	if (tail_stop_signal || (quiet && stdout_reader_gone())) {
 		tail_finish(t, TAIL_OK);
 		return;
 	}

@@ -126,14 +126,16 @@ static int tail_opt(void *arg, int code, const char *v)
 			return fb_cli_bad(c, "--since wants an EventId (digits), not '%s'", v);
 		o->have_since = 1;
 		return 0;
-	case FB_OPT_PREFIX: return fb_cli_nonempty(c, v, "--prefix wants a MessageId prefix", &o->prefix);
+	case FB_OPT_PREFIX:
+		return fb_cli_nonempty(c, v, "--prefix wants a MessageId prefix", &o->prefix);
 	case FB_OPT_SEVERITY:
 		if (!severity_list_ok(v))
 			return fb_cli_bad(c, "--severity wants OK, Warning or Critical (comma-separated), "
 					  "not '%s'", v);
 		o->severity = v;
 		return 0;
-	case FB_OPT_ORIGIN: return fb_cli_nonempty(c, v, "--origin wants a Redfish path prefix", &o->origin);
+	case FB_OPT_ORIGIN:
+		return fb_cli_nonempty(c, v, "--origin wants a Redfish path prefix", &o->origin);
 	case FB_OPT_RECONNECT: o->reconnect = 1; return 0;
 	case FB_OPT_EVONLY: o->events_only = 1; return 0;
 	case FB_OPT_VALIDATE: o->validate = 1; return 0;
