@@ -242,7 +242,7 @@ def tail_reconnect_without_since_resumes_from_the_head():
     b.start()
     r = publish(b.agent_addr, "cli-head-2", [cable(p) for p in range(4, 9)])
     assert r.returncode == 0, r.stderr
-    b.wait_status(lambda st: st["broker"]["events"]["total"] == 8)
+    b.wait_status(lambda st: st["broker"]["events"]["total"] == 5)  # counted since the restart
     time.sleep(0.5)
     head1 = b.status()["websocket"]["head_id"]
 
