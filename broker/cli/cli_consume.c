@@ -2,7 +2,7 @@
  * prints each fabricbus event (one Redfish Event JSON document per Kafka
  * message) as one JSON line on stdout.
  *
- * The consumer is adapters/lib/fb_kafka_consumer.c, the one the Slurm and
+ * The consumer is proto/client/fb_kafka_consumer.c, the one the Slurm and
  * PMIx adapters use, so this is also their test harness. Its at-least-once
  * contract carries through: offsets are committed only after the lines of
  * the events they cover were flushed to stdout (before_commit), so a member
@@ -13,6 +13,7 @@
  * (up to 1024 messages), right before that batch's offsets are committed.
  */
 #include "cli.h"
+#include "cli_opts.h"
 #include "fb_err.h"
 #include "fb_kafka_consumer.h"
 #include "fb_log.h"
@@ -21,7 +22,6 @@
 #include <jansson.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
@@ -34,7 +34,7 @@
 #define CONSUME_MAX_TOPICS 64
 #define CONSUME_MAX_PROPS 64
 
-enum { CONSUME_OK = 0, CONSUME_RUNTIME = 1, CONSUME_USAGE = 2 };
+enum { CONSUME_OK = 0, CONSUME_RUNTIME = 1, CONSUME_USAGE = FB_CLI_USAGE };
 
 struct consume_opts {
 	const char *brokers, *group;         /* borrowed from argv */
@@ -43,9 +43,8 @@ struct consume_opts {
 	size_t n_topics;
 	struct fb_kc_prop props[CONSUME_MAX_PROPS]; /* name owned (strndup), value in argv */
 	size_t n_props;
-	int from_beginning, with_meta, quiet, stats;
-	uint64_t count;                      /* 0: unbounded */
-	double timeout_s, idle_s;            /* 0: none */
+	int from_beginning, with_meta;
+	struct fb_cli_stream_opts s;         /* --count --timeout --idle-exit --quiet --stats */
 };
 
 struct consume {
@@ -131,7 +130,7 @@ static void put_meta(struct consume *c, const struct fb_kc_msg *m)
 			put_oneline(f, m->value, m->value_len);
 		else
 			put_json_str(f, m->value, m->value_len);
-		if (!j && !c->not_json++ && !c->o.quiet)
+		if (!j && !c->not_json++ && !c->o.s.quiet)
 			fprintf(stderr, "fabricbus consume: %s[%" PRId32 "] offset %" PRId64 ": value "
 				"is not JSON; printing it as a JSON string (noted once)\n", m->topic,
 				m->partition, m->offset);
@@ -147,7 +146,7 @@ static int consume_on_msg(const struct fb_kc_msg *m, void *arg)
 	if (ferror(stdout))
 		return -EIO; /* not printed: leave it uncommitted */
 	if (!m->value_len && !c->o.with_meta) {
-		if (!c->tombstones++ && !c->o.quiet)
+		if (!c->tombstones++ && !c->o.s.quiet)
 			fprintf(stderr, "fabricbus consume: %s[%" PRId32 "] offset %" PRId64 ": empty "
 				"message (not an event); skipping such messages\n", m->topic,
 				m->partition, m->offset);
@@ -161,7 +160,7 @@ static int consume_on_msg(const struct fb_kc_msg *m, void *arg)
 	c->last_us = fb_time_us();
 	if (!c->first_us)
 		c->first_us = c->last_us;
-	if (++c->events == c->o.count)
+	if (++c->events == c->o.s.count)
 		return FB_KC_STOP;
 	return 0;
 }
@@ -254,15 +253,6 @@ static void consume_help(void)
 	      "    2  usage error, including a librdkafka property it does not accept\n", stdout);
 }
 
-static int consume_bad(const char *fmt, const char *arg)
-{
-	fputs("fabricbus consume: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	consume_usage(stderr);
-	return CONSUME_USAGE;
-}
-
 /* Split the --topics copy in place; empty names are refused. */
 static int split_topics(struct consume_opts *o)
 {
@@ -299,89 +289,47 @@ static void consume_free_opts(struct consume_opts *o)
 	free(o->topics_buf);
 }
 
+static const struct fb_cli_cmd consume_cmd = { "consume", FB_CLI_CONSUME, consume_usage,
+						 consume_help };
+
+static int consume_opt(void *arg, int code, const char *v)
+{
+	struct consume_opts *o = arg;
+	const struct fb_cli_cmd *c = &consume_cmd;
+
+	switch (code) {
+	case FB_OPT_KAFKA:
+		return fb_cli_nonempty(c, v, "--kafka wants HOST:PORT[,HOST:PORT..]", &o->brokers);
+	case FB_OPT_GROUP:
+		return fb_cli_nonempty(c, v, "--group wants a consumer group id", &o->group);
+	case FB_OPT_TOPICS:
+		free(o->topics_buf);
+		o->n_topics = 0;
+		if (!(o->topics_buf = strdup(v)) || split_topics(o))
+			return fb_cli_bad(c, "--topics wants topic names separated by commas "
+					  "(at most 64), not '%s'", v);
+		return 0;
+	case FB_OPT_BEGIN: o->from_beginning = 1; return 0;
+	case FB_OPT_SET:
+		if (add_prop(o, v))
+			return fb_cli_bad(c, "--set wants PROP=VALUE (at most 64), not '%s'", v);
+		return 0;
+	default: o->with_meta = 1; return 0; /* FB_OPT_META */
+	}
+}
+
 static int consume_parse(int argc, char **argv, struct consume_opts *o)
 {
-	enum { O_KAFKA = 256, O_GROUP, O_TOPICS, O_BEGIN, O_COUNT, O_TIMEOUT, O_IDLE, O_SET,
-	       O_META, O_QUIET, O_STATS };
-	static const struct option lo[] = {
-		{ "kafka", required_argument, NULL, O_KAFKA },
-		{ "group", required_argument, NULL, O_GROUP },
-		{ "topics", required_argument, NULL, O_TOPICS },
-		{ "from-beginning", no_argument, NULL, O_BEGIN },
-		{ "count", required_argument, NULL, O_COUNT },
-		{ "timeout", required_argument, NULL, O_TIMEOUT },
-		{ "idle-exit", required_argument, NULL, O_IDLE },
-		{ "set", required_argument, NULL, O_SET },
-		{ "with-meta", no_argument, NULL, O_META },
-		{ "quiet", no_argument, NULL, O_QUIET },
-		{ "stats", no_argument, NULL, O_STATS },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c;
+	int r = fb_cli_parse(&consume_cmd, argc, argv, consume_opt, o, &o->s);
 
-	optind = 0; /* full rescan: the dispatcher may have run getopt already */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'h': consume_help(); return -1;
-		case O_KAFKA:
-			if (!*optarg)
-				return consume_bad("--kafka wants HOST:PORT[,HOST:PORT..]%s", "");
-			o->brokers = optarg;
-			break;
-		case O_GROUP:
-			if (!*optarg)
-				return consume_bad("--group wants a consumer group id%s", "");
-			o->group = optarg;
-			break;
-		case O_TOPICS:
-			free(o->topics_buf);
-			o->n_topics = 0;
-			if (!(o->topics_buf = strdup(optarg)) || split_topics(o))
-				return consume_bad("--topics wants topic names separated by commas "
-						   "(at most 64), not '%s'", optarg);
-			break;
-		case O_BEGIN: o->from_beginning = 1; break;
-		case O_COUNT:
-			if (fb_cli_parse_u64(optarg, &o->count) || !o->count)
-				return consume_bad("--count wants a positive number, not '%s'", optarg);
-			break;
-		case O_TIMEOUT:
-			if (fb_cli_parse_secs(optarg, &o->timeout_s))
-				return consume_bad("--timeout wants seconds > 0, not '%s'", optarg);
-			break;
-		case O_IDLE:
-			if (fb_cli_parse_secs(optarg, &o->idle_s))
-				return consume_bad("--idle-exit wants seconds > 0, not '%s'", optarg);
-			break;
-		case O_SET:
-			if (add_prop(o, optarg))
-				return consume_bad("--set wants PROP=VALUE (at most 64), not '%s'",
-						   optarg);
-			break;
-		case O_META: o->with_meta = 1; break;
-		case O_QUIET: o->quiet = 1; break;
-		case O_STATS: o->stats = 1; break;
-		case ':':
-			return consume_bad("%s needs a value", argv[optind - 1]);
-		default:
-			if (optopt && optopt < 256) {
-				char s[2] = { (char)optopt, 0 };
-
-				return consume_bad("unknown option -%s", s);
-			}
-			return consume_bad("unknown option or missing value: %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return consume_bad("unexpected argument '%s'", argv[optind]);
+	if (r)
+		return r;
 	if (!o->brokers)
-		return consume_bad("--kafka BROKERS is required%s", "");
+		return fb_cli_bad(&consume_cmd, "--kafka BROKERS is required%s", "");
 	if (!o->group)
-		return consume_bad("--group G is required%s", "");
+		return fb_cli_bad(&consume_cmd, "--group G is required%s", "");
 	if (!o->n_topics)
-		return consume_bad("--topics T[,T..] is required%s", "");
+		return fb_cli_bad(&consume_cmd, "--topics T[,T..] is required%s", "");
 	return 0;
 }
 
@@ -417,26 +365,26 @@ static int consume_run(struct consume *c, struct fb_kc *kc)
 			rebalances = k.assignments + k.revocations;
 			idle_from = now;
 		}
-		if (o->count && c->events >= o->count)
+		if (o->s.count && c->events >= o->s.count)
 			return CONSUME_OK;
 		if (consume_stop_signal)
 			return CONSUME_OK;
-		if (o->timeout_s > 0 && now - c->start_us >= (int64_t)(o->timeout_s * 1e6)) {
+		if (o->s.timeout_s > 0 && now - c->start_us >= (int64_t)(o->s.timeout_s * 1e6)) {
 			fflush(stdout);
-			if (o->count)
+			if (o->s.count)
 				fprintf(stderr, "fabricbus consume: group %s on %s: timeout after %g s: "
 					"received %" PRIu64 " of %" PRIu64 " events\n", o->group,
-					o->brokers, o->timeout_s, c->events, o->count);
+					o->brokers, o->s.timeout_s, c->events, o->s.count);
 			else
 				fprintf(stderr, "fabricbus consume: group %s on %s: timeout after %g s: "
 					"received %" PRIu64 " events\n", o->group, o->brokers,
-					o->timeout_s, c->events);
+					o->s.timeout_s, c->events);
 			return CONSUME_RUNTIME;
 		}
-		if (o->idle_s > 0 && now - idle_from >= (int64_t)(o->idle_s * 1e6)) {
-			if (!o->quiet)
+		if (o->s.idle_s > 0 && now - idle_from >= (int64_t)(o->s.idle_s * 1e6)) {
+			if (!o->s.quiet)
 				fprintf(stderr, "fabricbus consume: no message for %g s; exiting\n",
-					o->idle_s);
+					o->s.idle_s);
 			return CONSUME_OK;
 		}
 	}
@@ -472,7 +420,7 @@ int fb_cli_consume(int argc, char **argv)
 		consume_free_opts(&c.o);
 		return r < 0 ? CONSUME_OK : r;
 	}
-	fb_log_init("fabricbus consume", 0, c.o.quiet ? FB_LOG_WARN : FB_LOG_INFO);
+	fb_log_init("fabricbus consume", 0, c.o.s.quiet ? FB_LOG_WARN : FB_LOG_INFO);
 	memset(&ko, 0, sizeof(ko));
 	ko.brokers = c.o.brokers;
 	ko.group_id = c.o.group;
@@ -509,7 +457,7 @@ int fb_cli_consume(int argc, char **argv)
 		fprintf(stderr, "fabricbus consume: writing stdout: %s\n", strerror(c.write_errno));
 		status = CONSUME_RUNTIME;
 	}
-	if (c.o.stats)
+	if (c.o.s.stats)
 		consume_print_stats(&c, &k);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

@@ -3,6 +3,7 @@
  * The password is read from the terminal without echo (twice), or as one
  * line from stdin when stdin is not a terminal (scripts, tests). */
 #include "cli.h"
+#include "cli_opts.h"
 #include "fb_err.h"
 #include "fb_file.h"
 #include "fb_secret_file.h"
@@ -145,16 +146,11 @@ static int update_file(const char *path, const char *user, const char *role, con
 
 int fb_cli_passwd(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "file", required_argument, NULL, 'f' },
-		{ "sha512", no_argument, NULL, 's' },
-		{ "change-required", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option opts[FB_CLI_OPTS_MAX];
 	const char *path = NULL, *prefix = "$y$";
 	int c, flags = FB_RF_ACCT_ENABLED;
-	optind = 1;
+	fb_cli_options(FB_CLI_PASSWD, opts);
+	opterr = 1; /* getopt names a bad option; we point to --help */
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
 		if (c == 'f')
 			path = optarg;

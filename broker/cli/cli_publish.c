@@ -9,6 +9,7 @@
  * this file holds the options and drives the session.
  */
 #include "cli.h"
+#include "cli_opts.h"
 #include "cli_publish.h"
 #include "fb_usage.h"
 
@@ -284,25 +285,9 @@ static int parse_count(const char *s, unsigned long long *out)
 static int parse_opts(struct pub *p, int argc, char **argv, const char **file,
 		      const char **tmpl_json)
 {
-	static const struct option lo[] = {
-		{ "broker", required_argument, NULL, 'b' },
-		{ "agent-id", required_argument, NULL, 'a' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "file", required_argument, NULL, 'f' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "generate", required_argument, NULL, 'g' },
-		{ "template", required_argument, NULL, 'T' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "tls-ca", required_argument, NULL, 'C' },
-		{ "tls-cert", required_argument, NULL, 'E' },
-		{ "tls-key", required_argument, NULL, 'K' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option lo[FB_CLI_OPTS_MAX];
 	int c;
-	optind = 1;
-	opterr = 0;
+	fb_cli_options(FB_CLI_PUBLISH, lo);
 	while ((c = getopt_long(argc, argv, ":b:a:t:f:n:qvh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b': p->addr = optarg; break;

@@ -3,6 +3,7 @@
  * Every field is optional when printing: an older or newer broker may lack
  * some, and they show as "-". */
 #include "cli.h"
+#include "cli_opts.h"
 #include "fb_err.h"
 #include "fb_http.h"
 #include "fb_http_auth.h"
@@ -322,21 +323,12 @@ static void print_summary(json_t *root, const char *addr)
 
 int fb_cli_status(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "http", required_argument, NULL, 'H' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "color", required_argument, NULL, 'C' },
-		{ "token-file", required_argument, NULL, 'T' },
-		{ "tls-ca", required_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option lo[FB_CLI_OPTS_MAX];
 	const char *addr = FB_CLI_DEFAULT_HTTP_ADDR;
 	const char *token_file = getenv("FABRICBUS_TOKEN_FILE"), *tls_ca = getenv("FABRICBUS_TLS_CA");
 	int raw = 0, c;
 	const char *color = "auto";
-	optind = 1;
-	opterr = 0;
+	fb_cli_options(FB_CLI_STATUS, lo);
 	while ((c = getopt_long(argc, argv, ":H:jh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'H': addr = optarg; break;

@@ -1,22 +1,23 @@
 /* cli_tail.c - `fabricbus tail`: follow ws://<HttpListen>/ws/events and
  * print every Redfish Event as one JSON line on stdout.
  *
- * One thread: our own lws client context, driven by lws_service() in a loop
- * that also owns the deadlines (--timeout, --idle-exit, reconnect back-off).
- * A 50 ms lws_sul tick keeps lws_service() returning so those are checked
- * even when the stream is quiet (lws ignores lws_service's timeout).
+ * The stream is fb_source (proto/client/fb_source.h), the resuming reader
+ * the Slurm and PMIx adapters use: its WebSocket client runs on its own
+ * thread and hands whole messages to our libevent loop, drops an EventId at
+ * or below the last one handed over, and reconnects with
+ * since=<last EventId> (or a missed notice's ResumeSince). What is left here
+ * is the command: printing, the exit rules, --count, --timeout and
+ * --idle-exit (a 50 ms tick on the loop), and --stats.
  *
- * Hot path (this is the benchmark subscriber): a message that arrives whole
- * is written straight from lws's rx buffer with fwrite_unlocked into a 1 MiB
- * stdout buffer, flushed once per service pass, so a pass that read 256 KiB
- * of frames costs one write(2). Per message we only memchr for '\n', memmem
- * for the missed-notice MessageId and scan the envelope's "Id"
- * (fb_event_scan_id, which fb_ws_client uses too, allocation-free); jansson
- * runs only for notices and with --validate.
+ * Without --reconnect the first lost connection or missed notice ends the
+ * tail; the source would resume, we stop it instead. Without --since the
+ * source starts at the broker's head EventId (GET /status), so a
+ * --reconnect before the first event loses nothing either.
  *
- * Nothing lost, nothing duplicated: with --reconnect, every reconnect asks
- * for since=<last EventId printed> (or the notice's ResumeSince), and an Id
- * at or below the last one printed is dropped and counted.
+ * Output: each message is written with fwrite_unlocked into a 1 MiB stdout
+ * buffer and flushed once per batch the source delivers (a flush event that
+ * runs after the batch), so a burst costs few write(2)s. jansson runs only
+ * with --validate.
  *
  * Options, usage and help text live in cli_tail_opts.c.
  */
@@ -24,53 +25,42 @@
 #include "cli_tail.h"
 #include "fb_event_scan.h"
 #include "fb_http_auth.h"
+#include "fb_log.h"
+#include "fb_source.h"
 #include "fb_time.h"
-#include "fb_ws_client.h"
 
-#include <libwebsockets.h>
+#include <event2/event.h>
+#include <event2/thread.h>
 #include <jansson.h>
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#define TAIL_MAX_MSG (1u << 20)        /* larger messages end the tail */
-#define TAIL_RX_BUF (256u * 1024)      /* lws rx buffer and socket read size */
-#define TAIL_TICK_US 50000
-#define TAIL_BACKOFF_MIN_US 100000
-#define TAIL_BACKOFF_MAX_US 2000000
-#define TAIL_MISSED_ID "Fabricbus.1.0.SubscriberEventsMissed"
+#define TAIL_MAX_MSG (1u << 20)        /* fb_ws_client's limit: larger messages end the tail */
+#define TAIL_TICK_MS 50
+#define TAIL_BACKOFF_MIN_MS 100
+#define TAIL_BACKOFF_MAX_MS 2000
 
 struct tail {
 	struct fb_tail_opts o;
 	struct fb_http_auth auth; /* --token-file, --tls-ca */
 	char url[320];       /* ws://host:port/ws/events, for messages */
-	char hosthdr[300];
 	struct fb_buf filters; /* "&prefix=..&severity=.." encoded, NUL-terminated */
-	struct fb_buf path;
-	struct fb_buf msg;     /* reassembly of fragmented messages */
-	int assembling;
-	struct lws_context *ctx;
-	lws_sorted_usec_list_t tick;
-	int attempt_live;      /* a connection is being made or is open */
-	int established;
-	int resume_pending;    /* closed by us after a missed notice */
-	char close_why[160];
-	int64_t next_connect_us, backoff_us;
-	uint64_t events, notices, dups;
-	uint64_t connects, reconnects; /* established; re-established */
+	struct event_base *base;
+	struct fb_source *src;
+	struct event *tick, *flush;
+	int flush_pending;
+	int established;     /* connected now (on_state) */
+	uint64_t events, notices;
 	uint64_t last_id;
 	int have_last;
-	int got_msg;           /* messages arrived in this service pass */
-	int got_event;
 	int64_t start_us, first_msg_us, last_msg_us, last_event_us;
 	int done, status;
 };
@@ -87,7 +77,7 @@ static void tail_note(const struct tail *t, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (t->o.quiet)
+	if (t->o.s.quiet)
 		return;
 	va_start(ap, fmt);
 	fputs("fabricbus tail: ", stderr);
@@ -101,10 +91,11 @@ static void tail_finish(struct tail *t, int status)
 	if (!t->done) {
 		t->done = 1;
 		t->status = status;
+		event_base_loopbreak(t->base);
 	}
 }
 
-/* ---- message handling ------------------------------------------------- */
+/* ---- output --------------------------------------------------------------- */
 
 /* One line, whatever the server sent: JSON whitespace newlines become spaces
  * (a raw newline inside a JSON string would already be invalid JSON). */
@@ -123,50 +114,36 @@ static void tail_emit(FILE *f, const char *p, size_t len)
 	putc_unlocked('\n', f);
 }
 
-static int json_u64(json_t *v, uint64_t *out)
+/* After the source's batch: one write for all it printed. */
+static void tail_flush(evutil_socket_t fd, short what, void *arg)
 {
-	if (json_is_integer(v) && json_integer_value(v) >= 0) {
-		*out = (uint64_t)json_integer_value(v);
-		return 1;
-	}
-	if (json_is_string(v)) {
-		const char *s = json_string_value(v);
-		char *e;
+	struct tail *t = arg;
 
-		errno = 0;
-		*out = strtoull(s, &e, 10);
-		return *s >= '0' && *s <= '9' && !*e && !errno;
+	(void)fd;
+	(void)what;
+	t->flush_pending = 0;
+	if (fflush(stdout) == EOF) {
+		int e = errno;
+
+		if (e != EPIPE) /* a reader that went away is not an error */
+			fprintf(stderr, "fabricbus tail: writing stdout: %s\n", strerror(e));
+		tail_finish(t, e == EPIPE ? TAIL_OK : TAIL_RUNTIME);
 	}
-	return 0;
 }
 
-/* Rare path: confirm with jansson that this is the missed notice and read
- * Oem.Fabricbus from the record (or the envelope). 1 = notice handled,
- * 0 = not a notice after all, -1 = close the connection. */
-static int tail_notice(struct tail *t, const char *p, size_t len)
+/* ---- messages ------------------------------------------------------------- */
+
+/* The missed notice: printed, then the end of the tail or (--reconnect) a
+ * note, while the source resumes from ResumeSince. */
+static void tail_notice(struct tail *t, const char *p, size_t len)
 {
-	json_t *root = json_loadb(p, len, 0, NULL), *rec, *fb;
-	uint64_t missed = 0, resume = 0;
-	int have_resume = 0;
-	const char *mid;
+	struct fb_event_missed m;
 
-	rec = json_array_get(json_object_get(root, "Events"), 0);
-	mid = json_string_value(json_object_get(rec ? rec : root, "MessageId"));
-	if (!mid || strcmp(mid, TAIL_MISSED_ID)) {
-		json_decref(root);
-		return 0;
-	}
-	fb = json_object_get(json_object_get(rec, "Oem"), "Fabricbus");
-	if (!fb)
-		fb = json_object_get(json_object_get(root, "Oem"), "Fabricbus");
-	json_u64(json_object_get(fb, "Missed"), &missed);
-	have_resume = json_u64(json_object_get(fb, "ResumeSince"), &resume);
-	json_decref(root);
-
+	fb_event_scan_missed(p, len, &m);
 	t->notices++;
 	tail_emit(t->o.events_only ? stderr : stdout, p, len);
-	if (have_resume && (!t->have_last || resume > t->last_id)) {
-		t->last_id = resume;
+	if (m.have_resume && (!t->have_last || m.resume_since > t->last_id)) {
+		t->last_id = m.resume_since;
 		t->have_last = 1;
 	}
 	if (!t->o.reconnect) {
@@ -174,271 +151,103 @@ static int tail_notice(struct tail *t, const char *p, size_t len)
 		if (t->have_last)
 			fprintf(stderr, "fabricbus tail: %s: missed %" PRIu64 " events (this subscriber fell "
 				"behind); resume with --since %" PRIu64 " or use --reconnect\n",
-				t->url, missed, t->last_id);
+				t->url, m.missed, t->last_id);
 		else
 			fprintf(stderr, "fabricbus tail: %s: missed %" PRIu64 " events (this subscriber fell "
-				"behind) and the notice has no ResumeSince\n", t->url, missed);
+				"behind) and the notice has no ResumeSince\n", t->url, m.missed);
 		tail_finish(t, TAIL_MISSED);
-		return -1;
+		return;
 	}
 	tail_note(t, "%s: missed %" PRIu64 " events; reconnecting with since=%" PRIu64,
-		  t->url, missed, t->last_id);
-	t->resume_pending = 1;
-	return -1;
+		  t->url, m.missed, t->last_id);
 }
 
-/* A whole message. Returns -1 to have lws close the connection. */
-static int tail_message(struct tail *t, const char *p, size_t len)
+/* --validate: 0, or -1 after saying why and ending the tail. */
+static int tail_validate(struct tail *t, const char *p, size_t len)
 {
-	uint64_t id;
-	int have_id, r;
+	json_error_t je;
+	json_t *root = json_loadb(p, len, 0, &je);
+	int ok = json_is_object(root);
 
-	if (!t->first_msg_us)
-		t->first_msg_us = fb_time_us(); /* once: --stats times from the first message */
-	t->got_msg = 1;
+	if (!ok) {
+		if (root)
+			snprintf(je.text, sizeof(je.text), "valid JSON but not an object");
+		fprintf(stderr, "fabricbus tail: %s: message after EventId %" PRIu64
+			" is not a JSON object: %s\n", t->url, t->last_id, je.text);
+		tail_finish(t, TAIL_RUNTIME);
+	}
+	json_decref(root);
+	return ok ? 0 : -1;
+}
+
+/* One message from the source, in EventId order, duplicates already
+ * dropped; a missed notice carries event_id 0. */
+static void tail_on_event(void *arg, const char *p, size_t len, uint64_t event_id)
+{
+	struct tail *t = arg;
+	struct fb_event_missed m;
+
 	if (t->done)
-		return -1;
+		return; /* the rest of a batch after --count or an error */
+	t->last_msg_us = fb_time_us();
+	if (!t->first_msg_us)
+		t->first_msg_us = t->last_msg_us; /* once: --stats times from the first message */
+	if (!t->flush_pending) {
+		t->flush_pending = 1;
+		event_active(t->flush, EV_TIMEOUT, 0);
+	}
 	if (!len)
-		return 0;
-	if (memmem(p, len, TAIL_MISSED_ID, sizeof(TAIL_MISSED_ID) - 1)) {
-		r = tail_notice(t, p, len);
-		if (r)
-			return r < 0 ? -1 : 0;
+		return;
+	if (!event_id && fb_event_scan_missed(p, len, &m)) {
+		tail_notice(t, p, len);
+		return;
 	}
-	if (t->o.validate) {
-		json_error_t je;
-		json_t *root = json_loadb(p, len, 0, &je);
-		int ok = json_is_object(root);
-
-		if (!ok) {
-			if (root)
-				snprintf(je.text, sizeof(je.text), "valid JSON but not an object");
-			fprintf(stderr, "fabricbus tail: %s: message after EventId %" PRIu64
-				" is not a JSON object: %s\n", t->url, t->last_id, je.text);
-			tail_finish(t, TAIL_RUNTIME);
-		}
-		json_decref(root);
-		if (!ok)
-			return -1;
-	}
-	have_id = fb_event_scan_id(p, len, &id);
-	if (have_id && t->have_last && id <= t->last_id) {
-		if (!t->dups++)
-			tail_note(t, "%s: dropping EventId %" PRIu64 ", already printed up to %" PRIu64,
-				  t->url, id, t->last_id);
-		return 0;
-	}
+	if (t->o.validate && tail_validate(t, p, len) < 0)
+		return;
 	tail_emit(stdout, p, len);
-	if (have_id) {
-		t->last_id = id;
+	if (event_id) {
+		t->last_id = event_id;
 		t->have_last = 1;
 	}
-	t->got_event = 1;
-	if (++t->events == t->o.count) {
+	t->last_event_us = t->last_msg_us;
+	if (++t->events == t->o.s.count)
 		tail_finish(t, TAIL_OK);
-		return -1;
-	}
-	return 0;
 }
 
-/* A frame or part of one. Whole messages skip the reassembly buffer. */
-static int tail_rx(struct tail *t, struct lws *wsi, const char *in, size_t len)
+/* why: fb_ws_client's "connected with ..", "cannot connect: .." or
+ * "connection lost: ..". */
+static void tail_on_state(void *arg, int connected, const char *why)
 {
-	int final = lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi);
-	int r;
+	struct tail *t = arg;
+	struct fb_wsc_stats st;
+	int was_open = t->established;
 
-	if (!t->assembling && final)
-		return tail_message(t, in, len);
-	if (t->msg.len + len > TAIL_MAX_MSG) {
+	t->established = connected;
+	if (t->done)
+		return;
+	fb_source_ws_stats(t->src, &st);
+	if (connected) {
+		if (st.reconnects)
+			tail_note(t, "%s: reconnected", t->url);
+		return;
+	}
+	if (st.oversized) { /* the same message would come again: give up */
 		fprintf(stderr, "fabricbus tail: %s: message after EventId %" PRIu64 " exceeds %u bytes; "
 			"refusing it\n", t->url, t->last_id, TAIL_MAX_MSG);
 		tail_finish(t, TAIL_RUNTIME);
-		return -1;
-	}
-	if (fb_buf_put(&t->msg, in, len) < 0) {
-		fprintf(stderr, "fabricbus tail: out of memory reassembling a message\n");
-		tail_finish(t, TAIL_RUNTIME);
-		return -1;
-	}
-	t->assembling = 1;
-	if (!final)
-		return 0;
-	r = tail_message(t, (const char *)t->msg.data, t->msg.len);
-	fb_buf_reset(&t->msg);
-	t->assembling = 0;
-	return r;
-}
-
-/* ---- connection life cycle -------------------------------------------- */
-
-static void tail_schedule_reconnect(struct tail *t, const char *what, const char *why)
-{
-	t->next_connect_us = fb_time_us() + t->backoff_us;
-	if (what)
-		tail_note(t, "%s: %s (%s); reconnecting in %" PRId64 " ms", t->url, what, why,
-			  t->backoff_us / 1000);
-	t->backoff_us *= 2;
-	if (t->backoff_us > TAIL_BACKOFF_MAX_US)
-		t->backoff_us = TAIL_BACKOFF_MAX_US;
-}
-
-/* The connection attempt failed or the open connection ended. */
-static void tail_lost(struct tail *t, const char *why)
-{
-	int was_open = t->established;
-	const char *what = was_open ? "connection lost" : "cannot connect";
-
-	if (!t->attempt_live)
-		return;
-	t->attempt_live = 0;
-	t->established = 0;
-	t->assembling = 0;
-	fb_buf_reset(&t->msg);
-	if (t->done)
-		return;
-	if (t->resume_pending) {
-		t->resume_pending = 0;
-		tail_schedule_reconnect(t, NULL, NULL);
 		return;
 	}
+	const char *hint = strstr(why, "(HTTP 401)") ? "; give --token-file" : "";
 	if (t->o.reconnect) {
-		tail_schedule_reconnect(t, what, why);
+		tail_note(t, "%s: %s%s; reconnecting", t->url, why, hint);
 		return;
 	}
-	fprintf(stderr, "fabricbus tail: %s: %s: %s%s\n", t->url, what, why,
+	fprintf(stderr, "fabricbus tail: %s: %s%s%s\n", t->url, why, hint,
 		was_open ? "" : "; is fabricbusd running with HttpListen at this address?");
 	tail_finish(t, TAIL_RUNTIME);
 }
 
-static int tail_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-			 size_t len)
-{
-	struct tail *t = lws_context_user(lws_get_context(wsi));
-
-	(void)user;
-	switch (reason) {
-	case LWS_CALLBACK_CLIENT_ESTABLISHED:
-		t->established = 1;
-		if (t->connects++) {
-			t->reconnects++;
-			tail_note(t, "%s: reconnected", t->url);
-		}
-		break;
-	case LWS_CALLBACK_CLIENT_RECEIVE:
-		return tail_rx(t, wsi, in, len);
-	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-		fb_wsc_close_text(in, len, t->close_why, sizeof(t->close_why));
-		break;
-	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: { /* in: char ** cursor, len: room */
-		if (!t->auth.token[0])
-			break;
-		char v[FB_HTTP_TOKEN_MAX + 8];
-		int n = snprintf(v, sizeof(v), "Bearer %s", t->auth.token);
-		int rc = lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_AUTHORIZATION,
-						      (const unsigned char *)v, n,
-						      (unsigned char **)in, *(unsigned char **)in + len);
-		memset(v, 0, sizeof(v));
-		return rc ? -1 : 0;
-	}
-	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
-		int status = wsi ? (int)lws_http_client_http_response(wsi) : 0;
-		snprintf(t->close_why, sizeof(t->close_why), "%.*s", in ? (int)(len > 120 ? 120 : len) : 0,
-			 in ? (const char *)in : "");
-		if (status > 0 && status != 101)
-			snprintf(t->close_why + strlen(t->close_why),
-				 sizeof(t->close_why) - strlen(t->close_why), " (HTTP %d%s)", status,
-				 status == 401 ? ": give --token-file" : "");
-		tail_lost(t, t->close_why[0] ? t->close_why : "connection failed");
-		break;
-	}
-	case LWS_CALLBACK_CLIENT_CLOSED:
-		tail_lost(t, t->close_why[0] ? t->close_why : "connection closed");
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
-static void tail_connect(struct tail *t)
-{
-	struct lws_client_connect_info ci;
-
-	fb_buf_reset(&t->path);
-	if (fb_buf_puts(&t->path, "/ws/events") < 0 ||
-	    (t->have_last && fb_buf_printf(&t->path, "?since=%" PRIu64, t->last_id) < 0) ||
-	    (t->filters.len && fb_buf_printf(&t->path, "%c%s", t->have_last ? '&' : '?',
-						 (const char *)t->filters.data + 1) < 0) ||
-	    fb_buf_put_u8(&t->path, 0) < 0) {
-		fprintf(stderr, "fabricbus tail: out of memory\n");
-		tail_finish(t, TAIL_RUNTIME);
-		return;
-	}
-	memset(&ci, 0, sizeof(ci));
-	ci.context = t->ctx;
-	ci.address = t->o.host;
-	ci.port = t->o.port;
-	ci.path = (const char *)t->path.data;
-	ci.host = t->hosthdr;
-	ci.origin = t->hosthdr;
-	ci.ietf_version_or_minus_one = -1;
-	if (t->auth.tls) {
-		ci.ssl_connection = LCCSCF_USE_SSL; /* chain and host name checked */
-		ci.alpn = "http/1.1";
-	}
-	t->next_connect_us = 0;
-	t->close_why[0] = '\0';
-	t->attempt_live = 1;
-	if (!lws_client_connect_via_info(&ci))
-		tail_lost(t, "could not start the connection"); /* no-op if lws reported it */
-}
-
-static void tail_tick(lws_sorted_usec_list_t *sul)
-{
-	struct tail *t = lws_container_of(sul, struct tail, tick);
-
-	lws_sul_schedule(t->ctx, 0, &t->tick, tail_tick, TAIL_TICK_US);
-}
-
-static void tail_lws_log(int level, const char *line)
-{
-	(void)level;
-	fprintf(stderr, "fabricbus tail: lws: %s", line);
-}
-
-static const struct lws_protocols tail_protocols[] = {
-	{ "fabricbus-tail", tail_callback, 0, TAIL_RX_BUF, 0, NULL, 0 },
-	{ NULL, NULL, 0, 0, 0, NULL, 0 }
-};
-
-static int tail_create_context(struct tail *t)
-{
-	struct lws_context_creation_info info;
-
-	lws_set_log_level(LLL_ERR, tail_lws_log);
-	memset(&info, 0, sizeof(info));
-	info.port = CONTEXT_PORT_NO_LISTEN;
-	info.protocols = tail_protocols;
-	info.gid = -1;
-	info.uid = -1;
-	info.user = t;
-	info.pt_serv_buf_size = TAIL_RX_BUF;
-	info.fd_limit_per_thread = 16; /* else lws sizes its fd table from ulimit -n */
-	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
-	if (t->auth.tls) {
-		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
-		info.client_ssl_ca_filepath = t->auth.tls_ca;
-	}
-	t->ctx = lws_create_context(&info);
-	if (!t->ctx) {
-		fprintf(stderr, "fabricbus tail: cannot create the libwebsockets context\n");
-		return -1;
-	}
-	lws_sul_schedule(t->ctx, 0, &t->tick, tail_tick, TAIL_TICK_US);
-	return 0;
-}
-
-/* ---- the loop ----------------------------------------------------------- */
+/* ---- the loop ------------------------------------------------------------- */
 
 /* A pipe whose reader exited shows POLLERR on our end; without this check a
  * quiet stream would only notice at the next event (`tail | head -1`). */
@@ -449,70 +258,70 @@ static int stdout_reader_gone(void)
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
 }
 
-static void tail_check_deadlines(struct tail *t, int64_t now, int quiet_pass)
+static void tail_tick(evutil_socket_t fd, short what, void *arg)
 {
-	if (tail_stop_signal || (quiet_pass && stdout_reader_gone())) {
+	struct tail *t = arg;
+	int64_t now = fb_time_us();
+	int quiet = now - t->last_msg_us >= TAIL_TICK_MS * 1000;
+
+	(void)fd;
+	(void)what;
+	if (tail_stop_signal || (quiet && stdout_reader_gone())) {
 		tail_finish(t, TAIL_OK);
 		return;
 	}
-	if (t->o.timeout_s > 0 && now - t->start_us >= (int64_t)(t->o.timeout_s * 1e6)) {
-		if (t->o.count) {
+	if (t->o.s.timeout_s > 0 && now - t->start_us >= (int64_t)(t->o.s.timeout_s * 1e6)) {
+		if (t->o.s.count) {
 			fprintf(stderr, "fabricbus tail: %s: timeout after %g s: received %" PRIu64
-				" of %" PRIu64 " events\n", t->url, t->o.timeout_s, t->events, t->o.count);
+				" of %" PRIu64 " events\n", t->url, t->o.s.timeout_s, t->events,
+				t->o.s.count);
 			tail_finish(t, TAIL_RUNTIME);
 		} else {
 			tail_finish(t, TAIL_OK);
 		}
 		return;
 	}
-	if (t->o.idle_s > 0 && now - t->last_msg_us >= (int64_t)(t->o.idle_s * 1e6)) {
-		tail_note(t, "%s: no message for %g s; exiting", t->url, t->o.idle_s);
+	if (t->o.s.idle_s > 0 && now - t->last_msg_us >= (int64_t)(t->o.s.idle_s * 1e6)) {
+		tail_note(t, "%s: no message for %g s; exiting", t->url, t->o.s.idle_s);
 		tail_finish(t, TAIL_OK);
-		return;
 	}
-	if (!t->attempt_live && t->next_connect_us && now >= t->next_connect_us)
-		tail_connect(t);
 }
 
-static void tail_run(struct tail *t)
+static int tail_start(struct tail *t)
 {
-	t->start_us = t->last_msg_us = fb_time_us();
-	t->backoff_us = TAIL_BACKOFF_MIN_US;
-	tail_connect(t);
-	while (!t->done) {
-		int64_t now;
-		int quiet_pass;
+	struct fb_source_opts so;
+	char err[512];
+	struct timeval tv = { 0, TAIL_TICK_MS * 1000 };
 
-		if (lws_service(t->ctx, 0) < 0 && !tail_stop_signal) {
-			fprintf(stderr, "fabricbus tail: %s: libwebsockets service failed\n", t->url);
-			tail_finish(t, TAIL_RUNTIME);
-			break;
-		}
-		now = fb_time_us();
-		quiet_pass = !t->got_msg;
-		if (t->got_msg) {
-			t->got_msg = 0;
-			t->last_msg_us = now;
-			t->backoff_us = TAIL_BACKOFF_MIN_US;
-		}
-		if (t->got_event) {
-			t->got_event = 0;
-			t->last_event_us = now;
-		}
-		/* One write per pass: prompt when quiet, batched when busy. */
-		if (fflush(stdout) == EOF) {
-			int e = errno;
-
-			if (e != EPIPE) /* a reader that went away is not an error */
-				fprintf(stderr, "fabricbus tail: writing stdout: %s\n", strerror(e));
-			tail_finish(t, e == EPIPE ? TAIL_OK : TAIL_RUNTIME);
-		}
-		if (!t->done)
-			tail_check_deadlines(t, now, quiet_pass);
+	memset(&so, 0, sizeof(so));
+	so.kind = FB_SOURCE_WEBSOCKET;
+	so.base = t->base;
+	so.since = t->o.since;
+	so.since_zero = t->o.have_since;
+	so.host = t->o.host;
+	so.port = (uint16_t)t->o.port;
+	so.auth = &t->auth;
+	so.query = t->filters.len ? (const char *)t->filters.data + 1 : NULL;
+	so.reconnect_min_ms = TAIL_BACKOFF_MIN_MS;
+	so.reconnect_max_ms = TAIL_BACKOFF_MAX_MS;
+	so.on_event = tail_on_event;
+	so.on_state = tail_on_state;
+	so.arg = t;
+	t->tick = event_new(t->base, -1, EV_PERSIST, tail_tick, t);
+	t->flush = event_new(t->base, -1, 0, tail_flush, t);
+	if (!t->tick || !t->flush || event_add(t->tick, &tv) < 0) {
+		fprintf(stderr, "fabricbus tail: out of memory\n");
+		return -1;
 	}
+	t->start_us = t->last_msg_us = fb_time_us();
+	if (!(t->src = fb_source_start(&so, err, sizeof(err)))) {
+		fprintf(stderr, "fabricbus tail: %s: %s\n", t->url, err);
+		return -1;
+	}
+	return 0;
 }
 
-static void tail_print_stats(const struct tail *t)
+static void tail_print_stats(const struct tail *t, const struct fb_wsc_stats *st)
 {
 	double secs = t->first_msg_us && t->last_event_us > t->first_msg_us
 		      ? (double)(t->last_event_us - t->first_msg_us) / 1e6 : 0.0;
@@ -522,11 +331,11 @@ static void tail_print_stats(const struct tail *t)
 		snprintf(last, sizeof(last), "%" PRIu64, t->last_id);
 	fprintf(stderr, "received %" PRIu64 " events in %.6g s (%.0f events/s), last EventId %s, "
 		"reconnects %" PRIu64, t->events, secs, secs > 0 ? (double)t->events / secs : 0.0,
-		last, t->reconnects);
+		last, st->reconnects);
 	if (t->notices)
 		fprintf(stderr, ", missed notices %" PRIu64, t->notices);
-	if (t->dups)
-		fprintf(stderr, ", duplicates dropped %" PRIu64, t->dups);
+	if (st->duplicates)
+		fprintf(stderr, ", duplicates dropped %" PRIu64, st->duplicates);
 	fputc('\n', stderr);
 }
 
@@ -535,21 +344,39 @@ static int tail_setup(struct tail *t)
 	const struct fb_tail_opts *o = &t->o;
 	int v6 = strchr(o->host, ':') != NULL;
 
-	snprintf(t->hosthdr, sizeof(t->hosthdr), v6 ? "[%s]:%d" : "%s:%d", o->host, o->port);
-	snprintf(t->url, sizeof(t->url), "%s://%s/ws/events", fb_http_auth_scheme(&t->auth, 1),
-		 t->hosthdr);
+	snprintf(t->url, sizeof(t->url), v6 ? "%s://[%s]:%d/ws/events" : "%s://%s:%d/ws/events",
+		 fb_http_auth_scheme(&t->auth, 1), o->host, o->port);
 	t->last_id = o->since;
 	t->have_last = o->have_since;
 	return fb_tail_opts_filters(o, &t->filters);
 }
 
+static void tail_run(struct tail *t)
+{
+	struct sigaction sa, old_int, old_term;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = tail_on_signal; /* the tick sees it */
+	sigemptyset(&sa.sa_mask);
+	tail_stop_signal = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	if (tail_start(t) == 0)
+		event_base_dispatch(t->base);
+	else
+		tail_finish(t, TAIL_RUNTIME);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+}
+
 int fb_cli_tail(int argc, char **argv)
 {
 	struct tail t;
-	struct sigaction sa, old_int, old_term;
+	struct fb_wsc_stats st;
 	int r;
 
 	memset(&t, 0, sizeof(t));
+	memset(&st, 0, sizeof(st));
 	r = fb_tail_opts_parse(argc, argv, &t.o);
 	if (r)
 		return r < 0 ? TAIL_OK : r;
@@ -558,39 +385,33 @@ int fb_cli_tail(int argc, char **argv)
 		fprintf(stderr, "fabricbus tail: %s\n", aerr);
 		return TAIL_USAGE;
 	}
-	if (tail_setup(&t) < 0) {
+	/* Our own notes say what happens; the client's log only its errors. */
+	fb_log_init("fabricbus tail", 0, FB_LOG_ERR);
+	/* The source's thread wakes our loop: before the base is made. */
+	if (tail_setup(&t) < 0 || evthread_use_pthreads() < 0 || !(t.base = event_base_new())) {
 		fb_http_auth_free(&t.auth);
 		fprintf(stderr, "fabricbus tail: out of memory\n");
 		fb_buf_free(&t.filters);
 		return TAIL_RUNTIME;
 	}
 	setvbuf(stdout, tail_stdout_buf, _IOFBF, sizeof(tail_stdout_buf));
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = tail_on_signal; /* no SA_RESTART: poll() returns EINTR */
-	sigemptyset(&sa.sa_mask);
-	tail_stop_signal = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-
-	if (tail_create_context(&t) == 0) {
-		tail_run(&t);
-		t.done = 1; /* callbacks during destroy must not reconnect */
-		lws_sul_cancel(&t.tick);
-		lws_context_destroy(t.ctx);
-	} else {
-		t.status = TAIL_RUNTIME;
-	}
+	tail_run(&t);
+	if (t.src)
+		fb_source_ws_stats(t.src, &st);
+	t.done = 1; /* no callback follows the stop, but be sure */
+	fb_source_stop(t.src);
 	if (fflush(stdout) == EOF && errno != EPIPE && t.status == TAIL_OK) {
 		fprintf(stderr, "fabricbus tail: writing stdout: %s\n", strerror(errno));
 		t.status = TAIL_RUNTIME;
 	}
-	if (t.o.stats)
-		tail_print_stats(&t);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	if (t.o.s.stats)
+		tail_print_stats(&t, &st);
+	if (t.tick)
+		event_free(t.tick);
+	if (t.flush)
+		event_free(t.flush);
+	event_base_free(t.base);
 	fb_buf_free(&t.filters);
-	fb_buf_free(&t.path);
-	fb_buf_free(&t.msg);
 	fb_http_auth_free(&t.auth);
 	return t.status;
 }

@@ -5,6 +5,7 @@
 #ifndef FB_CLI_TAIL_H
 #define FB_CLI_TAIL_H
 
+#include "cli_opts.h"
 #include "fb_buf.h"
 
 #include <stdint.h>
@@ -17,10 +18,10 @@ struct fb_tail_opts {
 	int port;
 	uint64_t since;
 	int have_since;
+	const char *http;                       /* --http, before the split; borrowed */
 	const char *prefix, *severity, *origin; /* borrowed from argv */
-	uint64_t count;                         /* 0: unbounded */
-	double timeout_s, idle_s;               /* 0: none */
-	int reconnect, events_only, quiet, stats, validate;
+	struct fb_cli_stream_opts s;            /* --count --timeout --idle-exit --quiet --stats */
+	int reconnect, events_only, validate;
 	int all;                                /* --all: quiet events too (quiet=1) */
 	const char *token_file, *tls_ca;        /* --token-file, --tls-ca (or the env) */
 };

@@ -6,8 +6,8 @@
 #include "cli_tail.h"
 
 #include "cli.h"
+#include "cli_opts.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,15 +78,6 @@ static void tail_help(void)
 	      "       --reconnect was not given; stderr says which --since resumes it\n", stdout);
 }
 
-static int tail_bad(const char *fmt, const char *arg)
-{
-	fputs("fabricbus tail: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	tail_usage(stderr);
-	return TAIL_USAGE;
-}
-
 static int severity_list_ok(const char *s)
 {
 	size_t n;
@@ -121,96 +112,48 @@ static int put_param(struct fb_buf *b, const char *name, const char *v)
 	return r;
 }
 
+static const struct fb_cli_cmd tail_cmd = { "tail", FB_CLI_TAIL, tail_usage, tail_help };
+
+static int tail_opt(void *arg, int code, const char *v)
+{
+	struct fb_tail_opts *o = arg;
+	const struct fb_cli_cmd *c = &tail_cmd;
+
+	switch (code) {
+	case FB_OPT_HTTP: o->http = v; return 0;
+	case FB_OPT_SINCE:
+		if (fb_cli_parse_u64(v, &o->since))
+			return fb_cli_bad(c, "--since wants an EventId (digits), not '%s'", v);
+		o->have_since = 1;
+		return 0;
+	case FB_OPT_PREFIX:
+		return fb_cli_nonempty(c, v, "--prefix wants a MessageId prefix", &o->prefix);
+	case FB_OPT_SEVERITY:
+		if (!severity_list_ok(v))
+			return fb_cli_bad(c, "--severity wants OK, Warning or Critical (comma-separated), "
+					  "not '%s'", v);
+		o->severity = v;
+		return 0;
+	case FB_OPT_ORIGIN:
+		return fb_cli_nonempty(c, v, "--origin wants a Redfish path prefix", &o->origin);
+	case FB_OPT_RECONNECT: o->reconnect = 1; return 0;
+	case FB_OPT_EVONLY: o->events_only = 1; return 0;
+	case FB_OPT_VALIDATE: o->validate = 1; return 0;
+	case FB_OPT_TOKEN: o->token_file = v; return 0;
+	case FB_OPT_CA: o->tls_ca = v; return 0;
+	default: o->all = 1; return 0; /* FB_OPT_ALL */
+	}
+}
+
 int fb_tail_opts_parse(int argc, char **argv, struct fb_tail_opts *o)
 {
-	enum { O_HTTP = 256, O_SINCE, O_PREFIX, O_SEVERITY, O_ORIGIN, O_COUNT, O_TIMEOUT,
-	       O_RECONNECT, O_IDLE, O_EVONLY, O_QUIET, O_STATS, O_VALIDATE, O_TOKEN, O_CA, O_ALL };
-	static const struct option lo[] = {
-		{ "http", required_argument, NULL, O_HTTP },
-		{ "since", required_argument, NULL, O_SINCE },
-		{ "prefix", required_argument, NULL, O_PREFIX },
-		{ "severity", required_argument, NULL, O_SEVERITY },
-		{ "origin", required_argument, NULL, O_ORIGIN },
-		{ "count", required_argument, NULL, O_COUNT },
-		{ "timeout", required_argument, NULL, O_TIMEOUT },
-		{ "reconnect", no_argument, NULL, O_RECONNECT },
-		{ "idle-exit", required_argument, NULL, O_IDLE },
-		{ "events-only", no_argument, NULL, O_EVONLY },
-		{ "quiet", no_argument, NULL, O_QUIET },
-		{ "stats", no_argument, NULL, O_STATS },
-		{ "validate", no_argument, NULL, O_VALIDATE },
-		{ "token-file", required_argument, NULL, O_TOKEN },
-		{ "tls-ca", required_argument, NULL, O_CA },
-		{ "all", no_argument, NULL, O_ALL },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *http = FB_CLI_DEFAULT_HTTP_ADDR;
-	int c;
+	o->http = FB_CLI_DEFAULT_HTTP_ADDR;
 	o->token_file = getenv("FABRICBUS_TOKEN_FILE");
 	o->tls_ca = getenv("FABRICBUS_TLS_CA");
-
-	optind = 0; /* full rescan: the dispatcher may have run getopt already */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'h': tail_help(); return -1;
-		case O_HTTP: http = optarg; break;
-		case O_SINCE:
-			if (fb_cli_parse_u64(optarg, &o->since))
-				return tail_bad("--since wants an EventId (digits), not '%s'", optarg);
-			o->have_since = 1;
-			break;
-		case O_PREFIX:
-			if (!*optarg)
-				return tail_bad("--prefix wants a MessageId prefix%s", "");
-			o->prefix = optarg;
-			break;
-		case O_SEVERITY:
-			if (!severity_list_ok(optarg))
-				return tail_bad("--severity wants OK, Warning or Critical (comma-separated), "
-						"not '%s'", optarg);
-			o->severity = optarg;
-			break;
-		case O_ORIGIN:
-			if (!*optarg)
-				return tail_bad("--origin wants a Redfish path prefix%s", "");
-			o->origin = optarg;
-			break;
-		case O_COUNT:
-			if (fb_cli_parse_u64(optarg, &o->count) || !o->count)
-				return tail_bad("--count wants a positive number, not '%s'", optarg);
-			break;
-		case O_TIMEOUT:
-			if (fb_cli_parse_secs(optarg, &o->timeout_s))
-				return tail_bad("--timeout wants seconds > 0, not '%s'", optarg);
-			break;
-		case O_IDLE:
-			if (fb_cli_parse_secs(optarg, &o->idle_s))
-				return tail_bad("--idle-exit wants seconds > 0, not '%s'", optarg);
-			break;
-		case O_RECONNECT: o->reconnect = 1; break;
-		case O_EVONLY: o->events_only = 1; break;
-		case O_QUIET: o->quiet = 1; break;
-		case O_STATS: o->stats = 1; break;
-		case O_VALIDATE: o->validate = 1; break;
-		case O_TOKEN: o->token_file = optarg; break;
-		case O_CA: o->tls_ca = optarg; break;
-		case O_ALL: o->all = 1; break;
-		case ':':
-			return tail_bad("%s needs a value", argv[optind - 1]);
-		default:
-			if (optopt && optopt < 256) {
-				char s[2] = { (char)optopt, 0 };
-
-				return tail_bad("unknown option -%s", s);
-			}
-			return tail_bad("unknown option or missing value: %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return tail_bad("unexpected argument '%s'", argv[optind]);
-	if (fb_cli_parse_addr(http, o->host, sizeof(o->host), &o->port) < 0) {
+	int r = fb_cli_parse(&tail_cmd, argc, argv, tail_opt, o, &o->s);
+	if (r)
+		return r;
+	if (fb_cli_parse_addr(o->http, o->host, sizeof(o->host), &o->port) < 0) {
 		tail_usage(stderr); /* fb_cli_parse_addr said what is wrong */
 		return TAIL_USAGE;
 	}

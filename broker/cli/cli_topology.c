@@ -2,6 +2,7 @@
  * as a Slurm topology.conf or JSON (topo_export.c), written only when it
  * changed, with the difference shown. */
 #include "cli.h"
+#include "cli_opts.h"
 #include "fb_err.h"
 #include "fb_file.h"
 #include "fb_http.h"
@@ -217,20 +218,12 @@ static int print_blast(json_t *map, const char *what)
 
 int fb_cli_topology(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "http", required_argument, NULL, 'H' }, { "map", required_argument, NULL, 'm' },
-		{ "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
-		{ "diff", required_argument, NULL, 'd' }, { "blast", required_argument, NULL, 'b' },
-		{ "token-file", required_argument, NULL, 'T' }, { "tls-ca", required_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option lo[FB_CLI_OPTS_MAX];
 	const char *P = "fabricbus topology";
 	const char *token_file = getenv("FABRICBUS_TOKEN_FILE"), *tls_ca = getenv("FABRICBUS_TLS_CA");
 	const char *addr = FB_CLI_DEFAULT_HTTP_ADDR, *file = NULL, *output = NULL, *diff = NULL, *blast = NULL;
 	int json = 0, c;
-	optind = 1;
-	opterr = 0;
+	fb_cli_options(FB_CLI_TOPOLOGY, lo);
 	while ((c = getopt_long(argc, argv, ":H:m:f:o:d:b:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'H': addr = optarg; break;

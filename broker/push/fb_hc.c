@@ -1,6 +1,7 @@
 /* fb_hc.c - libcurl multi on libevent (fb_hc.h). */
 #include "fb_hc.h"
 
+#include "fb_err.h"
 #include "fb_log.h"
 
 #include <curl/curl.h>
@@ -316,7 +317,8 @@ static void finish(struct fb_hc *hc)
 		if (res != CURLE_OK) {
 			r.status = 0;
 			r.no_reply = res == CURLE_GOT_NOTHING;
-			snprintf(err, sizeof(err), "%s", x->error[0] ? x->error : curl_easy_strerror(res));
+			fb_err_set(err, sizeof(err), 0, "%s",
+				   x->error[0] ? x->error : curl_easy_strerror(res));
 			r.error = err;
 		} else {
 			r.error = "";

@@ -178,8 +178,7 @@ static int fail(struct lexer *lx, const char *message, const char *tok, size_t t
 	struct fb_rf_filter_err *e = lx->err;
 	e->message = message;
 	snprintf(e->token, sizeof(e->token), "%.*s", (int)(tok_len > 63 ? 63 : tok_len), tok);
-	snprintf(e->detail, sizeof(e->detail), fmt, a ? a : e->token);
-	return rc;
+	return fb_err_set(e->detail, sizeof(e->detail), rc, fmt, a ? a : e->token);
 }
 
 static int fail_here(struct lexer *lx, const char *fmt)
@@ -488,8 +487,7 @@ int fb_rf_filter_compile(const char *text, size_t len, struct fb_rf_filter **out
 		free(f);
 		free(copy);
 		err->message = "InternalError";
-		snprintf(err->detail, sizeof(err->detail), "$filter: out of memory");
-		return -ENOMEM;
+		return fb_err_set(err->detail, sizeof(err->detail), -ENOMEM, "$filter: out of memory");
 	}
 	memcpy(copy, text, len);
 	copy[len] = '\0';

@@ -7,7 +7,6 @@
 
 #include "fb_err.h"
 #include "fb_log.h"
-#include "fb_ws_client.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -82,7 +81,9 @@ enum fb_source_verdict fb_source_kafka_judge(const struct fb_source_kpos *pos,
 static void on_ws_state(void *arg, int connected, const char *why)
 {
 	struct fb_source *s = arg;
-	if (connected)
+	if (s->o.on_state)
+		s->o.on_state(s->o.arg, connected, why);
+	else if (connected)
 		fb_log_info("events: subscribed to %s://%s:%d/ws/events",
 			    fb_http_auth_scheme(s->o.auth, 1), s->o.host, s->o.port);
 	else
@@ -109,7 +110,9 @@ static int ws_start(struct fb_source *s, char *err, size_t errsz)
 	w.on_state = on_ws_state;
 	w.arg = s;
 	w.since = s->o.since;
-	w.from_now = s->o.since == 0; /* a first start that knows no EventId */
+	w.from_now = s->o.since == 0 && !s->o.since_zero; /* a first start that knows no EventId */
+	w.reconnect_min_ms = s->o.reconnect_min_ms;
+	w.reconnect_max_ms = s->o.reconnect_max_ms;
 	char why[256];
 	if (!(s->wsc = fb_wsc_start(&w, why, sizeof(why))))
 		return fb_err_set(err, errsz, -EIO, "cannot start the WebSocket client: %s", why);
@@ -363,6 +366,14 @@ const char *fb_source_name(const struct fb_source *s)
 int fb_source_ordered(const struct fb_source *s)
 {
 	return s->o.kind != FB_SOURCE_KAFKA;
+}
+
+int fb_source_ws_stats(const struct fb_source *s, struct fb_wsc_stats *st)
+{
+	if (!s->wsc)
+		return -ENOTSUP;
+	fb_wsc_get_stats(s->wsc, st);
+	return 0;
 }
 
 static void quiet_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)

@@ -1,6 +1,7 @@
 /* fb_source.h - one resuming event source: the events after EventId N, from
  * the broker's WebSocket or from a Kafka consumer group, handed one at a time
- * to on_event ON THE OWNER'S LIBEVENT LOOP (the Slurm and PMIx adapters).
+ * to on_event ON THE OWNER'S LIBEVENT LOOP (the Slurm and PMIx adapters, and
+ * fabricbus tail).
  *
  *   websocket  ws[s]://host:port/ws/events?since=N (fb_ws_client.h does the
  *              resuming). EventIds arrive in order, so the newest one handed
@@ -26,6 +27,7 @@
 
 #include "fb_http_auth.h"
 #include "fb_kafka_consumer.h"
+#include "fb_ws_client.h"
 
 #include <event2/event.h>
 #include <stddef.h>
@@ -49,11 +51,17 @@ struct fb_source_opts {
 	uint64_t since;               /* events after this EventId; 0: from now (a first
 	                               * start: the broker's head, or the group's newest) */
 	/* websocket */
+	int since_zero;               /* since 0 means "from EventId 1" (the whole journal),
+	                               * not "from now" (fabricbus tail --since 0) */
 	const char *host;
 	uint16_t port;
 	const struct fb_http_auth *auth; /* NULL: ws://, no token; must outlive the source */
 	const char *query;            /* more /ws/events arguments ("quiet=1"); NULL: none;
-	                               * must outlive the source (a literal) */
+	                               * must outlive the source */
+	int reconnect_min_ms, reconnect_max_ms; /* back-off; 0: fb_ws_client's 100 and 5000 */
+	/* Connection state (fb_wsc_opts.on_state: "connected with since=N",
+	 * "cannot connect: why", "connection lost: why"); NULL: the source logs it. */
+	void (*on_state)(void *arg, int connected, const char *why);
 	/* kafka (copied) */
 	const char *brokers, *group, *client_id;
 	const char *const *topics;
@@ -87,6 +95,9 @@ void fb_source_stop(struct fb_source *s);
 const char *fb_source_name(const struct fb_source *s);
 /* 1 when EventIds arrive in increasing order (websocket). */
 int fb_source_ordered(const struct fb_source *s);
+/* The WebSocket client's counters (duplicates dropped, reconnects, messages
+ * over 1 MiB); 0, or -ENOTSUP for a Kafka source. */
+int fb_source_ws_stats(const struct fb_source *s, struct fb_wsc_stats *st);
 
 /* Make (without connecting) a consumer from group and props, so that
  * settings that only conflict together stop a start with a clear message.

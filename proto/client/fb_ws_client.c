@@ -37,7 +37,7 @@
 #include <time.h>
 
 #define WSC_MAX_MSG (1u << 20)
-#define WSC_RX_BUF (64u * 1024)
+#define WSC_RX_BUF (256u * 1024)   /* one read(2) takes ~500 events of a burst */
 #define WSC_DELIVER_BATCH 1024
 #define WSC_STATUS_TIMEOUT_MS 2000
 #define WSC_STATUS_MAX (16u << 20)
@@ -145,12 +145,15 @@ static int push(struct fb_wsc *c, uint32_t kind, uint64_t id, const void *p, siz
 	return rc;
 }
 
-/* Owner: one message delivered; resume reading at half the limit. */
-static void msg_done(struct fb_wsc *c)
+/* Owner: n messages delivered (one lock per batch, not per message);
+ * resume reading at half the limit. */
+static void msgs_done(struct fb_wsc *c, size_t n)
 {
 	int kick = 0;
+	if (!n)
+		return;
 	pthread_mutex_lock(&c->mu);
-	c->queued--;
+	c->queued -= n;
 	if (c->paused && !c->resume_rx && c->queued <= c->max_queued / 2)
 		c->resume_rx = kick = 1;
 	pthread_mutex_unlock(&c->mu);
@@ -209,7 +212,6 @@ static void deliver(evutil_socket_t fd, short what, void *arg)
 			atomic_fetch_add_explicit(&c->st_delivered, 1, memory_order_relaxed);
 			if (c->free_pending) /* fb_wsc_stop() in the callback: the thread is gone */
 				break;
-			msg_done(c);
 			n++;
 		} else if (c->on_state) {
 			c->on_state(c->arg, h.kind == REC_UP, p);
@@ -220,6 +222,7 @@ static void deliver(evutil_socket_t fd, short what, void *arg)
 		wsc_free(c);
 		return;
 	}
+	msgs_done(c, (size_t)n);
 	if (n == WSC_DELIVER_BATCH) /* more may wait: after the loop's other events */
 		event_active(c->wake, EV_READ, 0);
 }

@@ -1,5 +1,6 @@
 /* fb_ws_client.h - a resuming subscriber of ws[s]://host:port/ws/events for a
- * program whose state lives on a libevent loop (adapters/slurm, adapters/pmix).
+ * program whose state lives on a libevent loop (through fb_source.h: adapters/slurm,
+ * adapters/pmix, fabricbus tail).
  *
  * Threads. libwebsockets runs its own client context on its own thread
  * (Debian's lws 4.1.6 has no libevent support). Complete messages are queued
@@ -96,8 +97,7 @@ void fb_wsc_get_stats(const struct fb_wsc *c, struct fb_wsc_stats *st);
 
 /* The broker's close frame (payload: an optional big-endian close code, then
  * optional reason text, untrusted) as "closed by the broker, code N: text",
- * the text cut at 100 bytes. Pure; fabricbus tail, which runs its own lws
- * client, words its closes with it too. */
+ * the text cut at 100 bytes. Pure (tests/fuzz/fuzz_event_scan.c runs it). */
 void fb_wsc_close_text(const void *payload, size_t len, char *out, size_t outsz);
 
 /* Stop the thread, drop queued messages, free. Safe with NULL. May be called

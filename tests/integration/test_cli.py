@@ -215,7 +215,55 @@ def agent_port_refuses_bad_frames():
     assert b.stop() == 0, b.log()[-3000:]
 
 
+def tail_reconnect_without_since_resumes_from_the_head():
+    """tail --reconnect without --since starts after what the broker already
+    had (its head EventId, read from /status), and after a broker restart it
+    resumes from there: events published before it reconnects are printed,
+    each once, with no hole (a live-only subscription would lose them)."""
+    b = Broker().start()
+
+    def cable(p):
+        return {"kind": "link_down", "link_class": "host", "tech": "infiniband",
+                "switch": f"leaf{p}", "port": p, "node": f"node{p:03d}"}
+
+    r = publish(b.agent_addr, "cli-head-1", [cable(p) for p in range(1, 4)])
+    assert r.returncode == 0, r.stderr
+    b.wait_status(lambda st: st["broker"]["events"]["total"] == 3)
+    time.sleep(0.5)
+    head0 = b.status()["websocket"]["head_id"]
+    assert head0 >= 3, head0
+    out, err = os.path.join(b.workdir, "tail.jsonl"), os.path.join(b.workdir, "tail.err")
+    with open(out, "wb") as o, open(err, "wb") as e:
+        t = track(subprocess.Popen([FABRICBUS, "tail", "--http", b.http_addr, "--reconnect",
+                                    "--all", "--timeout", "300"], stdout=o, stderr=e))
+    b.wait_status(lambda st: len(st["websocket"]["subscribers"]) == 1, timeout=60)
+    assert b.stop() == 0, b.log()[-3000:]
+    time.sleep(4)  # tail's back-off reaches its 2 s cap: it reconnects late
+    b.start()
+    r = publish(b.agent_addr, "cli-head-2", [cable(p) for p in range(4, 9)])
+    assert r.returncode == 0, r.stderr
+    b.wait_status(lambda st: st["broker"]["events"]["total"] == 5)  # counted since the restart
+    time.sleep(0.5)
+    head1 = b.status()["websocket"]["head_id"]
+
+    def printed():
+        with open(out) as f:
+            return [int(json.loads(line)["Events"][0]["EventId"]) for line in f if line.strip()]
+    deadline = time.time() + 120
+    while time.time() < deadline and (not printed() or printed()[-1] < head1):
+        time.sleep(0.1)
+    t.terminate()
+    assert t.wait(timeout=30) == 0, open(err).read()
+    ids = printed()
+    # From the head at start on (not the 3 events before it), every EventId
+    # once and in order through the ones published after the restart.
+    assert ids and ids[0] > head0 and ids[-1] >= head1, (head0, head1, ids, open(err).read())
+    assert ids == list(range(ids[0], ids[0] + len(ids))), (head0, head1, ids, open(err).read())
+    assert "reconnected" in open(err).read()
+    assert b.stop() == 0, b.log()[-3000:]
+
+
 if __name__ == "__main__":
     run(daemon_help_version_and_config_errors, embedded_defaults_run_with_no_config,
         publish_tail_status_and_filters, publish_to_unreachable_broker_fails_clearly,
-        agent_port_refuses_bad_frames)
+        agent_port_refuses_bad_frames, tail_reconnect_without_since_resumes_from_the_head)
