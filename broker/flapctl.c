@@ -7,6 +7,7 @@
 #include "fb_log.h"
 #include "quiet.h"
 #include "rc_event.h"
+#include "stage_events.h"
 #include "topology.h"
 
 #include <event2/event.h>
@@ -19,8 +20,8 @@
 struct fb_flapctl {
 	struct fb_broker *b;
 	struct fb_flap *flap;
-	struct event *timer;    /* the next summary or stable event */
-	struct event *emit_ev;  /* detections queued by the output */
+	struct fb_stage_events ev; /* timer: the next summary or stable event;
+				    * wake: emit the detections queued */
 	struct fb_flap_out queue[QUEUE_MAX];
 	size_t n_queue;
 	uint64_t transitions, detected, agent_flaps, summaries, stable, lost;
@@ -29,13 +30,7 @@ struct fb_flapctl {
 
 static void arm(struct fb_flapctl *f, uint64_t now)
 {
-	uint64_t d = fb_flap_next_due(f->flap);
-	if (!d)
-		return;
-	uint64_t wait = d > now ? d - now : 0;
-	struct timeval tv = { (time_t)(wait / 1000000000ULL), (suseconds_t)(wait % 1000000000ULL / 1000) };
-	evtimer_del(f->timer);
-	evtimer_add(f->timer, &tv);
+	fb_stage_arm(&f->ev, fb_flap_next_due(f->flap), now);
 }
 
 /* The event for a decision, named like the port's own events. */
@@ -145,9 +140,7 @@ struct fb_flapctl *fb_flapctl_new(struct fb_broker *b)
 	struct fb_flap_cfg fc = { (uint32_t)c->flap_transitions, c->flap_window_ms * 1000000ULL,
 				  c->flap_summary_ms * 1000000ULL, c->flap_stable_ms * 1000000ULL, 0 };
 	f->flap = fb_flap_new(&fc);
-	f->timer = evtimer_new(b->base, timer_cb, f);
-	f->emit_ev = event_new(b->base, -1, 0, emit_cb, f);
-	if (!f->flap || !f->timer || !f->emit_ev) {
+	if (!f->flap || fb_stage_events_init(&f->ev, b->base, timer_cb, emit_cb, f)) {
 		fb_flapctl_free(f);
 		return NULL;
 	}
@@ -158,10 +151,7 @@ void fb_flapctl_free(struct fb_flapctl *f)
 {
 	if (!f)
 		return;
-	if (f->timer)
-		event_free(f->timer);
-	if (f->emit_ev)
-		event_free(f->emit_ev);
+	fb_stage_events_free(&f->ev);
 	fb_flap_free(f->flap);
 	free(f);
 }
@@ -194,8 +184,8 @@ unsigned fb_flapctl_quiet(void *arg, struct fb_event *ev, uint64_t event_id, uns
 		else
 			f->lost++; /* suppressed all the same; its summaries still come */
 		/* Not from here: the event being staged is not journaled yet. */
-		event_active(f->emit_ev, 0, 0);
-	} else if (was && !evtimer_pending(f->timer, NULL)) {
+		fb_stage_wake(&f->ev);
+	} else if (was && !evtimer_pending(f->ev.timer, NULL)) {
 		arm(f, now_ns);
 	}
 	if (was)

@@ -36,6 +36,9 @@ struct fb_broker_metrics {
 
 #define FB_BROKER_QUIET_HELP                                                                \
 	"Events made quiet before they were journaled (default subscribers skip them), per reason."
+/* One help text per family: its series (one per listener) must print the same. */
+#define FB_BROKER_REFUSED_HELP "Connections refused at a configured limit, per listener."
+#define FB_BROKER_ACCEPT_ERR_HELP "Failed accept(2) calls (e.g. out of descriptors), per listener."
 
 #define C FB_METRIC_COUNTER
 #define G FB_METRIC_GAUGE
@@ -51,12 +54,8 @@ static const struct fb_metric_def defs[] = {
 	{ C, "fabricbus_events_quiet_total", FB_BROKER_QUIET_HELP, "reason=\"duplicate\"", BM(M_QUIET_DUPLICATE) },
 	{ C, "fabricbus_events_quiet_total", FB_BROKER_QUIET_HELP, "reason=\"rate_limited\"", BM(M_QUIET_RATE) },
 	{ C, "fabricbus_events_quiet_total", FB_BROKER_QUIET_HELP, "reason=\"flap\"", BM(M_QUIET_FLAP) },
-	{ C, "fabricbus_events_out_total",
-	  FB_BROKER_OUT_HELP,
-	  "sink=\"journal\"", BM(M_OUT_JOURNAL) },
-	{ C, "fabricbus_events_out_total",
-	  FB_BROKER_OUT_HELP,
-	  "sink=\"kafka\"", BM(M_OUT_KAFKA) },
+	{ C, "fabricbus_events_out_total", FB_BROKER_OUT_HELP, "sink=\"journal\"", BM(M_OUT_JOURNAL) },
+	{ C, "fabricbus_events_out_total", FB_BROKER_OUT_HELP, "sink=\"kafka\"", BM(M_OUT_KAFKA) },
 	{ C, "fabricbus_ingest_frames_total", "Protocol frames received from agents.",
 	  NULL, BM(M_FRAMES) },
 	{ C, "fabricbus_ingest_bytes_total", "Bytes received from agents.", NULL, BM(M_BYTES) },
@@ -78,18 +77,14 @@ static const struct fb_metric_def defs[] = {
 	  NULL, BM(M_AGENT_GAPS) },
 	{ G, "fabricbus_http_connections",
 	  "HTTP and WebSocket connections open now.", NULL, BM(M_HTTP_CONNS) },
-	{ C, "fabricbus_listener_refused_total",
-	  "Connections refused at a configured limit, per listener.",
-	  "listener=\"agents\"", BM(M_REFUSED_AGENTS) },
-	{ C, "fabricbus_listener_refused_total",
-	  "Connections refused at a configured limit, per listener.",
-	  "listener=\"http\"", BM(M_REFUSED_HTTP) },
-	{ C, "fabricbus_listener_accept_errors_total",
-	  "Failed accept(2) calls (e.g. out of descriptors), per listener.",
-	  "listener=\"agents\"", BM(M_ACCEPT_ERR_AGENTS) },
-	{ C, "fabricbus_listener_accept_errors_total",
-	  "Failed accept(2) calls (e.g. out of descriptors), per listener.",
-	  "listener=\"http\"", BM(M_ACCEPT_ERR_HTTP) },
+	{ C, "fabricbus_listener_refused_total", FB_BROKER_REFUSED_HELP, "listener=\"agents\"",
+	  BM(M_REFUSED_AGENTS) },
+	{ C, "fabricbus_listener_refused_total", FB_BROKER_REFUSED_HELP, "listener=\"http\"",
+	  BM(M_REFUSED_HTTP) },
+	{ C, "fabricbus_listener_accept_errors_total", FB_BROKER_ACCEPT_ERR_HELP, "listener=\"agents\"",
+	  BM(M_ACCEPT_ERR_AGENTS) },
+	{ C, "fabricbus_listener_accept_errors_total", FB_BROKER_ACCEPT_ERR_HELP, "listener=\"http\"",
+	  BM(M_ACCEPT_ERR_HTTP) },
 	{ G, "fabricbus_journal_size_bytes", "Size of all journal segments.", NULL, BM(M_J_BYTES) },
 	{ G, "fabricbus_journal_segments", "Journal segment files.", NULL, BM(M_J_SEGMENTS) },
 	{ C, "fabricbus_journal_fsyncs_total", "fdatasync calls on the journal.",

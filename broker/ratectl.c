@@ -6,6 +6,7 @@
 #include "fb_log.h"
 #include "quiet.h"
 #include "ratelimit.h"
+#include "stage_events.h"
 #include "topology.h"
 
 #include <errno.h>
@@ -18,8 +19,8 @@
 struct fb_ratectl {
 	struct fb_broker *b;
 	struct fb_rl *rl;
-	struct event *timer;   /* the next window end of a limited key */
-	struct event *emit_ev; /* summaries waiting since an event closed a window */
+	struct fb_stage_events ev; /* timer: the next window end of a limited key;
+				    * wake: summaries waiting since an event closed a window */
 	uint64_t quiet, summaries, lifted, not_emitted;
 };
 
@@ -42,13 +43,7 @@ void fb_ratectl_subject(const struct fb_event *ev, char *out, size_t outsz)
 
 static void arm(struct fb_ratectl *r, uint64_t now)
 {
-	uint64_t d = fb_rl_next_due(r->rl);
-	if (!d)
-		return;
-	uint64_t wait = d > now ? d - now : 0;
-	struct timeval tv = { (time_t)(wait / 1000000000ULL), (suseconds_t)(wait % 1000000000ULL / 1000) };
-	evtimer_del(r->timer);
-	evtimer_add(r->timer, &tv);
+	fb_stage_arm(&r->ev, fb_rl_next_due(r->rl), now);
 }
 
 /* The subject back from its key (fb_ratectl_subject), named from the
@@ -148,8 +143,8 @@ unsigned fb_ratectl_quiet(void *arg, struct fb_event *ev, uint64_t event_id, uns
 	size_t before = fb_rl_limited(r->rl);
 	int over = fb_rl_event(r->rl, ev->agent_id, subject, event_id, now_ns);
 	if (fb_rl_ready(r->rl))
-		event_active(r->emit_ev, 0, 0); /* a window closed: its summary */
-	else if (fb_rl_limited(r->rl) != before && !evtimer_pending(r->timer, NULL))
+		fb_stage_wake(&r->ev); /* a window closed: its summary */
+	else if (fb_rl_limited(r->rl) != before && !evtimer_pending(r->ev.timer, NULL))
 		arm(r, now_ns);
 	if (!over)
 		return 0;
@@ -185,9 +180,7 @@ struct fb_ratectl *fb_ratectl_new(struct fb_broker *b, int *err)
 	struct fb_rl_cfg rc = { (uint32_t)c->rate_limit_agent, (uint32_t)c->rate_limit_subject,
 				c->rate_limit_window_ms * 1000000ULL, 0 };
 	r->rl = fb_rl_new(&rc);
-	r->timer = evtimer_new(b->base, timer_cb, r);
-	r->emit_ev = event_new(b->base, -1, 0, emit_cb, r);
-	if (!r->rl || !r->timer || !r->emit_ev) {
+	if (!r->rl || fb_stage_events_init(&r->ev, b->base, timer_cb, emit_cb, r)) {
 		fb_ratectl_free(r);
 		*err = -ENOMEM;
 		return NULL;
@@ -199,10 +192,7 @@ void fb_ratectl_free(struct fb_ratectl *r)
 {
 	if (!r)
 		return;
-	if (r->timer)
-		event_free(r->timer);
-	if (r->emit_ev)
-		event_free(r->emit_ev);
+	fb_stage_events_free(&r->ev);
 	fb_rl_free(r->rl);
 	free(r);
 }

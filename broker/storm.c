@@ -8,6 +8,7 @@
 #include "incident.h"
 #include "rc_event.h"
 #include "rootcause.h"
+#include "stage_events.h"
 #include "topology.h"
 #include "fb_hostlist_fmt.h"
 
@@ -37,9 +38,9 @@ struct fb_storm {
 	struct tally tally[TALLY_MAX];
 	uint64_t symptoms, early_symptoms;
 	struct fb_rootcause *rc;
-	struct event *timer;
-	struct event *check_ev; /* after a commit that brought a cable of an
-				 * incident's switch up: is every one back? */
+	struct fb_stage_events ev; /* timer: the next verdict due; wake: after a
+				    * commit that brought a cable of an incident's
+				    * switch up, is every one back? */
 	struct fb_incidents *incidents;
 	uint64_t reports, verdicts, explained;
 	uint64_t emitted, emit_failed, recovered;
@@ -48,12 +49,9 @@ struct fb_storm {
 
 static void arm(struct fb_storm *s, uint64_t now)
 {
-	uint64_t d = fb_rootcause_deadline(s->rc);
-	if (!d || evtimer_pending(s->timer, NULL))
-		return;
-	uint64_t wait = d > now ? d - now : 0;
-	struct timeval tv = { (time_t)(wait / 1000000000ULL), (suseconds_t)(wait % 1000000000ULL / 1000) };
-	evtimer_add(s->timer, &tv);
+	/* An armed timer is left as it is: timer_cb arms the next one. */
+	if (!evtimer_pending(s->ev.timer, NULL))
+		fb_stage_arm(&s->ev, fb_rootcause_deadline(s->rc), now);
 }
 
 static json_t *names_json(const char *const *names, size_t n)
@@ -162,7 +160,7 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 		fb_rc_verdict_free(&v);
 	if (rc < 0) {
 		struct timeval tv = { 0, 100000 };
-		evtimer_add(s->timer, &tv);
+		evtimer_add(s->ev.timer, &tv);
 		return;
 	}
 	arm(s, now);
@@ -246,10 +244,8 @@ struct fb_storm *fb_storm_new(struct fb_broker *b, uint64_t window_ns)
 	s->b = b;
 	s->window_ns = window_ns ? window_ns : 500000000ULL; /* rootcause.c's default */
 	s->rc = fb_rootcause_new(window_ns);
-	s->timer = evtimer_new(b->base, timer_cb, s);
-	s->check_ev = event_new(b->base, -1, 0, check_cb, s);
 	s->incidents = fb_incidents_new(0);
-	if (!s->rc || !s->timer || !s->check_ev || !s->incidents) {
+	if (!s->rc || !s->incidents || fb_stage_events_init(&s->ev, b->base, timer_cb, check_cb, s)) {
 		fb_storm_free(s);
 		return NULL;
 	}
@@ -260,10 +256,7 @@ void fb_storm_free(struct fb_storm *s)
 {
 	if (!s)
 		return;
-	if (s->timer)
-		event_free(s->timer);
-	if (s->check_ev)
-		event_free(s->check_ev);
+	fb_stage_events_free(&s->ev);
 	fb_incidents_free(s->incidents);
 	fb_rootcause_free(s->rc);
 	json_decref(s->last);
@@ -285,7 +278,7 @@ int fb_storm_committed(void *arg, struct fb_batch *batch, uint64_t last_id)
 	arm(s, now);
 	/* Not from here: an emit appends to the batches being published. */
 	if (check)
-		event_active(s->check_ev, 0, 0);
+		fb_stage_wake(&s->ev);
 	return 0;
 }
 

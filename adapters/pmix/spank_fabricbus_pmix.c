@@ -22,6 +22,7 @@
 #include "pmix_notify.h"
 
 #include "fb_err.h"
+#include "fb_spank_plugin.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,15 +40,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* Only the plugin's identity and callbacks are visible (the module is
- * built with hidden visibility), so no helper here interposes on
- * slurmstepd's own symbols. */
-#define FB_EXPORT __attribute__((visibility("default")))
-FB_EXPORT extern const char plugin_name[];
-FB_EXPORT extern const char plugin_type[];
-FB_EXPORT extern const unsigned int plugin_version;
-FB_EXPORT extern const unsigned int spank_plugin_version;
-SPANK_PLUGIN(fabricbus_pmix, 1);
+/* Only the plugin's identity and callbacks are visible (fb_spank_plugin.h),
+ * so no helper here interposes on slurmstepd's own symbols. */
+FB_SPANK_PLUGIN(fabricbus_pmix);
 FB_EXPORT int slurm_spank_init(spank_t sp, int ac, char **av);
 FB_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char **av);
 FB_EXPORT int slurm_spank_exit(spank_t sp, int ac, char **av);

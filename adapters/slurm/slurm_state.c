@@ -106,6 +106,29 @@ static int set(json_t *o, const char *k, json_t *v)
 	return v ? json_object_set_new(o, k, v) : -1;
 }
 
+/* The dumps build an object with set() calls or'ed into bad, so that one
+ * test at the end catches any failed allocation: o, or NULL (o freed). */
+static json_t *finish(json_t *o, int bad)
+{
+	if (!bad)
+		return o;
+	json_decref(o);
+	return NULL;
+}
+
+/* A new object and the array that will list its parts (a node's conditions,
+ * a batch's nodes), or NULL with neither. */
+static json_t *object_with_list(json_t **list)
+{
+	json_t *o = json_object();
+	*list = json_array();
+	if (o && *list)
+		return o;
+	json_decref(o);
+	json_decref(*list);
+	return NULL;
+}
+
 static json_t *dump_cond(const struct fbs_cond *c)
 {
 	json_t *o = json_object();
@@ -119,21 +142,14 @@ static json_t *dump_cond(const struct fbs_cond *c)
 	if (c->type == FBS_C_FLAP)
 		bad |= set(o, "UntilMs", json_integer((json_int_t)c->until_ms)) |
 		       set(o, "UpSeen", json_boolean(c->up_seen));
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return finish(o, bad);
 }
 
 static json_t *dump_node(const struct fbs_node *n)
 {
-	json_t *o = json_object(), *cs = json_array();
-	if (!o || !cs) {
-		json_decref(o);
-		json_decref(cs);
+	json_t *cs, *o = object_with_list(&cs);
+	if (!o)
 		return NULL;
-	}
 	int bad = set(o, "Name", json_string(n->name)) |
 		  set(o, "Hold", json_string(hold_names[n->hold & 3])) |
 		  set(o, "DryRun", json_boolean(n->dry_run)) |
@@ -145,21 +161,14 @@ static json_t *dump_node(const struct fbs_node *n)
 	for (size_t k = 0; k < n->n_conds; k++)
 		bad |= json_array_append_new(cs, dump_cond(&n->conds[k]));
 	bad |= set(o, "Conditions", cs);
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return finish(o, bad);
 }
 
 static json_t *dump_batch(const struct fbs_batch *b)
 {
-	json_t *o = json_object(), *ts = json_array();
-	if (!o || !ts) {
-		json_decref(o);
-		json_decref(ts);
+	json_t *ts, *o = object_with_list(&ts);
+	if (!o)
 		return NULL;
-	}
 	int bad = set(o, "Id", json_integer((json_int_t)b->id)) |
 		  set(o, "Action", json_string(b->action == FBS_A_DRAIN ? "drain" : "undrain")) |
 		  set(o, "Reason", json_string(b->reason)) |
@@ -172,11 +181,7 @@ static json_t *dump_batch(const struct fbs_batch *b)
 		bad |= json_array_append_new(ts, t);
 	}
 	bad |= set(o, "Nodes", ts);
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return finish(o, bad);
 }
 
 static json_t *dump_koff(const struct fbs_koff *k)
@@ -184,15 +189,11 @@ static json_t *dump_koff(const struct fbs_koff *k)
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
-	if (set(o, "Topic", json_string(k->topic)) |
-	    set(o, "Partition", json_integer((json_int_t)k->partition)) |
-	    set(o, "Offset", json_integer((json_int_t)k->offset)) |
-	    set(o, "Broker", json_string(k->broker)) |
-	    set(o, "EventId", json_integer((json_int_t)k->event_id))) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return finish(o, set(o, "Topic", json_string(k->topic)) |
+				 set(o, "Partition", json_integer((json_int_t)k->partition)) |
+				 set(o, "Offset", json_integer((json_int_t)k->offset)) |
+				 set(o, "Broker", json_string(k->broker)) |
+				 set(o, "EventId", json_integer((json_int_t)k->event_id)));
 }
 
 /* Only Source=kafka writes them: a WebSocket adapter's file is unchanged. */

@@ -26,14 +26,18 @@ void fb_spank_conf_defaults(struct fb_spank_conf *c)
 	snprintf(c->mapdir, sizeof(c->mapdir), "%s", FB_SPANK_DEFAULT_MAPDIR);
 }
 
-/* yes/no (also true/false, 1/0): 1, 0, or -1. */
-static int parse_bool(const char *v)
+/* yes/no (also true/false, 1/0) into *out: 0, or -1 (*out unchanged).
+ * Narrower than fb_conf_parse_bool (on/off, any case) on purpose: the
+ * plugin refuses what its documentation does not list. */
+static int parse_bool(int *out, const char *v)
 {
 	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"))
-		return 1;
-	if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0"))
-		return 0;
-	return -1;
+		*out = 1;
+	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0"))
+		*out = 0;
+	else
+		return -1;
+	return 0;
 }
 
 static int parse_broker(struct fb_spank_conf *c, const char *v)
@@ -111,7 +115,6 @@ static int key_index(const char *key, size_t klen)
 /* Returns 0, or -1 for a bad value with *want saying what is wanted. */
 static int apply(struct fb_spank_conf *c, int k, const char *v, const char **want)
 {
-	int b;
 	switch (k) {
 	case K_BROKER:
 		*want = "HOST:PORT or [IPV6]:PORT, port 1..65535";
@@ -121,10 +124,7 @@ static int apply(struct fb_spank_conf *c, int k, const char *v, const char **wan
 		return parse_timeout(c, v);
 	case K_FAIL_ON_DOWN:
 		*want = "yes or no";
-		if ((b = parse_bool(v)) < 0)
-			return -1;
-		c->fail_on_down = b;
-		return 0;
+		return parse_bool(&c->fail_on_down, v);
 	case K_ON_UNREACHABLE:
 		*want = "continue or fail";
 		if (!strcmp(v, "continue"))
@@ -139,10 +139,7 @@ static int apply(struct fb_spank_conf *c, int k, const char *v, const char **wan
 		return parse_mapdir(c, v);
 	case K_REGISTER:
 		*want = "yes or no";
-		if ((b = parse_bool(v)) < 0)
-			return -1;
-		c->do_register = b;
-		return 0;
+		return parse_bool(&c->do_register, v);
 	case K_TOKEN_FILE:
 		*want = "an absolute file path";
 		return parse_path(c->token_file, sizeof(c->token_file), v);

@@ -37,6 +37,7 @@
 #include "fb_spank_conf.h"
 #include "fb_spank_file.h"
 #include "fb_spank_map.h"
+#include "fb_spank_plugin.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -49,15 +50,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FB_EXPORT __attribute__((visibility("default")))
-
-/* Only the plugin's identity and its callbacks leave the module
- * (gnu_symbol_visibility hidden for everything else). */
-FB_EXPORT extern const char plugin_name[];
-FB_EXPORT extern const char plugin_type[];
-FB_EXPORT extern const unsigned int plugin_version;
-FB_EXPORT extern const unsigned int spank_plugin_version;
-SPANK_PLUGIN(fabricbus, 1);
+/* Only the plugin's identity and its callbacks leave the module. */
+FB_SPANK_PLUGIN(fabricbus);
 
 FB_EXPORT int slurm_spank_init(spank_t sp, int ac, char **av);
 FB_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char **av);

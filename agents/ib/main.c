@@ -183,10 +183,9 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":b:a:f:i:s:u:l:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			if (fb_agent_parse_uint(optarg, 100, 3600000, &a->cfg.interval_ms))
-				return fb_usage_error(PROG,
-						      "bad --interval '%s': want milliseconds, 100..3600000",
-						      optarg);
+			if ((r = fb_agent_opt_uint(&a->ag, "interval", "milliseconds", optarg,
+						   100, 3600000, &a->cfg.interval_ms)))
+				return r;
 			break;
 		case 's':
 			if (!*optarg || strstr(optarg, ",,") || *optarg == ',' ||
@@ -203,21 +202,20 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 						      optarg);
 			break;
 		case 'u':
-			if (fb_agent_parse_uint(optarg, 1, 1000, &a->cfg.unreachable_after))
-				return fb_usage_error(PROG,
-						      "bad --unreachable-after '%s': want 1..1000",
-						      optarg);
+			if ((r = fb_agent_opt_uint(&a->ag, "unreachable-after", NULL, optarg,
+						   1, 1000, &a->cfg.unreachable_after)))
+				return r;
 			break;
 		case O_TIMEOUT:
-			if (fb_agent_parse_uint(optarg, 1, 10000, &v))
-				return fb_usage_error(PROG,
-						      "bad --mad-timeout '%s': want milliseconds, 1..10000",
-						      optarg);
+			if ((r = fb_agent_opt_uint(&a->ag, "mad-timeout", "milliseconds", optarg,
+						   1, 10000, &v)))
+				return r;
 			a->cfg.timeout_ms = (int)v;
 			break;
 		case O_RETRIES:
-			if (fb_agent_parse_uint(optarg, 1, 10, &v))
-				return fb_usage_error(PROG, "bad --mad-retries '%s': want 1..10", optarg);
+			if ((r = fb_agent_opt_uint(&a->ag, "mad-retries", NULL, optarg,
+						   1, 10, &v)))
+				return r;
 			a->cfg.retries = (int)v;
 			break;
 		case O_CA:
@@ -228,14 +226,16 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 			a->cfg.ca = optarg;
 			break;
 		case O_CAPORT:
-			if (fb_agent_parse_uint(optarg, 1, 254, &v))
-				return fb_usage_error(PROG, "bad --ca-port '%s': want 1..254", optarg);
+			if ((r = fb_agent_opt_uint(&a->ag, "ca-port", NULL, optarg,
+						   1, 254, &v)))
+				return r;
 			a->cfg.ca_port = (int)v;
 			break;
 		case O_ONCE: a->once = 1; break;
 		case O_MEASURE:
-			if (fb_agent_parse_uint(optarg, 1, 100000, &a->measure))
-				return fb_usage_error(PROG, "bad --measure '%s': want 1..100000", optarg);
+			if ((r = fb_agent_opt_uint(&a->ag, "measure", NULL, optarg,
+						   1, 100000, &a->measure)))
+				return r;
 			break;
 		case O_CTR_INTERVAL:
 			if (fb_agent_parse_uint(optarg, 0, 3600000, &v) || (v && v < 100))
@@ -253,27 +253,25 @@ static int parse_opts(struct agent *a, int argc, char **argv)
 						      optarg);
 			break;
 		case O_CONG_THR:
-			if (fb_agent_parse_uint(optarg, 1, 1000000, &v))
-				return fb_usage_error(PROG, "bad --congestion-threshold '%s': want parts per "
-						      "million, 1..1000000", optarg);
+			if ((r = fb_agent_opt_uint(&a->ag, "congestion-threshold", "parts per million", optarg,
+						   1, 1000000, &v)))
+				return r;
 			a->cfg.ctr.congestion_ppm = v;
 			break;
 		case O_TICK:
-			if (fb_agent_parse_uint(optarg, 1, 1000, &a->cfg.ctr.tick_ns))
-				return fb_usage_error(PROG,
-						      "bad --xmit-wait-tick-ns '%s': want 1..1000",
-						      optarg);
+			if ((r = fb_agent_opt_uint(&a->ag, "xmit-wait-tick-ns", NULL, optarg,
+						   1, 1000, &a->cfg.ctr.tick_ns)))
+				return r;
 			break;
 		case O_FLAP_COUNT:
-			if (fb_agent_parse_uint(optarg, 2, IB_FLAP_COUNT_MAX, &a->cfg.flap.count))
-				return fb_usage_error(PROG, "bad --flap-count '%s': want 2..%d", optarg,
-						      IB_FLAP_COUNT_MAX);
+			if ((r = fb_agent_opt_uint(&a->ag, "flap-count", NULL, optarg,
+						   2, IB_FLAP_COUNT_MAX, &a->cfg.flap.count)))
+				return r;
 			break;
 		case O_FLAP_WINDOW:
-			if (fb_agent_parse_uint(optarg, 1, 86400, &a->cfg.flap.window_s))
-				return fb_usage_error(PROG,
-						      "bad --flap-window '%s': want seconds, 1..86400",
-						      optarg);
+			if ((r = fb_agent_opt_uint(&a->ag, "flap-window", "seconds", optarg,
+						   1, 86400, &a->cfg.flap.window_s)))
+				return r;
 			break;
 		case O_NO_TRAPS: a->cfg.traps = 0; break;
 		default:

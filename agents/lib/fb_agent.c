@@ -45,6 +45,16 @@ int fb_agent_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 	return 0;
 }
 
+int fb_agent_opt_uint(const struct fb_agent *ag, const char *name, const char *unit, const char *arg,
+		      unsigned lo, unsigned hi, unsigned *out)
+{
+	if (fb_agent_parse_uint(arg, lo, hi, out) == 0)
+		return 0;
+	if (unit)
+		return fb_usage_error(ag->prog, "bad --%s '%s': want %s, %u..%u", name, arg, unit, lo, hi);
+	return fb_usage_error(ag->prog, "bad --%s '%s': want %u..%u", name, arg, lo, hi);
+}
+
 int fb_agent_opt(struct fb_agent *ag, int c, char **argv)
 {
 	switch (c) {

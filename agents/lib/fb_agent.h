@@ -147,6 +147,12 @@ int fb_agent_getopt(struct fb_agent *ag, int argc, char **argv, const char *shor
 int fb_agent_opts_done(struct fb_agent *ag, int argc, char **argv);
 /* Strictly decimal s in lo..hi into *out; 0 or -1. */
 int fb_agent_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out);
+/* A numeric option of an agent's own: arg (the value of --name) in lo..hi
+ * into *out, or the usage error every agent prints for one, "bad --name
+ * 'arg': want [unit, ]lo..hi". One place, so that the agents' numeric
+ * options check and complain alike. 0, or 2 (printed). */
+int fb_agent_opt_uint(const struct fb_agent *ag, const char *name, const char *unit, const char *arg,
+		      unsigned lo, unsigned hi, unsigned *out);
 
 /* The loop (with libevent's pthread locking when threads: events made
  * active from another thread) and the metrics registry; SIGPIPE ignored.

@@ -154,11 +154,8 @@ static int node_opt(void *arg, int c)
 		snprintf(a->node, sizeof(a->node), "%s", optarg);
 		break;
 	case 'i':
-		if (fb_agent_parse_uint(optarg, 100, 3600000, &a->interval_ms))
-			return fb_usage_error(PROG,
-					      "bad --interval '%s': want milliseconds, 100..3600000",
-					      optarg);
-		break;
+		return fb_agent_opt_uint(&a->ag, "interval", "milliseconds", optarg,
+					 100, 3600000, &a->interval_ms);
 	case O_NO_IB: a->no_ib = 1; break;
 	case O_NO_ETH: a->no_eth = 1; break;
 	case O_ONCE: a->once = 1; break;

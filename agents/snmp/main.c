@@ -156,23 +156,15 @@ static int snmp_opt(void *arg, int c)
 					      optarg);
 		break;
 	case O_BUFFER:
-		if (fb_agent_parse_uint(optarg, 64, 4U << 20, &a->buffer))
-			return fb_usage_error(PROG, "bad --buffer '%s': want 64..4194304", optarg);
-		break;
+		return fb_agent_opt_uint(&a->ag, "buffer", NULL, optarg, 64, 4U << 20, &a->buffer);
 	case O_PINT:
-		if (fb_agent_parse_uint(optarg, 100, 3600000, &a->pcfg.interval_ms))
-			return fb_usage_error(PROG, "bad --poll-interval '%s': want 100..3600000",
-					      optarg);
-		break;
+		return fb_agent_opt_uint(&a->ag, "poll-interval", NULL, optarg,
+					 100, 3600000, &a->pcfg.interval_ms);
 	case O_PTIMEOUT:
-		if (fb_agent_parse_uint(optarg, 10, 60000, &a->pcfg.timeout_ms))
-			return fb_usage_error(PROG, "bad --poll-timeout '%s': want 10..60000",
-					      optarg);
-		break;
+		return fb_agent_opt_uint(&a->ag, "poll-timeout", NULL, optarg,
+					 10, 60000, &a->pcfg.timeout_ms);
 	case O_PRETRIES:
-		if (fb_agent_parse_uint(optarg, 0, 10, &a->pcfg.retries))
-			return fb_usage_error(PROG, "bad --poll-retries '%s': want 0..10", optarg);
-		break;
+		return fb_agent_opt_uint(&a->ag, "poll-retries", NULL, optarg, 0, 10, &a->pcfg.retries);
 	case O_MACINT:
 		if (strcmp(optarg, "0") != 0 &&
 		    fb_agent_parse_uint(optarg, 100, 86400000, &a->pcfg.mac_interval_ms))
@@ -182,10 +174,8 @@ static int snmp_opt(void *arg, int c)
 			a->pcfg.mac_interval_ms = 0;
 		break;
 	case 'u':
-		if (fb_agent_parse_uint(optarg, 1, 1000, &a->pcfg.ifc.unreachable_after))
-			return fb_usage_error(PROG, "bad --unreachable-after '%s': want 1..1000",
-					      optarg);
-		break;
+		return fb_agent_opt_uint(&a->ag, "unreachable-after", NULL, optarg,
+					 1, 1000, &a->pcfg.ifc.unreachable_after);
 	case O_ERR_THR:
 		if (snmp_ifc_parse_threshold(&a->pcfg.ifc, optarg))
 			return fb_usage_error(PROG, "bad --error-threshold '%s': want NAME=RATE, "

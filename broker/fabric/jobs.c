@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,17 +50,6 @@ void fb_job_reg_free(struct fb_job_reg *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int fail(char *err, size_t errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errsz, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (errsz)
-		vsnprintf(err, errsz, fmt, ap);
-	va_end(ap);
-	return FB_EMALFORMED;
-}
-
 /* Text from the request (a key, or jansson's error, which quotes the bytes
  * it stopped at), safe to quote in an error that goes to the log: printable
  * ASCII only ('?' for the rest), at most bufsz - 1 bytes. */
@@ -81,10 +69,10 @@ static int cmp_name(const void *a, const void *b) { return strcmp(a, b); }
 static int parse_name(json_t *v, const char *what, char *out, char *err, size_t errsz)
 {
 	if (!json_is_string(v))
-		return fail(err, errsz, "%s: must be a string", what);
+		return fb_err_set(err, errsz, FB_EMALFORMED, "%s: must be a string", what);
 	size_t n = json_string_length(v);
 	if (!fb_jobs_valid_name(json_string_value(v), n))
-		return fail(err, errsz, "%s: must be " NAME_RULE, what);
+		return fb_err_set(err, errsz, FB_EMALFORMED, "%s: must be " NAME_RULE, what);
 	memcpy(out, json_string_value(v), n + 1);
 	return 0;
 }
@@ -92,12 +80,13 @@ static int parse_name(json_t *v, const char *what, char *out, char *err, size_t 
 static int parse_nodes(json_t *arr, struct fb_job_reg *out, char *err, size_t errsz)
 {
 	if (!json_is_array(arr))
-		return fail(err, errsz, "Nodes: must be an array of node names");
+		return fb_err_set(err, errsz, FB_EMALFORMED, "Nodes: must be an array of node names");
 	size_t n = json_array_size(arr);
 	if (n == 0)
-		return fail(err, errsz, "Nodes: must list at least one node");
+		return fb_err_set(err, errsz, FB_EMALFORMED, "Nodes: must list at least one node");
 	if (n > FB_JOB_NODES_MAX)
-		return fail(err, errsz, "Nodes: %zu nodes, at most %u allowed", n, FB_JOB_NODES_MAX);
+		return fb_err_set(err, errsz, FB_EMALFORMED, "Nodes: %zu nodes, at most %u allowed", n,
+				  FB_JOB_NODES_MAX);
 	out->nodes = malloc(n * sizeof(*out->nodes));
 	if (!out->nodes)
 		return -ENOMEM;
@@ -111,7 +100,8 @@ static int parse_nodes(json_t *arr, struct fb_job_reg *out, char *err, size_t er
 	qsort(out->nodes, n, sizeof(*out->nodes), cmp_name);
 	for (size_t i = 1; i < n; i++)
 		if (strcmp(out->nodes[i], out->nodes[i - 1]) == 0)
-			return fail(err, errsz, "Nodes: \"%s\" is listed twice", out->nodes[i]);
+			return fb_err_set(err, errsz, FB_EMALFORMED, "Nodes: \"%s\" is listed twice",
+					  out->nodes[i]);
 	out->n_nodes = n;
 	return 0;
 }
@@ -119,30 +109,31 @@ static int parse_nodes(json_t *arr, struct fb_job_reg *out, char *err, size_t er
 static int parse_doc(json_t *root, struct fb_job_reg *out, char *err, size_t errsz)
 {
 	if (!json_is_object(root))
-		return fail(err, errsz, "body: must be a JSON object");
+		return fb_err_set(err, errsz, FB_EMALFORMED, "body: must be a JSON object");
 	const char *key;
 	json_t *v;
 	json_object_foreach(root, key, v) {
 		char q[41];
 		if (strcmp(key, "JobId") != 0 && strcmp(key, "User") != 0 && strcmp(key, "Nodes") != 0)
-			return fail(err, errsz, "body: unknown member \"%s\" (members: JobId, User, Nodes)",
-				    quotable(key, q, sizeof(q)));
+			return fb_err_set(err, errsz, FB_EMALFORMED,
+					  "body: unknown member \"%s\" (members: JobId, User, Nodes)",
+					  quotable(key, q, sizeof(q)));
 	}
 	v = json_object_get(root, "JobId");
 	if (!v)
-		return fail(err, errsz, "JobId: missing");
+		return fb_err_set(err, errsz, FB_EMALFORMED, "JobId: missing");
 	if (!json_is_string(v) || json_string_length(v) != strlen(json_string_value(v)) ||
 	    !fb_jobs_valid_id(json_string_value(v)))
-		return fail(err, errsz, "JobId: must be a string of 1 to 20 decimal digits without a "
-					"leading zero");
+		return fb_err_set(err, errsz, FB_EMALFORMED, "JobId: must be a string of 1 to 20 decimal "
+				  "digits without a leading zero");
 	memcpy(out->job_id, json_string_value(v), json_string_length(v) + 1);
 	if (!(v = json_object_get(root, "User")))
-		return fail(err, errsz, "User: missing");
+		return fb_err_set(err, errsz, FB_EMALFORMED, "User: missing");
 	int rc = parse_name(v, "User", out->user, err, errsz);
 	if (rc)
 		return rc;
 	if (!(v = json_object_get(root, "Nodes")))
-		return fail(err, errsz, "Nodes: missing");
+		return fb_err_set(err, errsz, FB_EMALFORMED, "Nodes: missing");
 	return parse_nodes(v, out, err, errsz);
 }
 
@@ -153,15 +144,16 @@ int fb_jobs_parse_register(const char *body, size_t len, struct fb_job_reg *out,
 	if (errsz)
 		err[0] = '\0';
 	if (len > FB_JOB_BODY_MAX)
-		return fail(err, errsz, "body: %zu bytes, at most %u allowed", len, FB_JOB_BODY_MAX);
+		return fb_err_set(err, errsz, FB_EMALFORMED, "body: %zu bytes, at most %u allowed", len,
+				  FB_JOB_BODY_MAX);
 	json_error_t je;
 	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
 		if (json_error_code(&je) == json_error_out_of_memory)
 			return -ENOMEM;
 		char q[sizeof(je.text)];
-		return fail(err, errsz, "body: not valid JSON: %s (line %d, column %d)",
-			    quotable(je.text, q, sizeof(q)), je.line, je.column);
+		return fb_err_set(err, errsz, FB_EMALFORMED, "body: not valid JSON: %s (line %d, column %d)",
+				  quotable(je.text, q, sizeof(q)), je.line, je.column);
 	}
 	int rc = parse_doc(root, out, err, errsz);
 	json_decref(root);
