@@ -188,42 +188,57 @@ def net_links(path):
     return links
 
 
+def read_cabling(addr, fab):
+    """The cabling as the Redfish tree says it: switch cables from each port's
+    ConnectedSwitchPorts/ConnectedPorts, host cables from AssociatedEndpoints
+    -> the Endpoint's ConnectedEntities (the system) and ConnectedPorts (back
+    to the port)."""
+    isl, host = {}, {}
+    for m in get_json(addr, fab + "/Switches")["Members"]:
+        sw = get_json(addr, m["@odata.id"])
+        for pm in get_json(addr, sw["Ports"]["@odata.id"])["Members"]:
+            port = get_json(addr, pm["@odata.id"])
+            key = (sw["Id"], int(port["Id"]))
+            links = port.get("Links", {})
+            peer = links.get("ConnectedSwitchPorts", [])
+            if peer:
+                assert links.get("ConnectedPorts") == peer, port
+                p = peer[0]["@odata.id"]
+                isl[key] = (p.split("/Switches/")[1].split("/")[0], int(p.rsplit("/", 1)[1]))
+            for e in links.get("AssociatedEndpoints", []):
+                ep = get_json(addr, e["@odata.id"])
+                assert ep["Links"]["ConnectedPorts"] == [{"@odata.id": pm["@odata.id"]}], ep
+                system = ep["ConnectedEntities"][0]["EntityLink"]["@odata.id"]
+                host[key] = system.rsplit("/", 1)[1]
+    return isl, host
+
+
 def topology_from_ports():
     """A client that reads only the Redfish tree rebuilds the cabling: every
-    switch-to-switch cable of the ibsim topology from each port's
-    ConnectedSwitchPorts/ConnectedPorts (and back), every host cable of a
-    node the broker knows from AssociatedEndpoints -> the Endpoint's
-    ConnectedEntities (the system) and ConnectedPorts (back to the port)."""
+    switch-to-switch cable of the ibsim topology and every host cable of a
+    node the broker knows. The tree is rebuilt from the fabric map's
+    snapshots a moment after the agents report (eventually consistent), so
+    the test reads it until it shows the whole cabling or 30 s pass."""
     with Rig() as r:
         addr, fab = r.addr, f"/redfish/v1/Fabrics/{FABRIC}"
         want = net_links(chain.TOPO)
         hosts = dict(r.ch.hosts)  # "h3" -> "node003"
-        isl, host = {}, {}
-        for m in get_json(addr, fab + "/Switches")["Members"]:
-            sw = get_json(addr, m["@odata.id"])
-            for pm in get_json(addr, sw["Ports"]["@odata.id"])["Members"]:
-                port = get_json(addr, pm["@odata.id"])
-                key = (sw["Id"], int(port["Id"]))
-                links = port.get("Links", {})
-                peer = links.get("ConnectedSwitchPorts", [])
-                if peer:
-                    assert links.get("ConnectedPorts") == peer, port
-                    p = peer[0]["@odata.id"]
-                    isl[key] = (p.split("/Switches/")[1].split("/")[0], int(p.rsplit("/", 1)[1]))
-                for e in links.get("AssociatedEndpoints", []):
-                    ep = get_json(addr, e["@odata.id"])
-                    assert ep["Links"]["ConnectedPorts"] == [{"@odata.id": pm["@odata.id"]}], ep
-                    system = ep["ConnectedEntities"][0]["EntityLink"]["@odata.id"]
-                    host[key] = system.rsplit("/", 1)[1]
         want_isl = {k: v for k, v in want.items() if not v[0].startswith("h")}
         want_host = {k: hosts[v[0]] for k, v in want.items() if v[0] in hosts}
+        t0 = time.monotonic()
+        while True:
+            isl, host = read_cabling(addr, fab)
+            if (isl, host) == (want_isl, want_host) or time.monotonic() - t0 > 30:
+                break
+            time.sleep(0.2)
         assert isl == want_isl, (f"ISLs: missing {sorted(set(want_isl) - set(isl))[:10]}, "
                                  f"extra {sorted(set(isl) - set(want_isl))[:10]}")
         for k, v in isl.items():
             assert isl.get(v) == k, f"{k} -> {v} but {v} -> {isl.get(v)}"
         assert host == want_host, (host, want_host)
         print(f"  {len(isl) // 2} switch cables and {len(host)} host cables rebuilt from "
-              f"{len({k[0] for k in isl})} switches' ports", flush=True)
+              f"{len({k[0] for k in isl})} switches' ports "
+              f"(the tree complete {time.monotonic() - t0:.1f} s after the rig was up)", flush=True)
 
 
 def accounts_env(rig):
