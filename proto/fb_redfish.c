@@ -453,14 +453,17 @@ __attribute__((noinline)) static uint8_t *jw_grow(struct jw *w, uint8_t *o, size
  * that is too small fails a test, not a broker. */
 #ifndef NDEBUG
 #include <assert.h>
-#define JW_CLAIM(w, o, n) (assert(!(w)->claim || (o) <= (w)->claim), (w)->claim = (o) + (n))
+#define JW_CHECK(w, o) assert(!(w)->claim || (o) <= (w)->claim)
+#define JW_CLAIM(w, o, n) ((w)->claim = (o) + (n))
 #else
+#define JW_CHECK(w, o) ((void)0)
 #define JW_CLAIM(w, o, n) ((void)0)
 #endif
 
 /* o, with n bytes of room after it (n <= JW_SINK). */
 static inline uint8_t *jw_room(struct jw *w, uint8_t *o, size_t n)
 {
+	JW_CHECK(w, o); /* before a growth moves the buffer */
 	o = w->end - o >= (ptrdiff_t)n ? o : jw_grow(w, o, n);
 	JW_CLAIM(w, o, n);
 	return o;
@@ -482,7 +485,7 @@ static uint8_t *jw_init(struct jw *w, struct fb_buf *b, uint8_t *sink, size_t re
  * start (never half a document). */
 static int jw_done(struct jw *w, uint8_t *o, size_t start)
 {
-	JW_CLAIM(w, o, 0);
+	JW_CHECK(w, o);
 	w->b->len = w->err ? start : (size_t)(o - w->b->data);
 	return w->err;
 }
@@ -874,7 +877,7 @@ int fb_redfish_render_missed(struct fb_buf *out, uint64_t missed, uint64_t resum
 	size_t start = out->len;
 	uint8_t sink[JW_SINK];
 	struct jw w;
-	uint8_t *o = jw_init(&w, out, sink, 0);
+	uint8_t *o = jw_init(&w, out, sink, 1024 + FB_BUF_JSON_STR_ROOM); /* > 0: data is set */
 	o = jw_room(&w, o, 256);
 	o = PUT_LIT(o, "{\"@odata.type\":\"#Event.v1_13_0.Event\",\"Id\":\"missed-");
 	o = put_uint(o, resume_since);
