@@ -16,10 +16,11 @@
 #include "fb_redfish_table.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ---- small bounded text helpers (no snprintf on the hot path) ---------- */
-
-static const char hexdig[] = "0123456789abcdef";
 
 /* "00".."99": numbers are written two digits per division. */
 static const char dig2[201] = "0001020304050607080910111213141516171819"
@@ -34,13 +35,32 @@ static inline void put2(char *o, unsigned v) { memcpy(o, dig2 + 2 * v, 2); }
  * in the last byte (the usual case) answers without a scan. */
 #define FLD(a) ((a)[sizeof(a) - 1] == 0 || memchr((a), 0, sizeof(a)) ? (const char *)(a) : "?")
 
+/* 8 lower-case hex digits of v, most significant first, as the bytes of a
+ * little-endian word: each nibble is spread into a byte of its own, then
+ * turned into '0'-'9' or 'a'-'f' in all eight bytes at once (+0x27 moves
+ * the digits from 10 up past '9' to 'a'). */
+static inline uint64_t hex8(uint32_t v)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t x = v;
+	x = (x | x << 16) & 0x0000ffff0000ffffull;
+	x = (x | x << 8) & 0x00ff00ff00ff00ffull;
+	x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full; /* byte k: nibble k */
+	x += ones * '0' + ((x + ones * 6) >> 4 & ones) * 0x27;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	x = __builtin_bswap64(x); /* nibble 7 first in memory */
+#endif
+	return x;
+}
+
 /* "0x" and 16 lower-case hex digits, NUL-terminated; out has 19 bytes. */
 static void fmt_guid(char *out, uint64_t v)
 {
+	uint64_t hi = hex8((uint32_t)(v >> 32)), lo = hex8((uint32_t)v);
 	out[0] = '0';
 	out[1] = 'x';
-	for (int i = 0; i < 16; i++)
-		out[2 + i] = hexdig[(v >> (60 - 4 * i)) & 15];
+	memcpy(out + 2, &hi, 8);
+	memcpy(out + 10, &lo, 8);
 	out[18] = '\0';
 }
 
@@ -499,8 +519,28 @@ static inline uint8_t *put(uint8_t *o, const void *p, size_t n)
 }
 #define PUT_LIT(o, lit) put((o), (lit), sizeof(lit) - 1)
 
-/* A word of our own (a registry or enum name): nothing to escape. */
-static inline uint8_t *put_word(uint8_t *o, const char *s) { return put(o, s, strlen(s)); }
+/* The length of the name in a NUL-padded slot (fb_event.h): the first NUL,
+ * found in the whole slot at once. */
+static inline size_t slot_len(const char *slot)
+{
+#if defined(__SSE2__) && FB_NAME_SLOT == 32
+	const __m128i z = _mm_setzero_si128();
+	unsigned lo = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)slot), z));
+	unsigned hi = (unsigned)_mm_movemask_epi8(
+		_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(slot + 16)), z));
+	return (size_t)__builtin_ctz(lo | hi << 16); /* a name is shorter than its slot */
+#else
+	return strlen(slot);
+#endif
+}
+
+/* An event-model or registry name (fb_event.h's slots), copied as a whole
+ * slot: no strlen and no length-dependent copy. Room: FB_NAME_SLOT. */
+static inline uint8_t *put_name(uint8_t *o, const char *slot)
+{
+	memcpy(o, slot, FB_NAME_SLOT);
+	return o + slot_len(slot);
+}
 
 /* s as a JSON string, quotes included; room: FB_BUF_JSON_STR_ROOM. s is at
  * most 256 bytes (a field or an arg: see the _Static_assert above). */
@@ -601,7 +641,7 @@ static uint8_t *jw_key_guid(struct jw *w, uint8_t *o, const char *key, size_t kl
 /* The envelope and the record up to MessageSeverity: ids, the timestamp
  * and registry words, bounded together by HEAD_ROOM (literals 185 bytes,
  * two EventIds copied as 24-byte blocks 48, the timestamp and its NUL 28,
- * EventType and severity words < 32). */
+ * EventType and severity copied as slots 64). */
 #define HEAD_ROOM 400
 static uint8_t *jw_head(struct jw *w, uint8_t *o, const struct fb_event *ev, uint64_t event_id,
 			const struct fb_redfish_class *cls)
@@ -612,14 +652,14 @@ static uint8_t *jw_head(struct jw *w, uint8_t *o, const struct fb_event *ev, uin
 	o = PUT_LIT(o, "{\"@odata.type\":\"#Event.v1_13_0.Event\",\"Id\":\"");
 	o = put(o, id, sizeof(id)) - sizeof(id) + idn; /* a fixed-size copy: two moves, no call */
 	o = PUT_LIT(o, "\",\"Name\":\"Fabric Event\",\"Events@odata.count\":1,\"Events\":[{\"EventType\":\"");
-	o = put_word(o, cls->event_type);
+	o = put_name(o, cls->event_type);
 	o = PUT_LIT(o, "\",\"EventId\":\"");
 	o = put(o, id, sizeof(id)) - sizeof(id) + idn;
 	o = PUT_LIT(o, "\",\"EventTimestamp\":\"");
 	fmt_iso8601((char *)o, ev->ts_ns);
 	o += 27;
 	o = PUT_LIT(o, "\",\"MemberId\":\"0\",\"MessageSeverity\":\"");
-	o = put_word(o, fb_severity_name(cls->severity));
+	o = put_name(o, fb_severity_name(cls->severity));
 	return PUT_LIT(o, "\"");
 }
 
@@ -740,17 +780,22 @@ static uint8_t *jw_root_cause(struct jw *w, uint8_t *o, const struct fb_event *e
 	return o;
 }
 
-static const char *or_unknown(const char *s) { return s ? s : "unknown"; }
+/* A name's slot, or "unknown" in one. */
+static const char *or_unknown(const char *s)
+{
+	static const char unknown[FB_NAME_SLOT] = "unknown";
+	return s ? s : unknown;
+}
 
 /* Oem.Fabricbus's head: who sent it, and what it is, in enum names. */
 static uint8_t *jw_oem_head(struct jw *w, uint8_t *o, const struct fb_event *ev)
 {
 	o = KEY_STR(w, o, ",\"Oem\":{\"Fabricbus\":{\"AgentId\":", FLD(ev->agent_id));
-	o = jw_room(w, o, 160); /* literals 53, the sequence 26, names < 40 */
+	o = jw_room(w, o, 192); /* literals 53, the sequence 26, three names copied as slots 96 */
 	o = put_u64(PUT_LIT(o, ",\"Sequence\":"), ev->seq);
-	o = put_word(PUT_LIT(o, ",\"Kind\":\""), or_unknown(fb_kind_name(ev->kind)));
-	o = put_word(PUT_LIT(o, "\",\"LinkClass\":\""), or_unknown(fb_link_class_name(ev->link_class)));
-	o = put_word(PUT_LIT(o, "\",\"Technology\":\""), or_unknown(fb_tech_name(ev->tech)));
+	o = put_name(PUT_LIT(o, ",\"Kind\":\""), or_unknown(fb_kind_name(ev->kind)));
+	o = put_name(PUT_LIT(o, "\",\"LinkClass\":\""), or_unknown(fb_link_class_name(ev->link_class)));
+	o = put_name(PUT_LIT(o, "\",\"Technology\":\""), or_unknown(fb_tech_name(ev->tech)));
 	return PUT_LIT(o, "\"");
 }
 
@@ -796,11 +841,11 @@ static uint8_t *jw_counters(struct jw *w, uint8_t *o, const struct fb_event *ev,
 	o = PUT_LIT(jw_room(w, o, 16), ",\"Counters\":{");
 	for (unsigned i = 0; i < nc; i++) {
 		const char *name = fb_counter_name(ev->counters[i].id);
-		o = jw_room(w, o, 64 + (name ? strlen(name) : 0));
+		o = jw_room(w, o, 64); /* ',' '"' name (a slot: 32) '":' value (26) */
 		if (i)
 			*o++ = ',';
 		*o++ = '"';
-		o = name ? put_word(o, name) : put_uint(PUT_LIT(o, "counter_"), ev->counters[i].id);
+		o = name ? put_name(o, name) : put_uint(PUT_LIT(o, "counter_"), ev->counters[i].id);
 		o = put_u64(PUT_LIT(o, "\":"), ev->counters[i].value);
 	}
 	return PUT_LIT(jw_room(w, o, 1), "}");
@@ -821,7 +866,7 @@ static uint8_t *jw_oem(struct jw *w, uint8_t *o, const struct fb_event *ev, unsi
 		const char *qn = fb_quiet_name(quiet);
 		o = PUT_LIT(o, ",\"Quiet\":");
 		if (qn)
-			o = put(put_word(PUT_LIT(o, "\""), qn), "\"", 1);
+			o = put(put_name(PUT_LIT(o, "\""), qn), "\"", 1);
 		else
 			o = put_u64(o, quiet);
 	}
@@ -883,7 +928,7 @@ int fb_redfish_render_missed(struct fb_buf *out, uint64_t missed, uint64_t resum
 	o = put_uint(o, resume_since);
 	o = PUT_LIT(o, "\",\"Name\":\"Fabric Event\",\"Events@odata.count\":1,\"Events\":[{");
 	o = PUT_LIT(o, "\"EventType\":\"Other\",\"MemberId\":\"0\",\"MessageSeverity\":\"");
-	o = PUT_LIT(put_word(o, fb_severity_name(m->sev)), "\"");
+	o = PUT_LIT(put_name(o, fb_severity_name(m->sev)), "\"");
 	o = jw_message(&w, o, m, &a);
 	o = jw_room(&w, o, 256);
 	o = PUT_LIT(o, ",\"OriginOfCondition\":{\"@odata.id\":\"/redfish/v1/EventService\"}");

@@ -135,9 +135,12 @@ static const struct fb_redfish_msg msgs[M__END] = {
 
 /* ---- the class table: (kind, link class, tech) -> message ------------- */
 
-enum ev_type { ET_BY_SEV, ET_ADDED, ET_UPDATED, ET_OTHER };
-static const char *const ev_type_names[] = {
+enum ev_type { ET_BY_SEV, ET_ADDED, ET_UPDATED, ET_OTHER, ET_ALERT, ET_STATUS };
+/* In NUL-padded slots, as the event model's names (fb_event.h): the
+ * renderer copies them whole. */
+static const char ev_type_names[][FB_NAME_SLOT] = {
 	[ET_ADDED] = "ResourceAdded", [ET_UPDATED] = "ResourceUpdated", [ET_OTHER] = "Other",
+	[ET_ALERT] = "Alert", [ET_STATUS] = "StatusChange",
 };
 
 #define ANY 0xff
@@ -235,7 +238,7 @@ const struct fb_redfish_msg *fb_redfish_table_classify(const struct fb_event *ev
 	if (r->etype != ET_BY_SEV)
 		out->event_type = ev_type_names[r->etype];
 	else
-		out->event_type = out->severity >= FB_SEV_WARNING ? "Alert" : "StatusChange";
+		out->event_type = ev_type_names[out->severity >= FB_SEV_WARNING ? ET_ALERT : ET_STATUS];
 	return m;
 }
 
