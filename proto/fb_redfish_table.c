@@ -159,30 +159,20 @@ struct row {
  * there). Severity = max(registry, min_sev, the event's own). */
 #define ROWS(...) ((const struct row[]){ __VA_ARGS__ })
 #define ONLY(msg, etype) ROWS({ ANY, ANY, msg, OK_, etype })
+/* A link kind: a message for each role of a switch port, one for a node's
+ * own port (at least node_sev) and one for a port of unknown role. */
+#define LINK_ROWS(isl, host, uplink, node, node_sev, unknown)                                      \
+	ROWS({ FB_LINK_ISL, ANY, isl, OK_, ET_BY_SEV }, { FB_LINK_HOST, ANY, host, OK_, ET_BY_SEV },   \
+	     { FB_LINK_UPLINK, ANY, uplink, OK_, ET_BY_SEV }, { FB_LINK_NODE, ANY, node, node_sev, ET_BY_SEV }, \
+	     { ANY, ANY, unknown, OK_, ET_BY_SEV })
 static const struct row *const rows[FB_KIND__END] = {
-	[FB_KIND_LINK_DOWN] = ROWS({ FB_LINK_ISL, ANY, M_ISL_DOWN, OK_, ET_BY_SEV },
-		{ FB_LINK_HOST, ANY, M_DS_DOWN, OK_, ET_BY_SEV },
-		{ FB_LINK_UPLINK, ANY, M_US_DOWN, OK_, ET_BY_SEV },
-		/* NetworkDevice rates a dropped connection OK; losing a node's fabric
-		 * link is what a scheduler drains on, so it is at least a Warning. */
-		{ FB_LINK_NODE, ANY, M_ND_DOWN, WARN_, ET_BY_SEV },
-		{ ANY, ANY, M_PORT_FAILED, OK_, ET_BY_SEV }),
-	[FB_KIND_LINK_UP] = ROWS({ FB_LINK_ISL, ANY, M_ISL_UP, OK_, ET_BY_SEV },
-		{ FB_LINK_HOST, ANY, M_DS_UP, OK_, ET_BY_SEV },
-		{ FB_LINK_UPLINK, ANY, M_US_UP, OK_, ET_BY_SEV },
-		{ FB_LINK_NODE, ANY, M_ND_UP, OK_, ET_BY_SEV },
-		{ ANY, ANY, M_PORT_OK, OK_, ET_BY_SEV }),
-	[FB_KIND_LINK_DEGRADED] = ROWS({ FB_LINK_ISL, ANY, M_ISL_DEG, OK_, ET_BY_SEV },
-		{ FB_LINK_HOST, ANY, M_DS_DEG, OK_, ET_BY_SEV },
-		{ FB_LINK_UPLINK, ANY, M_US_DEG, OK_, ET_BY_SEV },
-		{ FB_LINK_NODE, ANY, M_ND_DEG, OK_, ET_BY_SEV },
-		{ ANY, ANY, M_PORT_DEG, OK_, ET_BY_SEV }),
-	[FB_KIND_FLAP] = ROWS({ FB_LINK_ISL, ANY, M_ISL_FLAP, OK_, ET_BY_SEV },
-		{ FB_LINK_HOST, ANY, M_DS_FLAP, OK_, ET_BY_SEV },
-		{ FB_LINK_UPLINK, ANY, M_US_FLAP, OK_, ET_BY_SEV },
-		{ FB_LINK_NODE, ANY, M_ND_FLAP, OK_, ET_BY_SEV },
-		/* Fabric has no flap message for a port of unknown role. */
-		{ ANY, ANY, M_OEM_PORT_FLAP, OK_, ET_BY_SEV }),
+	/* NetworkDevice rates a dropped connection OK; losing a node's fabric
+	 * link is what a scheduler drains on, so it is at least a Warning. */
+	[FB_KIND_LINK_DOWN] = LINK_ROWS(M_ISL_DOWN, M_DS_DOWN, M_US_DOWN, M_ND_DOWN, WARN_, M_PORT_FAILED),
+	[FB_KIND_LINK_UP] = LINK_ROWS(M_ISL_UP, M_DS_UP, M_US_UP, M_ND_UP, OK_, M_PORT_OK),
+	[FB_KIND_LINK_DEGRADED] = LINK_ROWS(M_ISL_DEG, M_DS_DEG, M_US_DEG, M_ND_DEG, OK_, M_PORT_DEG),
+	/* Fabric has no flap message for a port of unknown role. */
+	[FB_KIND_FLAP] = LINK_ROWS(M_ISL_FLAP, M_DS_FLAP, M_US_FLAP, M_ND_FLAP, OK_, M_OEM_PORT_FLAP),
 	[FB_KIND_COUNTER_THRESHOLD] = ONLY(M_ERR_EXC, ET_BY_SEV),
 	[FB_KIND_COUNTER_CLEARED] = ONLY(M_ERR_CLR, ET_BY_SEV),
 	[FB_KIND_CONGESTION] = ONLY(M_WARN_EXC, ET_BY_SEV),
