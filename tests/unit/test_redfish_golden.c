@@ -5,6 +5,7 @@
  * the hashes must equal tests/unit/redfish_golden.txt, written by the
  * renderer before it was made faster (session 13, from main at 86cceb3).
  * A subscriber, Kafka and the journal's readers see exactly these bytes.
+ * Also: the same bytes in any buffer, and every name fits its slot.
  *
  *   test_redfish_golden                 compare (the unit test)
  *   test_redfish_golden --write FILE    write the golden file (only from a
@@ -176,6 +177,27 @@ static void render_same_in_any_buffer(void)
 	CHECK_EQ(bad, FBT_CORPUS_SIZE);
 }
 
+/* Every name the renderer copies as a whole slot ends inside it
+ * (fb_event.h, FB_NAME_SLOT): a 32-byte name would compile, without its NUL. */
+static void names_fit_their_slots(void)
+{
+	const char *(*const fns[])(unsigned) = { fb_kind_name, fb_severity_name, fb_link_class_name,
+						 fb_tech_name, fb_counter_name, fb_quiet_name };
+	unsigned bad = 0;
+	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++)
+		for (unsigned v = 0; v < 256; v++)
+			bad += fns[f](v) && strnlen(fns[f](v), FB_NAME_SLOT) >= FB_NAME_SLOT;
+	for (unsigned i = 0; i < FBT_CORPUS_CRAFTED; i++) {
+		struct fb_event ev;
+		const char *fabric;
+		struct fb_redfish_class c;
+		fbt_corpus_event(&ev, i, &fabric);
+		fb_redfish_classify(&ev, &c);
+		bad += strnlen(c.event_type, FB_NAME_SLOT) >= FB_NAME_SLOT;
+	}
+	CHECK_EQ(bad, 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--write"))
@@ -184,5 +206,6 @@ int main(int argc, char **argv)
 		return dump((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]));
 	RUN(corpus_matches_golden);
 	RUN(render_same_in_any_buffer);
+	RUN(names_fit_their_slots);
 	return TEST_DONE();
 }
