@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 int fb_ws_ring_init(struct fb_ws_ring *r, size_t cap, const char *default_fabric)
 {
@@ -211,9 +210,11 @@ const struct fb_rf_attrs *fb_ws_msg_rf(struct fb_ws_msg *m)
 	return &m->rf;
 }
 
-/* A new chunk for the arena: 2 MiB-aligned, so that the madvise makes its
- * first touch one huge page; from the heap, so that the rare document that
- * outgrows it can still grow it (fb_buf_reserve reallocs). */
+/* A new chunk for the arena: from the heap, so that the rare document that
+ * outgrows it can still grow it (fb_buf_reserve reallocs). No
+ * MADV_HUGEPAGE: measured in bench_broker.sh, zeroing the huge pages at
+ * first touch cost the WebSocket thread more (clear_page ~15% of its
+ * samples) than the 4 KiB page faults it saves. */
 static int chunk_new(struct fb_ws_ring *r, uint32_t *id)
 {
 	if (r->n_chunks == UINT32_MAX)
@@ -227,12 +228,9 @@ static int chunk_new(struct fb_ws_ring *r, uint32_t *id)
 	if (!f)
 		return -ENOMEM;
 	r->free_ids = f;
-	int huge = r->chunk_size % FB_WS_RING_CHUNK == 0;
-	void *p = NULL;
-	if (posix_memalign(&p, huge ? FB_WS_RING_CHUNK : 64, r->chunk_size))
+	uint8_t *p = malloc(r->chunk_size);
+	if (!p)
 		return -ENOMEM;
-	if (huge)
-		(void)madvise(p, r->chunk_size, MADV_HUGEPAGE); /* advice: ignore failure */
 	c[r->n_chunks] = (struct fb_buf){ p, 0, r->chunk_size };
 	r->arena_bytes += r->chunk_size;
 	*id = r->n_chunks++;

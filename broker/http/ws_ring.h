@@ -7,7 +7,7 @@
  * no copy per subscriber on a plain connection).
  *
  * Where the bytes live: an arena of fixed-size chunks (FB_WS_RING_CHUNK, 2
- * MiB, 2 MiB-aligned and advised for transparent huge pages). Messages are
+ * MiB, from malloc: an mmap each, 4 KiB pages). Messages are
  * appended in order: an event is rendered straight into the chunk being
  * filled (no scratch copy, no allocation per message), and a new chunk is
  * started when less than FB_WS_RING_HEADROOM is left in it. A chunk goes
@@ -48,8 +48,9 @@
 
 #define FB_WS_FRAME_HDR_MAX 10
 
-/* Arena chunk size: one transparent huge page, so the first fill of a chunk
- * is one page fault (THP in "madvise" mode) instead of 512. */
+/* Arena chunk size: large against a message (~600 B) so that the headroom
+ * left at a chunk's end is <1% of it, small against the ring (the slack of
+ * two chunks beside the default ring, 65536 x ~700 B, is under 10%). */
 #define FB_WS_RING_CHUNK ((size_t)2 << 20)
 /* A message starts in the current chunk only if this much is left: more
  * than the renderer reserves up front plus the largest origin, so a chunk is
