@@ -7,8 +7,9 @@
  * no copy per subscriber on a plain connection).
  *
  * Where the bytes live: an arena of fixed-size chunks (FB_WS_RING_CHUNK, 2
- * MiB, from malloc: an mmap each, 4 KiB pages). Messages are
- * appended in order: an event is rendered straight into the chunk being
+ * MiB, from malloc: an mmap each, 4 KiB pages; transparent huge pages were
+ * measured and cost more in zeroing than they saved in faults, see
+ * chunk_new). Messages are appended in order: an event is rendered straight into the chunk being
  * filled (no scratch copy, no allocation per message), and a new chunk is
  * started when less than FB_WS_RING_HEADROOM is left in it. A chunk goes
  * back to the free list when eviction passes its last message, and is
@@ -25,7 +26,7 @@
  * Pointers into messages (fb_ws_msg_frame, fb_ws_msg_origin, the iovecs of
  * ws_sub.c) are valid until the next push or clear: a push may evict the
  * oldest message and reuse its chunk, or (a document larger than the
- * headroom, not seen in practice) move the chunk being filled. Readers hand
+ * headroom: none with today's field limits) move the chunk being filled. Readers hand
  * such pointers to the kernel, or copy them, before returning to the lws
  * loop, which is the only place pushes happen.
  *
@@ -53,8 +54,9 @@
  * two chunks beside the default ring, 65536 x ~700 B, is under 10%). */
 #define FB_WS_RING_CHUNK ((size_t)2 << 20)
 /* A message starts in the current chunk only if this much is left: more
- * than the renderer reserves up front plus the largest origin, so a chunk is
- * not moved by a render (bigger documents still work: see above). */
+ * than the largest message (6.8 KB: every field at its limit and escaped,
+ * test_ws_ring.c) plus what the renderer reserves ahead, so a render never
+ * grows or moves a chunk (a bigger one would still work: see above). */
 #define FB_WS_RING_HEADROOM ((size_t)16 << 10)
 
 /* The same JSON serves both framings: a WebSocket stream gets
