@@ -70,6 +70,7 @@ struct tail {
 	_Atomic int64_t last_msg_us;
 	/* the client's thread only (read after it has ended) */
 	uint64_t notices;
+	int got_event;       /* an event printed since the last read's end */
 	int64_t first_msg_us, last_event_us;
 	int64_t start_us;
 	atomic_int done;     /* set once, by tail_finish */
@@ -130,11 +131,18 @@ static void tail_emit(FILE *f, const char *p, size_t len)
 	putc_unlocked('\n', f);
 }
 
-/* Client's thread, after a socket read: one write for all it printed. */
+/* Client's thread, after a socket read: the clock (once per read, not per
+ * message), then one write for all it printed. */
 static void tail_flush(void *arg)
 {
 	struct tail *t = arg;
+	int64_t now = fb_time_us();
 
+	STORE(t->last_msg_us, now);
+	if (t->got_event) {
+		t->got_event = 0;
+		t->last_event_us = now;
+	}
 	if (LOAD(t->done))
 		return; /* the loop flushes once the client has stopped */
 	if (fflush(stdout) == EOF) {
@@ -201,14 +209,11 @@ static void tail_on_event(void *arg, const char *p, size_t len, uint64_t event_i
 {
 	struct tail *t = arg;
 	struct fb_event_missed m;
-	int64_t now;
 
 	if (LOAD(t->done))
 		return; /* the rest of a read after --count or an error */
-	now = fb_time_us();
-	STORE(t->last_msg_us, now);
 	if (!t->first_msg_us)
-		t->first_msg_us = now; /* once: --stats times from the first message */
+		t->first_msg_us = fb_time_us(); /* once: --stats times from the first message */
 	if (!len)
 		return;
 	if (!event_id && fb_event_scan_missed(p, len, &m)) {
@@ -222,7 +227,7 @@ static void tail_on_event(void *arg, const char *p, size_t len, uint64_t event_i
 		STORE(t->last_id, event_id);
 		STORE(t->have_last, 1);
 	}
-	t->last_event_us = now;
+	t->got_event = 1;
 	uint64_t n = LOAD(t->events) + 1; /* the only writer */
 	STORE(t->events, n);
 	if (n == t->o.s.count)

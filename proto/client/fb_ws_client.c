@@ -260,7 +260,10 @@ static int on_whole(struct fb_wsc *c, const char *p, size_t len)
 	if (!len)
 		return 0;
 	struct fb_event_missed m;
-	if (fb_event_scan_missed(p, len, &m)) {
+	/* A notice's Id is "missed-N", no number: a numbered event needs no
+	 * search of its whole text for the notice's MessageId. */
+	int have_id = fb_event_scan_id(p, len, &id);
+	if (!have_id && fb_event_scan_missed(p, len, &m)) {
 		atomic_fetch_add_explicit(&c->st_notices, 1, memory_order_relaxed);
 		if (hand(c, 0, p, len))
 			goto nomem;
@@ -274,7 +277,6 @@ static int on_whole(struct fb_wsc *c, const char *p, size_t len)
 		c->resume_now = 1;
 		return -1;
 	}
-	int have_id = fb_event_scan_id(p, len, &id);
 	if (have_id && c->have_pos && id <= c->pos) {
 		if (!atomic_fetch_add_explicit(&c->st_dups, 1, memory_order_relaxed))
 			fb_log_info("%s: dropping EventId %" PRIu64 ", already queued up to %" PRIu64
