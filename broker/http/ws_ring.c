@@ -17,22 +17,38 @@ int fb_ws_ring_init(struct fb_ws_ring *r, size_t cap, const char *default_fabric
 		return -ENOMEM;
 	r->cap = cap;
 	r->default_fabric = default_fabric ? default_fabric : FB_REDFISH_DEFAULT_FABRIC;
+	r->chunk_size = FB_WS_RING_CHUNK;
+	r->headroom = FB_WS_RING_HEADROOM;
 	return 0;
 }
 
 void fb_ws_ring_free(struct fb_ws_ring *r)
 {
-	for (size_t i = 0; r->slot && i < r->cap; i++)
-		fb_buf_free(&r->slot[i].buf);
+	for (uint32_t i = 0; i < r->n_chunks; i++)
+		fb_buf_free(&r->chunk[i]);
+	free(r->chunk);
+	free(r->free_ids);
 	free(r->slot);
-	fb_buf_free(&r->scratch);
 	memset(r, 0, sizeof(*r));
+}
+
+static void chunk_release(struct fb_ws_ring *r, uint32_t id)
+{
+	r->chunk[id].len = 0;
+	r->free_ids[r->n_free++] = id;
 }
 
 void fb_ws_ring_clear(struct fb_ws_ring *r)
 {
 	r->tail = r->head;
 	r->msg_bytes = 0;
+	/* every chunk but the current one was full or freed already */
+	r->n_free = 0;
+	for (uint32_t i = 0; i < r->n_chunks; i++)
+		if (i != r->cur)
+			chunk_release(r, i);
+	if (r->n_chunks)
+		r->chunk[r->cur].len = 0;
 }
 
 size_t fb_ws_frame_header(uint8_t *end, uint64_t n)
@@ -107,6 +123,9 @@ int fb_ws_render_missed_frame(struct fb_buf *out, uint64_t missed, uint64_t resu
 	return 0;
 }
 
+/* "id: " + 20 digits + "\ndata: " */
+#define SSE_ID_LINE_MAX (4 + 20 + 7)
+
 /* Append "id: <EventId>\ndata: " to out. */
 static int put_sse_id_line(struct fb_buf *out, uint64_t event_id)
 {
@@ -117,7 +136,7 @@ static int put_sse_id_line(struct fb_buf *out, uint64_t event_id)
 		event_id /= 10;
 	} while (event_id);
 	size_t n = sizeof(digits) - i;
-	int rc = fb_buf_reserve(out, 4 + n + 7); /* once per event: one reserve */
+	int rc = fb_buf_reserve(out, 4 + n + 7);
 	if (rc)
 		return rc;
 	uint8_t *p = out->data + out->len;
@@ -131,14 +150,16 @@ static int put_sse_id_line(struct fb_buf *out, uint64_t event_id)
 int fb_ws_msg_put_sse(const struct fb_ws_msg *m, struct fb_buf *out)
 {
 	size_t json_len = m->frame_len - m->hdr_len;
-	int rc = fb_buf_reserve(out, m->sse_len + json_len + FB_SSE_SUFFIX_LEN);
+	/* one reserve for the three parts: the id line's own stays in it */
+	int rc = fb_buf_reserve(out, SSE_ID_LINE_MAX + json_len + FB_SSE_SUFFIX_LEN);
+	if (!rc)
+		rc = put_sse_id_line(out, m->event_id);
 	if (rc)
 		return rc;
 	uint8_t *p = out->data + out->len;
-	memcpy(p, m->buf.data + m->sse_off, m->sse_len);
-	memcpy(p + m->sse_len, fb_ws_msg_frame(m) + m->hdr_len, json_len);
-	memcpy(p + m->sse_len + json_len, FB_SSE_SUFFIX, FB_SSE_SUFFIX_LEN);
-	out->len += m->sse_len + json_len + FB_SSE_SUFFIX_LEN;
+	memcpy(p, fb_ws_msg_frame(m) + m->hdr_len, json_len);
+	memcpy(p + json_len, FB_SSE_SUFFIX, FB_SSE_SUFFIX_LEN);
+	out->len += json_len + FB_SSE_SUFFIX_LEN;
 	return 0;
 }
 
@@ -180,23 +201,6 @@ void fb_ws_event_rf_attrs(const struct fb_event *ev, const char *default_fabric,
 	fb_rf_attrs_init(a, cls.message_id, cls.event_type, origin);
 }
 
-/* Slots are sized to their message (render into scratch, copy exactly), so
- * the ring costs ~ring_events x message size, not a power-of-two above it. */
-static int slot_fit(struct fb_buf *b, size_t need)
-{
-	if (b->cap >= need && b->cap <= 2 * need) {
-		b->len = 0;
-		return 0;
-	}
-	uint8_t *p = realloc(b->data, need);
-	if (!p)
-		return -ENOMEM;
-	b->data = p;
-	b->cap = need;
-	b->len = 0;
-	return 0;
-}
-
 const struct fb_rf_attrs *fb_ws_msg_rf(struct fb_ws_msg *m)
 {
 	if (!m->rf_ready) {
@@ -206,54 +210,120 @@ const struct fb_rf_attrs *fb_ws_msg_rf(struct fb_ws_msg *m)
 	return &m->rf;
 }
 
+/* A new chunk for the arena: from the heap, so that the rare document that
+ * outgrows it can still grow it (fb_buf_reserve reallocs). No
+ * MADV_HUGEPAGE: measured in bench_broker.sh, zeroing the huge pages at
+ * first touch cost the WebSocket thread more (clear_page ~15% of its
+ * samples) than the 4 KiB page faults it saves. */
+static int chunk_new(struct fb_ws_ring *r, uint32_t *id)
+{
+	if (r->n_chunks == UINT32_MAX)
+		return -ENOMEM;
+	size_t n = r->n_chunks + 1u;
+	struct fb_buf *c = realloc(r->chunk, n * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	r->chunk = c;
+	uint32_t *f = realloc(r->free_ids, n * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	r->free_ids = f;
+	uint8_t *p = malloc(r->chunk_size);
+	if (!p)
+		return -ENOMEM;
+	c[r->n_chunks] = (struct fb_buf){ p, 0, r->chunk_size };
+	r->arena_bytes += r->chunk_size;
+	*id = r->n_chunks++;
+	return 0;
+}
+
+/* Make the current chunk one with r->headroom free (an empty chunk
+ * always qualifies, whatever its size). */
+static int chunk_room(struct fb_ws_ring *r)
+{
+	if (r->n_chunks) {
+		struct fb_buf *c = &r->chunk[r->cur];
+		if (r->head == r->tail)
+			c->len = 0; /* nothing held: start it over */
+		if (c->len == 0 || c->cap - c->len >= r->headroom)
+			return 0;
+	}
+	if (r->n_free) {
+		r->cur = r->free_ids[--r->n_free];
+		return 0;
+	}
+	return chunk_new(r, &r->cur);
+}
+
+/* The oldest message goes; its chunk is free once no message is left in it
+ * (messages are in chunk order, so that is when the next one is elsewhere). */
+static void evict_oldest(struct fb_ws_ring *r)
+{
+	const struct fb_ws_msg *old = fb_ws_ring_at(r, r->tail);
+	r->msg_bytes -= old->frame_len;
+	r->tail++;
+	uint32_t id = old->chunk;
+	if (id != r->cur && (r->tail == r->head || fb_ws_ring_at(r, r->tail)->chunk != id))
+		chunk_release(r, id);
+}
+
+/* A render outgrew the current chunk and fb_buf_reserve moved it: point its
+ * messages (the newest ones) at the new place. */
+static void chunk_moved(struct fb_ws_ring *r)
+{
+	const uint8_t *base = r->chunk[r->cur].data;
+	for (uint64_t seq = r->head; seq > r->tail; seq--) {
+		struct fb_ws_msg *m = fb_ws_ring_at(r, seq - 1);
+		if (m->chunk != r->cur)
+			break;
+		m->frame = base + m->off;
+		m->rf_ready = 0; /* rf.origin pointed into the old place */
+	}
+}
+
 int fb_ws_ring_push(struct fb_ws_ring *r, uint64_t event_id, const struct fb_event *ev)
 {
-	struct fb_buf *sc = &r->scratch;
-	sc->len = 0;
-	size_t off;
+	if (fb_ws_ring_count(r) == r->cap)
+		evict_oldest(r);
+	int rc = chunk_room(r);
+	if (rc)
+		return rc;
+	struct fb_buf *c = &r->chunk[r->cur];
+	size_t start = c->len, cap_before = c->cap, off = 0;
+	const uint8_t *data_before = c->data;
 	/* the class and origin the render worked out, kept beside the frame */
 	struct fb_redfish_facts f;
-	int rc = render_padded(sc, ev, event_id, r->default_fabric, &off, &f);
-	if (rc)
-		return rc;
-	const char *origin = f.origin;
-	int olen = f.origin_len;
-	if (olen < 0 || (size_t)olen >= sizeof(f.origin)) {
-		olen = 0; /* no origin: only origin filters miss it */
-		origin = "";
+	rc = render_padded(c, ev, event_id, r->default_fabric, &off, &f);
+	size_t olen = 0;
+	if (!rc) {
+		const char *origin = f.origin;
+		olen = (size_t)f.origin_len;
+		if (f.origin_len < 0 || olen >= sizeof(f.origin)) {
+			olen = 0; /* no origin: only origin filters miss it */
+			origin = "";
+		}
+		rc = fb_buf_put(c, origin, olen + 1);
 	}
-	size_t frame_len = sc->len - off;
-	/* the SSE line, built in the same pass, after the frame in scratch */
-	size_t sse_at = sc->len;
-	rc = put_sse_id_line(sc, event_id);
-	if (rc)
+	r->arena_bytes += c->cap - cap_before; /* it stays grown */
+	if (c->data != data_before)
+		chunk_moved(r);
+	if (rc) {
+		c->len = start;
 		return rc;
-	size_t sse_len = sc->len - sse_at;
-
-	if (fb_ws_ring_count(r) == r->cap) {
-		r->msg_bytes -= fb_ws_ring_at(r, r->tail)->frame_len;
-		r->tail++;
 	}
 	struct fb_ws_msg *m = fb_ws_ring_at(r, r->head);
-	rc = slot_fit(&m->buf, frame_len + (size_t)olen + 1 + sse_len);
-	if (rc)
-		return rc;
-	memcpy(m->buf.data, sc->data + off, frame_len);
-	memcpy(m->buf.data + frame_len, origin, (size_t)olen + 1);
-	memcpy(m->buf.data + frame_len + (size_t)olen + 1, sc->data + sse_at, sse_len);
-	m->buf.len = frame_len + (size_t)olen + 1 + sse_len;
+	size_t frame_len = c->len - (olen + 1) - off;
+	m->frame = c->data + off;
 	m->event_id = event_id;
 	m->message_id = f.cls.message_id;
+	m->frame_len = (uint32_t)frame_len;
+	m->chunk = r->cur;
+	m->off = (uint32_t)off;
 	m->severity = f.cls.severity;
 	m->quiet = (uint8_t)fb_event_quiet(ev);
-	m->frame_off = 0;
-	m->frame_len = (uint32_t)frame_len;
-	m->hdr_len = (uint8_t)(FB_WS_FRAME_HDR_MAX - off);
-	m->origin_off = (uint32_t)frame_len;
-	m->sse_off = (uint32_t)(frame_len + (size_t)olen + 1);
-	m->sse_len = (uint8_t)sse_len;
-	m->rf.event_type = f.cls.event_type;
 	m->rf_ready = 0; /* the rest on the first SSE read (fb_ws_msg_rf) */
+	m->hdr_len = (uint8_t)(FB_WS_FRAME_HDR_MAX - (off - start));
+	m->rf.event_type = f.cls.event_type;
 	r->msg_bytes += frame_len;
 	r->head++;
 	return 0;

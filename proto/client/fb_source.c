@@ -97,6 +97,12 @@ static void on_ws_message(void *arg, const char *json, size_t len, uint64_t even
 	s->o.on_event(s->o.arg, json, len, event_id);
 }
 
+static void on_ws_drained(void *arg)
+{
+	struct fb_source *s = arg;
+	s->o.on_drained(s->o.arg);
+}
+
 static int ws_start(struct fb_source *s, char *err, size_t errsz)
 {
 	struct fb_wsc_opts w;
@@ -113,6 +119,8 @@ static int ws_start(struct fb_source *s, char *err, size_t errsz)
 	w.from_now = s->o.since == 0 && !s->o.since_zero; /* a first start that knows no EventId */
 	w.reconnect_min_ms = s->o.reconnect_min_ms;
 	w.reconnect_max_ms = s->o.reconnect_max_ms;
+	w.direct = s->o.direct;
+	w.on_drained = s->o.on_drained ? on_ws_drained : NULL;
 	char why[256];
 	if (!(s->wsc = fb_wsc_start(&w, why, sizeof(why))))
 		return fb_err_set(err, errsz, -EIO, "cannot start the WebSocket client: %s", why);

@@ -1,7 +1,7 @@
 /* fb_source.h - one resuming event source: the events after EventId N, from
  * the broker's WebSocket or from a Kafka consumer group, handed one at a time
- * to on_event ON THE OWNER'S LIBEVENT LOOP (the Slurm and PMIx adapters, and
- * fabricbus tail).
+ * to on_event ON THE OWNER'S LIBEVENT LOOP (the Slurm and PMIx adapters), or
+ * with `direct` on the WebSocket client's thread (fabricbus tail).
  *
  *   websocket  ws[s]://host:port/ws/events?since=N (fb_ws_client.h does the
  *              resuming). EventIds arrive in order, so the newest one handed
@@ -59,6 +59,13 @@ struct fb_source_opts {
 	const char *query;            /* more /ws/events arguments ("quiet=1"); NULL: none;
 	                               * must outlive the source */
 	int reconnect_min_ms, reconnect_max_ms; /* back-off; 0: fb_ws_client's 100 and 5000 */
+	/* Direct delivery (fb_ws_client.h): on_event runs on the WebSocket
+	 * client's thread, straight from its receive buffer, and on_drained (may
+	 * be NULL) there after each socket read that delivered events; on_state
+	 * stays on the loop. For a reader whose on_event shares nothing with its
+	 * loop but atomics (fabricbus tail): no hand-over, the old tail's speed. */
+	int direct;
+	void (*on_drained)(void *arg);
 	/* Connection state (fb_wsc_opts.on_state: "connected with since=N",
 	 * "cannot connect: why", "connection lost: why"); NULL: the source logs it. */
 	void (*on_state)(void *arg, int connected, const char *why);

@@ -13,6 +13,10 @@
  *
  * The resume point `pos` is the newest EventId queued: what is queued will
  * be delivered, so a reconnect never needs to see it again.
+ *
+ * Direct delivery (opts.direct) skips the hand-over: hand() runs on_message
+ * on the lws thread from lws's receive buffer, and service_main calls
+ * on_drained after each service pass that delivered something.
  */
 #include "fb_ws_client.h"
 
@@ -65,7 +69,9 @@ struct fb_wsc {
 	struct event_base *base;
 	void (*on_message)(void *arg, const char *json, size_t len, uint64_t event_id);
 	void (*on_state)(void *arg, int connected, const char *why);
+	void (*on_drained)(void *arg);
 	void *arg;
+	int direct;
 	struct lws_context *ctx;
 	lws_retry_bo_t retry;
 	pthread_t thread;
@@ -78,6 +84,7 @@ struct fb_wsc {
 	int attempt_live, established, got_msg, resume_now, need_head;
 	int reported;          /* last state given to on_state: -1 none, 0, 1 */
 	int have_pos;
+	int drained_due;       /* direct: messages delivered in this service pass */
 	uint64_t pos;          /* newest EventId queued: the resume point */
 	struct fb_buf msg;     /* reassembly of a fragmented message */
 	int assembling;
@@ -229,6 +236,22 @@ static void deliver(evutil_socket_t fd, short what, void *arg)
 
 /* ---- the lws thread: messages ------------------------------------------- */
 
+/* One message for the owner: queued, or (direct) handed over right here.
+ * 0, or -ENOMEM. */
+static int hand(struct fb_wsc *c, uint64_t id, const char *p, size_t len)
+{
+	if (!c->direct)
+		return push(c, REC_MSG, id, p, len);
+	if (atomic_load_explicit(&c->stop, memory_order_relaxed))
+		return 0; /* fb_wsc_stop promised no more callbacks */
+	c->on_message(c->arg, p, len, id);
+	if (id)
+		atomic_store_explicit(&c->last_id, id, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->st_delivered, 1, memory_order_relaxed);
+	c->drained_due = 1;
+	return 0;
+}
+
 /* A whole message. -1 closes the connection. */
 static int on_whole(struct fb_wsc *c, const char *p, size_t len)
 {
@@ -237,9 +260,12 @@ static int on_whole(struct fb_wsc *c, const char *p, size_t len)
 	if (!len)
 		return 0;
 	struct fb_event_missed m;
-	if (fb_event_scan_missed(p, len, &m)) {
+	/* A notice's Id is "missed-N", no number: a numbered event needs no
+	 * search of its whole text for the notice's MessageId. */
+	int have_id = fb_event_scan_id(p, len, &id);
+	if (!have_id && fb_event_scan_missed(p, len, &m)) {
 		atomic_fetch_add_explicit(&c->st_notices, 1, memory_order_relaxed);
-		if (push(c, REC_MSG, 0, p, len))
+		if (hand(c, 0, p, len))
 			goto nomem;
 		if (m.have_resume && (!c->have_pos || m.resume_since > c->pos)) {
 			c->pos = m.resume_since;
@@ -251,14 +277,13 @@ static int on_whole(struct fb_wsc *c, const char *p, size_t len)
 		c->resume_now = 1;
 		return -1;
 	}
-	int have_id = fb_event_scan_id(p, len, &id);
 	if (have_id && c->have_pos && id <= c->pos) {
 		if (!atomic_fetch_add_explicit(&c->st_dups, 1, memory_order_relaxed))
 			fb_log_info("%s: dropping EventId %" PRIu64 ", already queued up to %" PRIu64
 				    " (counted, logged once)", c->url, id, c->pos);
 		return 0;
 	}
-	if (push(c, REC_MSG, have_id ? id : 0, p, len))
+	if (hand(c, have_id ? id : 0, p, len))
 		goto nomem;
 	if (have_id) {
 		c->pos = id;
@@ -520,11 +545,16 @@ static void *service_main(void *arg)
 {
 	struct fb_wsc *c = arg;
 	connect_now(c);
-	while (!atomic_load(&c->stop))
+	while (!atomic_load(&c->stop)) {
 		if (lws_service(c->ctx, 0) < 0) {
 			fb_log_err("%s: libwebsockets service failed; the subscriber stops", c->url);
 			break;
 		}
+		if (c->drained_due && c->on_drained) {
+			c->drained_due = 0;
+			c->on_drained(c->arg);
+		}
+	}
 	return NULL;
 }
 
@@ -604,6 +634,8 @@ struct fb_wsc *fb_wsc_start(const struct fb_wsc_opts *o, char *err, size_t errsz
 	c->base = o->base;
 	c->on_message = o->on_message;
 	c->on_state = o->on_state;
+	c->direct = o->direct;
+	c->on_drained = o->direct ? o->on_drained : NULL;
 	c->arg = o->arg;
 	c->auth = o->auth;
 	c->max_queued = o->max_queued ? o->max_queued : 4096;

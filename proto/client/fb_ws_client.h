@@ -10,6 +10,15 @@
  * its event_base, as agents/ib/main.c does; libevent cannot check this.
  * All fb_wsc_* calls are made on the owner's thread.
  *
+ * Direct delivery (opts.direct, for a single-purpose reader such as
+ * fabricbus tail): on_message runs ON THE LWS THREAD, straight from
+ * libwebsockets' receive buffer: no queue, no copy, no wakeup per batch
+ * (the hand-over cost tail a quarter of its replay speed). on_state still
+ * runs on the owner's loop. on_message then must touch only what the
+ * owner's loop does not (or atomics), and must not call fb_wsc_stop; it
+ * is never concurrent with itself, and none follows fb_wsc_stop. Reads
+ * never pause (nothing queues), so max_queued does not apply.
+ *
  * Nothing lost, nothing duplicated. Every connection asks for
  * ?since=<the newest EventId queued so far>, so a lost connection or a broker
  * restart (even kill -9: the broker acks only journaled events) replays
@@ -66,6 +75,10 @@ struct fb_wsc_opts {
 	size_t max_queued;       /* 0: 4096. Past it the lws thread stops reading
 	                          * (lws_rx_flow_control) until the owner catches up */
 	int reconnect_min_ms, reconnect_max_ms; /* 0: 100 and 5000 */
+	int direct;              /* on_message on the lws thread (see Direct delivery) */
+	/* direct only, may be NULL: on the lws thread after each read of the
+	 * socket that delivered messages (the owner flushes its output there). */
+	void (*on_drained)(void *arg);
 };
 
 struct fb_wsc;

@@ -445,6 +445,113 @@ static void wsc_connects_once_a_late_broker_starts(void)
 	case_down(&s, &b);
 }
 
+/* ---- direct delivery ---------------------------------------------------- */
+
+/* The sink of a direct client: on_message and on_drained run on the
+ * client's thread, so what the owner reads is under mu. */
+struct dsink {
+	struct sink s;           /* first: run_until's predicates get &d->s */
+	pthread_mutex_t mu;
+	pthread_t reader;
+	int have_reader, on_owner, other_thread, drained, drained_wrong;
+	size_t n_at_drain;       /* messages delivered before the last on_drained */
+};
+
+static void on_message_direct(void *arg, const char *json, size_t len, uint64_t id)
+{
+	struct dsink *d = arg;
+	pthread_mutex_lock(&d->mu);
+	if (pthread_equal(pthread_self(), d->s.owner))
+		d->on_owner++;
+	if (!d->have_reader) {
+		d->reader = pthread_self();
+		d->have_reader = 1;
+	} else if (!pthread_equal(pthread_self(), d->reader)) {
+		d->other_thread++;
+	}
+	if (len < 2 || json[0] != '{' || json[len - 1] != '}' || !id)
+		d->s.bad_doc++;
+	else if (d->s.n < MAX_IDS)
+		d->s.ids[d->s.n] = id;
+	d->s.n++;
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void on_drained_direct(void *arg)
+{
+	struct dsink *d = arg;
+	pthread_mutex_lock(&d->mu);
+	if (!d->have_reader || !pthread_equal(pthread_self(), d->reader))
+		d->drained_wrong++;
+	d->drained++;
+	d->n_at_drain = d->s.n;
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void on_state_direct(void *arg, int connected, const char *why)
+{
+	struct dsink *d = arg;
+	on_state(&d->s, connected, why); /* on the owner's loop, as without direct */
+}
+
+static int dgot(const struct sink *s, size_t n)
+{
+	struct dsink *d = (struct dsink *)(void *)s;
+	pthread_mutex_lock(&d->mu);
+	int ok = d->s.n >= n;
+	pthread_mutex_unlock(&d->mu);
+	return ok;
+}
+
+static void wsc_direct_delivers_on_the_client_thread_and_resumes_after_sigkill(void)
+{
+	struct fbt_broker b;
+	struct dsink d;
+	struct fb_wsc_stats st;
+	char err[256];
+	memset(&d, 0, sizeof(d));
+	CHECK(case_up(&d.s, &b, NULL));
+	pthread_mutex_init(&d.mu, NULL);
+	CHECK_EQ(fbt_publish(&b, "wsc-direct", 1000), 0); /* replayed from the journal */
+	struct fb_wsc_opts o = opts_for(&d.s, &b);
+	o.direct = 1;
+	o.max_queued = 16; /* does not apply: nothing queues, reads never pause */
+	o.on_message = on_message_direct;
+	o.on_drained = on_drained_direct;
+	o.on_state = on_state_direct;
+	o.arg = &d;
+	d.s.c = fb_wsc_start(&o, err, sizeof(err));
+	CHECK(d.s.c);
+	CHECK(run_until(&d.s, connected, 1, 10000));
+	CHECK_EQ(fbt_publish(&b, "wsc-direct", 1000), 0); /* live */
+	CHECK(run_until(&d.s, dgot, 2000, 30000));
+	fbt_broker_kill9(&b);
+	CHECK(run_until(&d.s, disconnected, 1, 10000));
+	CHECK(fbt_broker_start(&b) == 0); /* the reconnect asks since=2000 */
+	CHECK(run_until(&d.s, connected, 2, 10000));
+	CHECK_EQ(fbt_publish(&b, "wsc-direct", 500), 0);
+	CHECK(run_until(&d.s, dgot, 2500, 30000));
+	run_until(&d.s, dgot, (size_t)-1, 300); /* nothing more may come */
+	fb_wsc_get_stats(d.s.c, &st);
+	fb_wsc_stop(d.s.c); /* joins the thread: no callback follows */
+	d.s.c = NULL;
+	CHECK(ids_exactly(&d.s, 1, 2500));
+	CHECK_EQ(d.s.bad_doc, 0);
+	CHECK_EQ(d.on_owner, 0);     /* every message on the client's thread */
+	CHECK_EQ(d.other_thread, 0); /* and always the same one */
+	CHECK_EQ(d.s.wrong_thread, 0); /* on_state on the owner's loop */
+	CHECK(d.drained >= 1);
+	CHECK_EQ(d.drained_wrong, 0);
+	CHECK_EQ(d.n_at_drain, 2500); /* the last read was followed by on_drained */
+	CHECK_EQ(st.delivered, 2500);
+	CHECK_EQ(st.queued_max, 0);
+	CHECK_EQ(st.rx_pauses, 0);
+	CHECK_EQ(st.duplicates, 0);
+	CHECK(st.reconnects >= 1);
+	pthread_mutex_destroy(&d.mu);
+	case_down(&d.s, &b);
+}
+
 static void wsc_stop_inside_on_message_ends_delivery(void)
 {
 	struct fbt_broker b;
@@ -751,6 +858,7 @@ int main(void)
 	RUN(wsc_bad_query_is_reported_with_the_broker_answer);
 	RUN(wsc_connects_once_a_late_broker_starts);
 	RUN(wsc_stop_inside_on_message_ends_delivery);
+	RUN(wsc_direct_delivers_on_the_client_thread_and_resumes_after_sigkill);
 	RUN(wsc_reassembles_fragments_drops_duplicates_and_refuses_over_1mib);
 	return TEST_DONE();
 }
