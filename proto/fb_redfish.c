@@ -15,6 +15,7 @@
 #include "fb_err.h"
 #include "fb_redfish_table.h"
 
+#include <assert.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -490,6 +491,7 @@ struct jw {
 /* Cold: the room reserved up front ran out (a long document), or memory did. */
 __attribute__((noinline)) static uint8_t *jw_grow(struct jw *w, uint8_t *o, size_t n)
 {
+	assert(n <= JW_SINK); /* what the sink can take after a failure */
 	if (!w->err) {
 		struct fb_buf *b = w->b;
 		b->len = (size_t)(o - b->data);
@@ -510,7 +512,6 @@ __attribute__((noinline)) static uint8_t *jw_grow(struct jw *w, uint8_t *o, size
  * for (the unit tests render thousands of edge cases under ASan), so a bound
  * that is too small fails a test, not a broker. */
 #ifndef NDEBUG
-#include <assert.h>
 #define JW_CHECK(w, o) assert(!(w)->claim || (o) <= (w)->claim)
 #define JW_CLAIM(w, o, n) ((w)->claim = (o) + (n))
 #else
