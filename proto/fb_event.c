@@ -6,7 +6,7 @@
 #include <strings.h>
 #include <time.h>
 
-static const char *const kind_names[FB_KIND__END] = {
+static const char kind_names[FB_KIND__END][FB_NAME_SLOT] = {
 	[FB_KIND_LINK_DOWN] = "link_down",
 	[FB_KIND_LINK_UP] = "link_up",
 	[FB_KIND_LINK_DEGRADED] = "link_degraded",
@@ -30,16 +30,16 @@ static const char *const kind_names[FB_KIND__END] = {
 	[FB_KIND_EVENTS_SUPPRESSED] = "events_suppressed",
 };
 
-static const char *const sev_names[FB_SEV__END] = { "OK", "Warning", "Critical" };
+static const char sev_names[FB_SEV__END][FB_NAME_SLOT] = { "OK", "Warning", "Critical" };
 
-static const char *const class_names[FB_LINK__END] = {
+static const char class_names[FB_LINK__END][FB_NAME_SLOT] = {
 	[FB_LINK_UNKNOWN] = "unknown", [FB_LINK_HOST] = "host", [FB_LINK_ISL] = "isl",
 	[FB_LINK_NODE] = "node", [FB_LINK_UPLINK] = "uplink",
 };
 
-static const char *const tech_names[FB_TECH__END] = { "unknown", "infiniband", "ethernet" };
+static const char tech_names[FB_TECH__END][FB_NAME_SLOT] = { "unknown", "infiniband", "ethernet" };
 
-static const char *const counter_names[FB_CTR__END] = {
+static const char counter_names[FB_CTR__END][FB_NAME_SLOT] = {
 	[FB_CTR_SYMBOL_ERROR] = "symbol_error",
 	[FB_CTR_LINK_ERROR_RECOVERY] = "link_error_recovery",
 	[FB_CTR_LINK_DOWNED] = "link_downed",
@@ -93,22 +93,24 @@ static const char *const counter_names[FB_CTR__END] = {
 	[FB_CTR_DEDUP_REPORTS] = "dedup_reports",
 };
 
-static const char *const quiet_names[FB_QUIET__END] = {
+static const char quiet_names[FB_QUIET__END][FB_NAME_SLOT] = {
 	[FB_QUIET_SYMPTOM] = "symptom", [FB_QUIET_DUPLICATE] = "duplicate",
 	[FB_QUIET_RATE_LIMITED] = "rate_limited", [FB_QUIET_FLAP] = "flap",
 };
 
-static const char *name_of(const char *const *names, unsigned n, unsigned v)
+/* Names live in NUL-padded slots (fb_event.h, FB_NAME_SLOT); an empty
+ * slot is a value without a name. */
+static const char *name_of(const char (*names)[FB_NAME_SLOT], unsigned n, unsigned v)
 {
-	return v < n ? names[v] : NULL;
+	return v < n && names[v][0] ? names[v] : NULL;
 }
 
-static int parse_of(const char *const *names, unsigned n, const char *s)
+static int parse_of(const char (*names)[FB_NAME_SLOT], unsigned n, const char *s)
 {
 	if (!s)
 		return -1;
 	for (unsigned i = 0; i < n; i++)
-		if (names[i] && strcasecmp(names[i], s) == 0)
+		if (names[i][0] && strcasecmp(names[i], s) == 0)
 			return (int)i;
 	return -1;
 }
@@ -189,7 +191,7 @@ uint64_t fb_event_counter(const struct fb_event *ev, uint16_t id, uint64_t def)
 
 const char *fb_quiet_name(unsigned reason)
 {
-	return reason < FB_QUIET__END ? quiet_names[reason] : NULL;
+	return name_of(NAMES(quiet_names), reason);
 }
 
 unsigned fb_event_quiet(const struct fb_event *ev)

@@ -214,7 +214,11 @@ int fb_event_clear_quiet(struct fb_event *ev);
 const char *fb_quiet_name(unsigned reason);
 
 /* Names used in JSON, docs and logs ("link_down", "warning", "symbol_error").
- * Return NULL for values with no name. */
+ * Return NULL for values with no name. A name is shorter than FB_NAME_SLOT
+ * bytes and starts a NUL-padded slot of FB_NAME_SLOT bytes in static
+ * storage, so a renderer may copy the whole slot in two moves and take the
+ * length from the padding (fb_redfish.c does, once per event). */
+#define FB_NAME_SLOT 32
 const char *fb_kind_name(unsigned kind);
 const char *fb_severity_name(unsigned sev);     /* "OK", "Warning", "Critical" */
 const char *fb_link_class_name(unsigned cls);

@@ -15,39 +15,97 @@
 #include "fb_err.h"
 #include "fb_redfish_table.h"
 
+#include <assert.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ---- small bounded text helpers (no snprintf on the hot path) ---------- */
 
-static const char hexdig[] = "0123456789abcdef";
+/* "00".."99": numbers are written two digits per division. */
+static const char dig2[201] = "0001020304050607080910111213141516171819"
+			      "2021222324252627282930313233343536373839"
+			      "4041424344454647484950515253545556575859"
+			      "6061626364656667686970717273747576777879"
+			      "8081828384858687888990919293949596979899";
 
-/* A string field of a fixed-size array, or "?" if it lacks its NUL. A NUL
- * in the last byte (the usual case) answers without a scan. */
-#define FLD(a) ((a)[sizeof(a) - 1] == 0 || memchr((a), 0, sizeof(a)) ? (const char *)(a) : "?")
+static inline void put2(char *o, unsigned v) { memcpy(o, dig2 + 2 * v, 2); }
+
+/* A string field of a fixed-size array, or "?" if it lacks its NUL. An
+ * empty field (most of an event's) answers from its first byte, a NUL in
+ * the last byte (the usual case) without a scan: the renderer reads the
+ * event right after another core wrote it, so every cache line it need not
+ * touch is a miss saved. */
+#define FLD(a)                                                                                     \
+	((a)[0] == 0 || (a)[sizeof(a) - 1] == 0 || memchr((a), 0, sizeof(a)) ? (const char *)(a) : "?")
+
+/* 8 lower-case hex digits of v, most significant first, as the bytes of a
+ * little-endian word: each nibble is spread into a byte of its own, then
+ * turned into '0'-'9' or 'a'-'f' in all eight bytes at once (+0x27 moves
+ * the digits from 10 up past '9' to 'a'). */
+static inline uint64_t hex8(uint32_t v)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t x = v;
+	x = (x | x << 16) & 0x0000ffff0000ffffull;
+	x = (x | x << 8) & 0x00ff00ff00ff00ffull;
+	x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full; /* byte k: nibble k */
+	x += ones * '0' + ((x + ones * 6) >> 4 & ones) * 0x27;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	x = __builtin_bswap64(x); /* nibble 7 first in memory */
+#endif
+	return x;
+}
 
 /* "0x" and 16 lower-case hex digits, NUL-terminated; out has 19 bytes. */
 static void fmt_guid(char *out, uint64_t v)
 {
+	uint64_t hi = hex8((uint32_t)(v >> 32)), lo = hex8((uint32_t)v);
 	out[0] = '0';
 	out[1] = 'x';
-	for (int i = 0; i < 16; i++)
-		out[2 + i] = hexdig[(v >> (60 - 4 * i)) & 15];
+	memcpy(out + 2, &hi, 8);
+	memcpy(out + 10, &lo, 8);
 	out[18] = '\0';
 }
 
-/* Decimal, NUL-terminated; out has at least 21 bytes. Returns the length. */
-static size_t fmt_u64(char *out, uint64_t v)
+/* The number of decimal digits of v: from its bit length (log10(2) ~
+ * 1233 / 4096), corrected by one compare. */
+static inline size_t dec_len(uint64_t v)
 {
-	char tmp[20];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (int i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
+	static const uint64_t pow10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+		10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+		1000000000000ull, 10000000000000ull, 100000000000000ull, 1000000000000000ull,
+		10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
+		10000000000000000000ull };
+	v |= 1; /* 0 has one digit; the last bit never changes the count */
+	unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
+	return t + (v >= pow10[t]);
+}
+
+/* Decimal digits at out (at most 20), written from the end two at a
+ * time. Returns the length. */
+static inline size_t put_digits(char *out, uint64_t v)
+{
+	size_t n = dec_len(v);
+	char *o = out + n;
+	for (; v >= 100; v /= 100) {
+		o -= 2;
+		put2(o, (unsigned)(v % 100));
+	}
+	if (v >= 10)
+		put2(o - 2, (unsigned)v);
+	else
+		o[-1] = (char)('0' + v);
+	return n;
+}
+
+/* Decimal, NUL-terminated; out has 21 bytes. Returns the length. */
+static size_t fmt_u64(char out[21], uint64_t v)
+{
+	size_t n = put_digits(out, v);
 	out[n] = '\0';
-	return (size_t)n;
+	return n;
 }
 
 /* A bounded string builder: err is set once anything did not fit. */
@@ -79,38 +137,84 @@ static void sb_putn(struct sb *s, const char *str, size_t n)
 }
 
 static void sb_puts(struct sb *s, const char *str) { sb_putn(s, str, strlen(str)); }
+#define SB_LIT(s, lit) sb_putn((s), (lit), sizeof(lit) - 1)
 
 static void sb_putu(struct sb *s, uint64_t v)
 {
 	char tmp[24];
-	fmt_u64(tmp, v);
-	sb_puts(s, tmp);
+	sb_putn(s, tmp, fmt_u64(tmp, v));
 }
 
-static int unreserved(uint8_t ch)
+/* RFC 3986's unreserved set, as a bitmap of the 256 byte values: a load,
+ * a shift and a mask per byte, no branch. */
+static inline int unreserved(uint8_t ch)
 {
-	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-	       ch == '.' || ch == '_' || ch == '~' || ch == '-';
+	static const uint64_t map[4] = {
+		0x03ff600000000000ull, /* '-' '.' '0'-'9' */
+		0x47fffffe87fffffeull, /* 'A'-'Z' '_' 'a'-'z' '~' */
+		0, 0,
+	};
+	return (map[ch >> 6] >> (ch & 63)) & 1;
 }
+
+#if defined(__SSE2__)
+/* Copy the 16 bytes at s to o and return how many of them lead in the
+ * unreserved set (16 if all; NUL is not in it): letters by folding case,
+ * '-' '.' '0'-'9' as one range less '/', and '_' '~'. Not instrumented: the
+ * read may reach past the NUL, never past the page (the caller checks), as
+ * fb_buf.c's chunk_plain. */
+__attribute__((no_sanitize_address)) static inline size_t seg_chunk(char *o, const char *s)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+	_mm_storeu_si128((__m128i *)(void *)o, v);
+	__m128i a = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+	__m128i alpha = _mm_cmpeq_epi8(_mm_min_epu8(a, _mm_set1_epi8(25)), a);
+	__m128i d = _mm_sub_epi8(v, _mm_set1_epi8('-')); /* '-' '.' '/' '0'-'9': 0..12 */
+	__m128i num = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')),
+				       _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(12)), d));
+	__m128i sym = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')), _mm_cmpeq_epi8(v, _mm_set1_epi8('~')));
+	unsigned bad = ~(unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(alpha, num), sym)) & 0xffff;
+	return bad ? (size_t)__builtin_ctz(bad) : 16;
+}
+#endif
 
 /* One path segment, percent-encoding every byte outside RFC 3986's
  * unreserved set, so names with '/', '?', '%' or spaces stay one segment.
- * Runs of unreserved bytes (nearly every name) are copied whole. */
-static void sb_seg(struct sb *s, const char *seg)
+ * Runs of unreserved bytes (nearly every name) go 16 at a time where the
+ * room allows, else byte by byte with the room checked per byte. Not
+ * instrumented: see seg_chunk. */
+__attribute__((no_sanitize_address)) static void sb_seg(struct sb *s, const char *seg)
 {
-	const uint8_t *c = (const uint8_t *)seg;
-	while (*c && !s->err) {
-		size_t n = 0;
-		while (c[n] && unreserved(c[n]))
-			n++;
-		sb_putn(s, (const char *)c, n);
-		c += n;
-		if (*c) {
-			char e[3] = { '%', "0123456789ABCDEF"[*c >> 4], "0123456789ABCDEF"[*c & 15] };
-			sb_putn(s, e, 3);
-			c++;
+	if (s->err)
+		return;
+	char *o = s->p + s->len, *end = s->p + s->cap - 1; /* the last byte is the NUL's */
+	for (const uint8_t *c = (const uint8_t *)seg;;) {
+#if defined(__SSE2__)
+		if (end - o >= 16 && ((uintptr_t)c & 4095) <= 4096 - 16) {
+			size_t k = seg_chunk(o, (const char *)c);
+			o += k;
+			c += k;
+			if (k == 16)
+				continue;
+		}
+#endif
+		uint8_t ch = *c++;
+		if (!ch)
+			break;
+		if (unreserved(ch) && o < end) {
+			*o++ = (char)ch;
+		} else if (!unreserved(ch) && end - o >= 3) {
+			o[0] = '%';
+			o[1] = "0123456789ABCDEF"[ch >> 4];
+			o[2] = "0123456789ABCDEF"[ch & 15];
+			o += 3;
+		} else {
+			s->err = 1;
+			return;
 		}
 	}
+	*o = '\0';
+	s->len = (size_t)(o - s->p);
 }
 
 /* ---- naming the subject ------------------------------------------------ */
@@ -179,20 +283,20 @@ int fb_redfish_origin(const struct fb_event *ev, const char *default_fabric, cha
 	struct sb s;
 	sb_init(&s, out, outsz);
 	if (!is_switch_kind(ev->kind) && node[0] && (prefers_node(ev) || !sw)) {
-		sb_puts(&s, "/redfish/v1/Systems/");
+		SB_LIT(&s, "/redfish/v1/Systems/");
 		sb_seg(&s, node);
 		if (dev[0] && is_node_side(ev)) {
-			sb_puts(&s, "/NetworkInterfaces/");
+			SB_LIT(&s, "/NetworkInterfaces/");
 			sb_seg(&s, dev);
 		}
 	} else {
-		sb_puts(&s, "/redfish/v1/Fabrics/");
+		SB_LIT(&s, "/redfish/v1/Fabrics/");
 		sb_seg(&s, fabric);
 		if (sw) {
-			sb_puts(&s, "/Switches/");
+			SB_LIT(&s, "/Switches/");
 			sb_seg(&s, sw);
 			if (port && !is_switch_kind(ev->kind)) {
-				sb_puts(&s, "/Ports/");
+				SB_LIT(&s, "/Ports/");
 				sb_seg(&s, port);
 			}
 		}
@@ -208,25 +312,32 @@ int fb_redfish_origin(const struct fb_event *ev, const char *default_fabric, cha
 /* ---- MessageArgs -------------------------------------------------------- */
 
 #define ARG_MAX 5
-#define ARG_SZ 192
+#define ARG_SZ 192 /* a composed arg (a label, "node:device", a number) */
+
+/* Args point at the event's fields and static words where they can (no
+ * copy), else at own[]. Every field fits an arg whole, and every arg is
+ * short enough for fb_json_escape_short. */
+_Static_assert(FB_NAME_MAX <= ARG_SZ && FB_ADDR_MAX <= ARG_SZ && FB_TEXT_MAX <= ARG_SZ &&
+		       FB_FABRIC_MAX <= ARG_SZ && FB_AGENT_ID_MAX <= 256 && FB_JOBS_MAX <= 256 && ARG_SZ <= 256,
+	       "every string the renderer escapes takes fb_json_escape_short's one-pass path");
 
 struct args {
 	unsigned n;
-	char v[ARG_MAX][ARG_SZ];
+	const char *v[ARG_MAX];
+	char own[ARG_MAX][ARG_SZ];
+	char guid[19], num[24]; /* the switch's and the port's Ids, when formatted */
 };
 
 static struct sb arg_next(struct args *a)
 {
 	struct sb s;
-	sb_init(&s, a->v[a->n++], ARG_SZ); /* overlong args are cut, never overrun */
+	a->v[a->n] = a->own[a->n];
+	sb_init(&s, a->own[a->n], ARG_SZ); /* overlong args are cut, never overrun */
+	a->n++;
 	return s;
 }
 
-static void arg_str(struct args *a, const char *v)
-{
-	struct sb s = arg_next(a);
-	sb_puts(&s, v && v[0] ? v : "unknown");
-}
+static void arg_str(struct args *a, const char *v) { a->v[a->n++] = v && v[0] ? v : "unknown"; }
 
 static void arg_u64(struct args *a, uint64_t v)
 {
@@ -246,7 +357,7 @@ static void resource_label(const struct fb_event *ev, struct sb *s)
 		/* An action is about the node (its origin is the ComputerSystem),
 		 * not about one of its adapters. */
 		if (dev[0] && ev->kind != FB_KIND_ACTION) {
-			sb_puts(s, " ");
+			SB_LIT(s, " ");
 			sb_puts(s, dev);
 		}
 		if (!is_node_side(ev))
@@ -254,68 +365,79 @@ static void resource_label(const struct fb_event *ev, struct sb *s)
 	} else if (sw) {
 		sb_puts(s, sw);
 	} else {
-		sb_puts(s, "fabric ");
+		SB_LIT(s, "fabric ");
 		sb_puts(s, FLD(ev->subj.fabric)[0] ? FLD(ev->subj.fabric) : FB_REDFISH_DEFAULT_FABRIC);
 		return;
 	}
 	if (port) {
-		sb_puts(s, " port ");
+		SB_LIT(s, " port ");
 		sb_puts(s, port);
 	}
 }
 
+/* ARGS_SUPPRESSED: suppressed, whose (the text, else the subject), the
+ * interval in seconds, the first and the last EventId made quiet. */
+static void args_suppressed(const struct fb_event *ev, struct args *a)
+{
+	arg_u64(a, fb_event_counter(ev, FB_CTR_SUPPRESSED, 0));
+	const char *text = FLD(ev->text);
+	if (text[0]) {
+		a->v[a->n++] = text;
+	} else {
+		struct sb s = arg_next(a);
+		resource_label(ev, &s);
+	}
+	arg_u64(a, fb_event_counter(ev, FB_CTR_INTERVAL_MS, 0) / 1000);
+	arg_u64(a, fb_event_counter(ev, FB_CTR_FIRST_SUPPRESSED_ID, 0));
+	arg_u64(a, fb_event_counter(ev, FB_CTR_LAST_SUPPRESSED_ID, 0));
+}
+
+/* ARGS_NIC: adapter "node:device"; fabricbus does not track PCI functions,
+ * and an mlx5_N / netdev is one function: "0". */
+static void args_nic(const struct fb_event *ev, struct args *a)
+{
+	const char *node = FLD(ev->subj.node), *dev = FLD(ev->subj.device);
+	struct sb s = arg_next(a);
+	sb_puts(&s, node);
+	if (node[0] && dev[0])
+		SB_LIT(&s, ":");
+	sb_puts(&s, dev);
+	if (!s.len)
+		SB_LIT(&s, "unknown");
+	arg_str(a, port_id(ev, a->num));
+	arg_str(a, "0");
+}
+
 static void build_args(const struct fb_event *ev, const struct fb_redfish_msg *m, struct args *a)
 {
-	char guid[19], num[24];
 	unsigned shape = m->shape;
 	a->n = 0;
 	switch (shape) {
 	case ARGS_SWITCH:
-		arg_str(a, switch_id(ev, guid));
+		arg_str(a, switch_id(ev, a->guid));
 		break;
 	case ARGS_SW_PORT:
 	case ARGS_SW_PORT_FLAP:
-		arg_str(a, switch_id(ev, guid));
-		arg_str(a, port_id(ev, num));
+		arg_str(a, switch_id(ev, a->guid));
+		arg_str(a, port_id(ev, a->num));
 		break;
 	case ARGS_FLAP_SUMMARY:
 	case ARGS_FLAP_STABLE: {
 		uint64_t sup = fb_event_counter(ev, FB_CTR_SUPPRESSED, 0);
 		uint64_t secs = fb_event_counter(ev, FB_CTR_INTERVAL_MS, 0) / 1000;
-		arg_str(a, switch_id(ev, guid));
-		arg_str(a, port_id(ev, num));
+		arg_str(a, switch_id(ev, a->guid));
+		arg_str(a, port_id(ev, a->num));
 		arg_u64(a, shape == ARGS_FLAP_SUMMARY ? sup : secs);
 		arg_u64(a, shape == ARGS_FLAP_SUMMARY ? secs : sup);
 		break;
 	}
-	case ARGS_SUPPRESSED: {
-		arg_u64(a, fb_event_counter(ev, FB_CTR_SUPPRESSED, 0));
-		struct sb s = arg_next(a);
-		if (FLD(ev->text)[0])
-			sb_puts(&s, FLD(ev->text));
-		else
-			resource_label(ev, &s);
-		arg_u64(a, fb_event_counter(ev, FB_CTR_INTERVAL_MS, 0) / 1000);
-		arg_u64(a, fb_event_counter(ev, FB_CTR_FIRST_SUPPRESSED_ID, 0));
-		arg_u64(a, fb_event_counter(ev, FB_CTR_LAST_SUPPRESSED_ID, 0));
+	case ARGS_SUPPRESSED:
+		args_suppressed(ev, a);
 		break;
-	}
 	case ARGS_NIC:
-	case ARGS_NIC_FLAP: {
-		/* adapter "node:device"; fabricbus does not track PCI functions,
-		 * and an mlx5_N / netdev is one function: "0". */
-		const char *node = FLD(ev->subj.node), *dev = FLD(ev->subj.device);
-		struct sb s = arg_next(a);
-		sb_puts(&s, node);
-		if (node[0] && dev[0])
-			sb_puts(&s, ":");
-		sb_puts(&s, dev);
-		if (!s.len)
-			sb_puts(&s, "unknown");
-		arg_str(a, port_id(ev, num));
-		arg_str(a, "0");
+	case ARGS_NIC_FLAP:
+		args_nic(ev, a);
 		break;
-	}
 	case ARGS_ERR_THRESHOLD:
 		arg_str(a, fb_redfish_table_threshold_property(ev));
 		arg_u64(a, fb_event_counter(ev, FB_CTR_THRESHOLD, 0));
@@ -346,86 +468,150 @@ static void build_args(const struct fb_event *ev, const struct fb_redfish_msg *m
 	}
 }
 
-/* The registry template with %1..%9 replaced by the args. */
-static void fill_template(const char *t, const struct args *a, struct sb *s)
-{
-	while (*t) {
-		const char *pct = strchr(t, '%');
-		if (!pct) {
-			sb_puts(s, t);
-			return;
-		}
-		sb_putn(s, t, (size_t)(pct - t));
-		unsigned k = (unsigned)(pct[1] - '1');
-		if (pct[1] >= '1' && pct[1] <= '9' && k < a->n) {
-			sb_puts(s, a->v[k]);
-			t = pct + 2;
-		} else {
-			sb_putn(s, "%", 1);
-			t = pct + 1;
-		}
-	}
-}
+/* ---- JSON writer -------------------------------------------------------- */
 
-/* ---- JSON writer with a sticky error ----------------------------------- */
-
+/* The write position o is a local of the renderer, passed in and returned,
+ * not a field: a byte store through it could alias a field, which would
+ * make the compiler reload and store the position around every piece. Room
+ * is asked for per section (a bound for its pieces, most of them constant),
+ * not per piece, and the pieces are then written unchecked. */
 struct jw {
 	struct fb_buf *b;
+	uint8_t *end;  /* the end of the room in b (or sink after a failure) */
+	uint8_t *sink; /* JW_SINK bytes that take the writes after a failure */
 	int err;
+#ifndef NDEBUG
+	uint8_t *claim; /* how far the last section said it would write */
+#endif
 };
 
-#define JW_LIT(w, lit) jw_put((w), (lit), sizeof(lit) - 1)
+/* No section asks for more: a string's room and a little around it. */
+#define JW_SINK (FB_BUF_JSON_STR_ROOM + 256)
 
-/* Inline fast path: most appends fit the capacity reserved up front, and
- * with a literal's constant length the memcpy becomes a few moves. */
-static inline void jw_put(struct jw *w, const char *p, size_t n)
+/* Cold: the room reserved up front ran out (a long document), or memory did. */
+__attribute__((noinline)) static uint8_t *jw_grow(struct jw *w, uint8_t *o, size_t n)
 {
-	struct fb_buf *b = w->b;
-	if (!w->err && b->cap - b->len >= n) {
-		memcpy(b->data + b->len, p, n);
-		b->len += n;
-	} else if (!w->err) {
-		w->err = fb_buf_put(b, p, n);
+	assert(n <= JW_SINK); /* what the sink can take after a failure */
+	if (!w->err) {
+		struct fb_buf *b = w->b;
+		b->len = (size_t)(o - b->data);
+		w->err = fb_buf_reserve(b, n);
+		if (!w->err) {
+			w->end = b->data + b->cap;
+			return b->data + b->len;
+		}
 	}
+	/* Out of memory: the rest goes to the sink, from its start at every
+	 * section, and the caller drops the document. end = sink leaves no
+	 * room, so every later section comes back here. */
+	w->end = w->sink;
+	return w->sink;
 }
 
-static inline void jw_str(struct jw *w, const char *s)
+/* Debug builds check that every section stayed within the room it asked
+ * for (the unit tests render thousands of edge cases under ASan), so a bound
+ * that is too small fails a test, not a broker. */
+#ifndef NDEBUG
+#define JW_CHECK(w, o) assert(!(w)->claim || (o) <= (w)->claim)
+#define JW_CLAIM(w, o, n) ((w)->claim = (o) + (n))
+#else
+#define JW_CHECK(w, o) ((void)0)
+#define JW_CLAIM(w, o, n) ((void)0)
+#endif
+
+/* o, with n bytes of room after it (n <= JW_SINK). */
+static inline uint8_t *jw_room(struct jw *w, uint8_t *o, size_t n)
 {
-	if (!w->err)
-		w->err = fb_buf_put_json_str(w->b, s);
+	JW_CHECK(w, o); /* before a growth moves the buffer */
+	o = w->end - o >= (ptrdiff_t)n ? o : jw_grow(w, o, n);
+	JW_CLAIM(w, o, n);
+	return o;
 }
 
-static void jw_uint(struct jw *w, uint64_t v)
+static uint8_t *jw_init(struct jw *w, struct fb_buf *b, uint8_t *sink, size_t reserve)
 {
-	struct fb_buf *b = w->b;
-	if (!w->err && b->cap - b->len >= 20) { /* UINT64_MAX has 20 digits */
-		char tmp[21];
-		size_t n = fmt_u64(tmp, v);
-		memcpy(b->data + b->len, tmp, n);
-		b->len += n;
-	} else if (!w->err) {
-		w->err = fb_buf_put_uint(b, v);
-	}
+	w->b = b;
+	w->sink = sink;
+	w->err = fb_buf_reserve(b, reserve);
+	w->end = w->err ? sink : b->data + b->cap;
+#ifndef NDEBUG
+	w->claim = NULL;
+#endif
+	return w->err ? sink : b->data + b->len;
 }
+
+/* The document ends at o; on a failure the buffer is left as it was at
+ * start (never half a document). */
+static int jw_done(struct jw *w, uint8_t *o, size_t start)
+{
+	JW_CHECK(w, o);
+	w->b->len = w->err ? start : (size_t)(o - w->b->data);
+	return w->err;
+}
+
+/* ---- pieces, written unchecked into room asked for before ---------------- */
+
+static inline uint8_t *put(uint8_t *o, const void *p, size_t n)
+{
+	memcpy(o, p, n);
+	return o + n;
+}
+#define PUT_LIT(o, lit) put((o), (lit), sizeof(lit) - 1)
+
+/* The length of the name in a NUL-padded slot (fb_event.h): the first NUL,
+ * found in the whole slot at once. */
+static inline size_t slot_len(const char *slot)
+{
+#if defined(__SSE2__) && FB_NAME_SLOT == 32
+	const __m128i z = _mm_setzero_si128();
+	unsigned lo = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)slot), z));
+	unsigned hi = (unsigned)_mm_movemask_epi8(
+		_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(slot + 16)), z));
+	return (size_t)__builtin_ctz(lo | hi << 16); /* a name is shorter than its slot */
+#else
+	return strlen(slot);
+#endif
+}
+
+/* An event-model or registry name (fb_event.h's slots), copied as a whole
+ * slot: no strlen and no length-dependent copy. Room: FB_NAME_SLOT. */
+static inline uint8_t *put_name(uint8_t *o, const char *slot)
+{
+	memcpy(o, slot, FB_NAME_SLOT);
+	return o + slot_len(slot);
+}
+
+/* s as a JSON string, quotes included; room: FB_BUF_JSON_STR_ROOM. s is at
+ * most 256 bytes (a field or an arg: see the _Static_assert above). */
+static inline uint8_t *put_str(uint8_t *o, const char *s)
+{
+	*o++ = '"';
+	o += fb_json_escape_short(o, s);
+	*o++ = '"';
+	return o;
+}
+
+/* Decimal; room: 20. */
+static inline uint8_t *put_uint(uint8_t *o, uint64_t v) { return o + put_digits((char *)o, v); }
 
 /* A u64 for JSON readers with signed 64-bit integers (jansson, and so
  * fb_redfish_parse): above INT64_MAX it is a decimal string, the form
- * fb_event_json uses too. */
-static void jw_u64(struct jw *w, uint64_t v)
+ * fb_event_json uses too. Room: 26. */
+static inline uint8_t *put_u64(uint8_t *o, uint64_t v)
 {
-	if (v <= INT64_MAX) {
-		jw_uint(w, v);
-		return;
-	}
-	JW_LIT(w, "\"");
-	jw_uint(w, v);
-	JW_LIT(w, "\"");
+	if (v <= INT64_MAX)
+		return put_uint(o, v);
+	*o++ = '"';
+	o = put_uint(o, v);
+	*o++ = '"';
+	return o;
 }
 
-/* "2026-11-22T09:52:21.123456Z": UTC, microseconds. Calendar from days
- * since the epoch with the proleptic-Gregorian era arithmetic (H. Hinnant's
- * civil_from_days), so no gmtime_r and no locale or TZ lookups. */
-static void fmt_iso8601(char out[28], uint64_t ts_ns)
+/* "2026-11-22T09:52:21.123456Z" (27 bytes and a NUL): UTC, microseconds.
+ * Calendar from days since the epoch with the proleptic-Gregorian era
+ * arithmetic (H. Hinnant's civil_from_days), so no gmtime_r and no locale
+ * or TZ lookups. */
+static void fmt_iso8601(char *out, uint64_t ts_ns)
 {
 	uint64_t secs = ts_ns / 1000000000u;
 	uint32_t usec = (uint32_t)(ts_ns % 1000000000u / 1000u);
@@ -443,183 +629,308 @@ static void fmt_iso8601(char out[28], uint64_t ts_ns)
 	uint64_t year = yoe + era * 400 + (mon <= 2);
 
 	uint32_t y = (uint32_t)(year % 10000u); /* u64 ns ends in 2554 */
-	uint32_t hh = sod / 3600, mm = sod / 60 % 60, ss = sod % 60;
-	out[0] = (char)('0' + y / 1000);
-	out[1] = (char)('0' + y / 100 % 10);
-	out[2] = (char)('0' + y / 10 % 10);
-	out[3] = (char)('0' + y % 10);
+	put2(out, y / 100);
+	put2(out + 2, y % 100);
 	out[4] = '-';
-	out[5] = (char)('0' + mon / 10);
-	out[6] = (char)('0' + mon % 10);
+	put2(out + 5, mon);
 	out[7] = '-';
-	out[8] = (char)('0' + day / 10);
-	out[9] = (char)('0' + day % 10);
+	put2(out + 8, day);
 	out[10] = 'T';
-	out[11] = (char)('0' + hh / 10);
-	out[12] = (char)('0' + hh % 10);
+	put2(out + 11, sod / 3600);
 	out[13] = ':';
-	out[14] = (char)('0' + mm / 10);
-	out[15] = (char)('0' + mm % 10);
+	put2(out + 14, sod / 60 % 60);
 	out[16] = ':';
-	out[17] = (char)('0' + ss / 10);
-	out[18] = (char)('0' + ss % 10);
+	put2(out + 17, sod % 60);
 	out[19] = '.';
-	for (int i = 25; i >= 20; i--) {
-		out[i] = (char)('0' + usec % 10);
-		usec /= 10;
-	}
+	put2(out + 20, usec / 10000);
+	put2(out + 22, usec / 100 % 100);
+	put2(out + 24, usec % 100);
 	out[26] = 'Z';
 	out[27] = '\0';
 }
 
-static void jw_message(struct jw *w, const struct fb_redfish_msg *m, const struct args *a)
+/* ---- sections ------------------------------------------------------------ */
+
+/* Key and value of a section of its own: a string, a number, a GUID. */
+static uint8_t *jw_key_str(struct jw *w, uint8_t *o, const char *key, size_t klen, const char *v)
 {
-	char text[ARG_MAX * ARG_SZ + 256]; /* templates are < 256 B */
-	struct sb s;
-	sb_init(&s, text, sizeof(text));
-	fill_template(m->tmpl, a, &s);
-	JW_LIT(w, ",\"MessageId\":");
-	jw_str(w, m->id);
-	JW_LIT(w, ",\"Message\":");
-	jw_str(w, text);
-	JW_LIT(w, ",\"MessageArgs\":[");
-	for (unsigned i = 0; i < a->n; i++) {
-		if (i)
-			JW_LIT(w, ",");
-		jw_str(w, a->v[i]);
+	o = jw_room(w, o, klen + FB_BUF_JSON_STR_ROOM);
+	return put_str(put(o, key, klen), v);
+}
+#define KEY_STR(w, o, lit, v) jw_key_str((w), (o), (lit), sizeof(lit) - 1, (v))
+
+static uint8_t *jw_key_u64(struct jw *w, uint8_t *o, const char *key, size_t klen, uint64_t v)
+{
+	o = jw_room(w, o, klen + 32);
+	return put_u64(put(o, key, klen), v);
+}
+#define KEY_U64(w, o, lit, v) jw_key_u64((w), (o), (lit), sizeof(lit) - 1, (v))
+
+static uint8_t *jw_key_guid(struct jw *w, uint8_t *o, const char *key, size_t klen, uint64_t v)
+{
+	o = jw_room(w, o, klen + 24);
+	o = put(o, key, klen);
+	*o++ = '"';
+	fmt_guid((char *)o, v); /* its NUL is overwritten by the quote */
+	o[18] = '"';
+	return o + 19;
+}
+#define KEY_GUID(w, o, lit, v) jw_key_guid((w), (o), (lit), sizeof(lit) - 1, (v))
+
+/* The envelope and the record up to MessageSeverity: ids, the timestamp
+ * and registry words, bounded together by HEAD_ROOM (literals 185 bytes,
+ * two EventIds copied as 24-byte blocks 48, the timestamp and its NUL 28,
+ * EventType and severity copied as slots 64). */
+#define HEAD_ROOM 400
+static uint8_t *jw_head(struct jw *w, uint8_t *o, const struct fb_event *ev, uint64_t event_id,
+			const struct fb_redfish_class *cls)
+{
+	char id[24];
+	size_t idn = fmt_u64(id, event_id);
+	o = jw_room(w, o, HEAD_ROOM);
+	o = PUT_LIT(o, "{\"@odata.type\":\"#Event.v1_13_0.Event\",\"Id\":\"");
+	o = put(o, id, sizeof(id)) - sizeof(id) + idn; /* a fixed-size copy: two moves, no call */
+	o = PUT_LIT(o, "\",\"Name\":\"Fabric Event\",\"Events@odata.count\":1,\"Events\":[{\"EventType\":\"");
+	o = put_name(o, cls->event_type);
+	o = PUT_LIT(o, "\",\"EventId\":\"");
+	o = put(o, id, sizeof(id)) - sizeof(id) + idn;
+	o = PUT_LIT(o, "\",\"EventTimestamp\":\"");
+	fmt_iso8601((char *)o, ev->ts_ns);
+	o += 27;
+	o = PUT_LIT(o, "\",\"MemberId\":\"0\",\"MessageSeverity\":\"");
+	o = put_name(o, fb_severity_name(cls->severity));
+	return PUT_LIT(o, "\"");
+}
+
+/* The Message: the registry template with %1..%9 replaced by the args,
+ * each escaped as it is written (the template has nothing to escape, and
+ * an arg's own "%1" stays literal: args are never expanded again). */
+static uint8_t *jw_template(struct jw *w, uint8_t *o, const struct fb_redfish_msg *m, const struct args *a)
+{
+	const char *t = m->tmpl, *end = t + m->tmpl_len;
+	while (t < end) {
+		const char *pct = memchr(t, '%', (size_t)(end - t));
+		size_t n = (size_t)((pct ? pct : end) - t);
+		o = put(jw_room(w, o, n + 1), t, n);
+		if (!pct)
+			break;
+		unsigned k = (unsigned)(pct[1] - '1'); /* pct[1] is at most the NUL */
+		if (pct[1] >= '1' && pct[1] <= '9' && k < a->n) {
+			o = jw_room(w, o, FB_BUF_JSON_STR_ROOM);
+			o += fb_json_escape_short(o, a->v[k]);
+			t = pct + 2;
+		} else {
+			*o++ = '%';
+			t = pct + 1;
+		}
 	}
-	JW_LIT(w, "]");
+	return o;
 }
 
-static inline void jw_key_str(struct jw *w, const char *key_lit_comma, size_t n, const char *v)
+static uint8_t *jw_message(struct jw *w, uint8_t *o, const struct fb_redfish_msg *m, const struct args *a)
 {
-	jw_put(w, key_lit_comma, n);
-	jw_str(w, v);
+	o = jw_room(w, o, 32 + m->id_len);
+	o = PUT_LIT(o, ",\"MessageId\":\"");
+	o = put(o, m->id, m->id_len);
+	o = PUT_LIT(o, "\",\"Message\":\"");
+	o = jw_template(w, o, m, a);
+	o = PUT_LIT(jw_room(w, o, 20), "\",\"MessageArgs\":[");
+	for (unsigned i = 0; i < a->n; i++) {
+		o = jw_room(w, o, 1 + FB_BUF_JSON_STR_ROOM);
+		if (i)
+			*o++ = ',';
+		o = put_str(o, a->v[i]);
+	}
+	return PUT_LIT(jw_room(w, o, 1), "]");
 }
 
-#define KEY_STR(w, lit, v) jw_key_str((w), (lit), sizeof(lit) - 1, (v))
-#define KEY_UINT(w, lit, v) (JW_LIT((w), lit), jw_uint((w), (v)))
-#define KEY_U64(w, lit, v) (JW_LIT((w), lit), jw_u64((w), (v)))
-
-static void jw_guid(struct jw *w, const char *key_lit, size_t n, uint64_t v)
+/* The origin is copied as it is: it is made of unreserved bytes, '/' and
+ * %XX escapes (sb_seg), none of which JSON escapes. */
+static uint8_t *jw_origin(struct jw *w, uint8_t *o, const struct fb_redfish_facts *f, uint64_t group)
 {
-	char g[19];
-	fmt_guid(g, v);
-	jw_key_str(w, key_lit, n, g);
+	const char *origin = f->origin_len < 0 ? "/redfish/v1/Fabrics" : f->origin; /* unreachable: max fits */
+	size_t n = f->origin_len < 0 ? strlen(origin) : (size_t)f->origin_len;
+	o = jw_room(w, o, n + 96); /* literals 53, the group's digits 24 */
+	o = PUT_LIT(o, ",\"OriginOfCondition\":{\"@odata.id\":\"");
+	o = put(o, origin, n);
+	o = PUT_LIT(o, "\"}");
+	if (group && group <= INT64_MAX) {
+		o = PUT_LIT(o, ",\"EventGroupId\":");
+		o = put_uint(o, group);
+	}
+	return o;
 }
-#define KEY_GUID(w, lit, v) jw_guid((w), (lit), sizeof(lit) - 1, (v))
 
-static const char *or_unknown(const char *s) { return s ? s : "unknown"; }
+/* The counters the record has fields for, found in one pass (the first of
+ * a repeated id counts, as in fb_event_counter). */
+struct meta {
+	uint64_t group, resync, lifted, cut;
+	int quiet; /* an FB_CTR_QUIET is there: fb_event_quiet says why */
+};
+
+static void scan_meta(const struct fb_event *ev, unsigned nc, struct meta *mt)
+{
+	*mt = (struct meta){ 0 };
+	for (unsigned i = nc; i-- > 0;) { /* backwards: the first one is written last */
+		uint64_t v = ev->counters[i].value;
+		switch (ev->counters[i].id) {
+		case FB_CTR_EVENT_GROUP_ID: mt->group = v; break;
+		case FB_CTR_RESYNC: mt->resync = v; break;
+		case FB_CTR_LIMIT_LIFTED: mt->lifted = v; break;
+		case FB_CTR_LISTS_CUT: mt->cut = v; break;
+		case FB_CTR_QUIET: mt->quiet = 1; break;
+		}
+	}
+}
 
 /* "Jobs":["123","124"] from "123,124": one string per job id, as in the
- * JSON form, so no reader has to split. */
-static void jw_jobs(struct jw *w, const char *jobs)
+ * JSON form, so no reader has to split. All of them fit one string's room:
+ * at most 95 bytes, each escaped to at most 6. */
+static uint8_t *jw_jobs(struct jw *w, uint8_t *o, const char *jobs)
 {
-	JW_LIT(w, ",\"Jobs\":[");
+	o = jw_room(w, o, 16 + FB_BUF_JSON_STR_ROOM);
+	o = PUT_LIT(o, ",\"Jobs\":[");
 	for (const char *p = jobs; *p;) {
 		size_t n = strcspn(p, ",");
 		char id[FB_JOBS_MAX];
 		memcpy(id, p, n); /* n < FB_JOBS_MAX: p lies within one NUL-terminated field */
 		id[n] = '\0';
 		if (p != jobs)
-			JW_LIT(w, ",");
-		jw_str(w, id);
+			*o++ = ',';
+		o = put_str(o, id);
 		p += n + (p[n] == ',');
 	}
-	JW_LIT(w, "]");
+	*o++ = ']';
+	return o;
 }
 
 /* A root cause's lists under their own names (the fields that store them
  * are rendered above as well, so fb_redfish_parse reads the event back):
  * "NoPath" and "Degraded" hostlists, "Symptoms" EventId ranges. */
-static void jw_root_cause(struct jw *w, const struct fb_event *ev)
+static uint8_t *jw_root_cause(struct jw *w, uint8_t *o, const struct fb_event *ev, const struct meta *mt)
 {
 	if (ev->kind == FB_KIND_SWITCH_RECOVERED)
-		return;
-	KEY_STR(w, ",\"NoPath\":", FLD(ev->text));
-	KEY_STR(w, ",\"Degraded\":", FLD(ev->subj.peer_name));
-	KEY_STR(w, ",\"Symptoms\":", FLD(ev->subj.device));
-	if (fb_event_counter(ev, FB_CTR_LISTS_CUT, 0))
-		JW_LIT(w, ",\"ListsCut\":true");
+		return o;
+	o = KEY_STR(w, o, ",\"NoPath\":", FLD(ev->text));
+	o = KEY_STR(w, o, ",\"Degraded\":", FLD(ev->subj.peer_name));
+	o = KEY_STR(w, o, ",\"Symptoms\":", FLD(ev->subj.device));
+	if (mt->cut)
+		o = PUT_LIT(jw_room(w, o, 16), ",\"ListsCut\":true");
+	return o;
+}
+
+/* A name's slot, or "unknown" in one. */
+static const char *or_unknown(const char *s)
+{
+	static const char unknown[FB_NAME_SLOT] = "unknown";
+	return s ? s : unknown;
+}
+
+/* Oem.Fabricbus's head: who sent it, and what it is, in enum names. */
+static uint8_t *jw_oem_head(struct jw *w, uint8_t *o, const struct fb_event *ev)
+{
+	o = KEY_STR(w, o, ",\"Oem\":{\"Fabricbus\":{\"AgentId\":", FLD(ev->agent_id));
+	o = jw_room(w, o, 192); /* literals 53, the sequence 26, three names copied as slots 96 */
+	o = put_u64(PUT_LIT(o, ",\"Sequence\":"), ev->seq);
+	o = put_name(PUT_LIT(o, ",\"Kind\":\""), or_unknown(fb_kind_name(ev->kind)));
+	o = put_name(PUT_LIT(o, "\",\"LinkClass\":\""), or_unknown(fb_link_class_name(ev->link_class)));
+	o = put_name(PUT_LIT(o, "\",\"Technology\":\""), or_unknown(fb_tech_name(ev->tech)));
+	return PUT_LIT(o, "\"");
+}
+
+/* The subject's fields that are set, and the port's states. */
+static uint8_t *jw_oem_subject(struct jw *w, uint8_t *o, const struct fb_event *ev)
+{
+	const struct fb_subject *sj = &ev->subj;
+	if (FLD(sj->switch_name)[0])
+		o = KEY_STR(w, o, ",\"SwitchName\":", FLD(sj->switch_name));
+	if (sj->port)
+		o = KEY_U64(w, o, ",\"Port\":", sj->port);
+	if (FLD(sj->node)[0])
+		o = KEY_STR(w, o, ",\"Node\":", FLD(sj->node));
+	if (FLD(sj->device)[0])
+		o = KEY_STR(w, o, ",\"Device\":", FLD(sj->device));
+	if (FLD(sj->addr)[0])
+		o = KEY_STR(w, o, ",\"Address\":", FLD(sj->addr));
+	if (sj->ifindex)
+		o = KEY_U64(w, o, ",\"IfIndex\":", sj->ifindex);
+	if (sj->switch_guid)
+		o = KEY_GUID(w, o, ",\"SwitchGUID\":", sj->switch_guid);
+	if (sj->port_guid)
+		o = KEY_GUID(w, o, ",\"PortGUID\":", sj->port_guid);
+	if (sj->lid)
+		o = KEY_U64(w, o, ",\"LID\":", sj->lid);
+	if (sj->peer_guid)
+		o = KEY_GUID(w, o, ",\"PeerGUID\":", sj->peer_guid);
+	if (sj->peer_port)
+		o = KEY_U64(w, o, ",\"PeerPort\":", sj->peer_port);
+	if (FLD(sj->peer_name)[0])
+		o = KEY_STR(w, o, ",\"PeerName\":", FLD(sj->peer_name));
+	if (ev->port_state)
+		o = KEY_U64(w, o, ",\"PortState\":", ev->port_state);
+	if (ev->phys_state)
+		o = KEY_U64(w, o, ",\"PhysState\":", ev->phys_state);
+	return o;
+}
+
+/* "Counters":{"name":value,...}; an id without a name is carried through
+ * as "counter_<id>". Counter names need no escaping. */
+static uint8_t *jw_counters(struct jw *w, uint8_t *o, const struct fb_event *ev, unsigned nc)
+{
+	o = PUT_LIT(jw_room(w, o, 16), ",\"Counters\":{");
+	for (unsigned i = 0; i < nc; i++) {
+		const char *name = fb_counter_name(ev->counters[i].id);
+		o = jw_room(w, o, 64); /* ',' '"' name (a slot: 32) '":' value (26) */
+		if (i)
+			*o++ = ',';
+		*o++ = '"';
+		o = name ? put_name(o, name) : put_uint(PUT_LIT(o, "counter_"), ev->counters[i].id);
+		o = put_u64(PUT_LIT(o, "\":"), ev->counters[i].value);
+	}
+	return PUT_LIT(jw_room(w, o, 1), "}");
 }
 
 /* Oem.Fabricbus: everything the event carries that the record above does
  * not, so adapters never need the binary event. */
-static void jw_oem(struct jw *w, const struct fb_event *ev)
+static uint8_t *jw_oem(struct jw *w, uint8_t *o, const struct fb_event *ev, unsigned nc, const struct meta *mt)
 {
-	const struct fb_subject *sj = &ev->subj;
-	KEY_STR(w, ",\"Oem\":{\"Fabricbus\":{\"AgentId\":", FLD(ev->agent_id));
-	KEY_U64(w, ",\"Sequence\":", ev->seq);
-	KEY_STR(w, ",\"Kind\":", or_unknown(fb_kind_name(ev->kind)));
-	KEY_STR(w, ",\"LinkClass\":", or_unknown(fb_link_class_name(ev->link_class)));
-	KEY_STR(w, ",\"Technology\":", or_unknown(fb_tech_name(ev->tech)));
-	if (FLD(sj->switch_name)[0])
-		KEY_STR(w, ",\"SwitchName\":", FLD(sj->switch_name));
-	if (sj->port)
-		KEY_UINT(w, ",\"Port\":", sj->port);
-	if (FLD(sj->node)[0])
-		KEY_STR(w, ",\"Node\":", FLD(sj->node));
-	if (FLD(sj->device)[0])
-		KEY_STR(w, ",\"Device\":", FLD(sj->device));
-	if (FLD(sj->addr)[0])
-		KEY_STR(w, ",\"Address\":", FLD(sj->addr));
-	if (sj->ifindex)
-		KEY_UINT(w, ",\"IfIndex\":", sj->ifindex);
-	if (sj->switch_guid)
-		KEY_GUID(w, ",\"SwitchGUID\":", sj->switch_guid);
-	if (sj->port_guid)
-		KEY_GUID(w, ",\"PortGUID\":", sj->port_guid);
-	if (sj->lid)
-		KEY_UINT(w, ",\"LID\":", sj->lid);
-	if (sj->peer_guid)
-		KEY_GUID(w, ",\"PeerGUID\":", sj->peer_guid);
-	if (sj->peer_port)
-		KEY_UINT(w, ",\"PeerPort\":", sj->peer_port);
-	if (FLD(sj->peer_name)[0])
-		KEY_STR(w, ",\"PeerName\":", FLD(sj->peer_name));
-	if (ev->port_state)
-		KEY_UINT(w, ",\"PortState\":", ev->port_state);
-	if (ev->phys_state)
-		KEY_UINT(w, ",\"PhysState\":", ev->phys_state);
-	unsigned nc = ev->n_counters < FB_COUNTERS_MAX ? ev->n_counters : FB_COUNTERS_MAX;
-	if (nc) {
-		JW_LIT(w, ",\"Counters\":{");
-		for (unsigned i = 0; i < nc; i++) {
-			const char *name = fb_counter_name(ev->counters[i].id);
-			char tmp[32];
-			if (!name) { /* carried through: "counter_<id>" */
-				memcpy(tmp, "counter_", 8);
-				fmt_u64(tmp + 8, ev->counters[i].id);
-				name = tmp;
-			}
-			if (i)
-				JW_LIT(w, ",");
-			jw_str(w, name);
-			JW_LIT(w, ":");
-			jw_u64(w, ev->counters[i].value);
-		}
-		JW_LIT(w, "}");
-	}
-	if (fb_event_counter(ev, FB_CTR_RESYNC, 0))
-		JW_LIT(w, ",\"Resync\":true"); /* found at an agent's resync (PROTOCOL.md) */
-	unsigned quiet = fb_event_quiet(ev);
+	o = jw_oem_subject(w, jw_oem_head(w, o, ev), ev);
+	if (nc)
+		o = jw_counters(w, o, ev, nc);
+	o = jw_room(w, o, 96); /* the three flags 56, the quiet reason < 26 */
+	if (mt->resync)
+		o = PUT_LIT(o, ",\"Resync\":true"); /* found at an agent's resync (PROTOCOL.md) */
+	unsigned quiet = mt->quiet ? fb_event_quiet(ev) : 0;
 	if (quiet) { /* skipped by default subscriptions: why (PROTOCOL.md, "Quiet events") */
 		const char *qn = fb_quiet_name(quiet);
-		JW_LIT(w, ",\"Quiet\":");
+		o = PUT_LIT(o, ",\"Quiet\":");
 		if (qn)
-			jw_str(w, qn);
+			o = put(put_name(PUT_LIT(o, "\""), qn), "\"", 1);
 		else
-			jw_u64(w, quiet);
+			o = put_u64(o, quiet);
 	}
-	if (ev->kind == FB_KIND_EVENTS_SUPPRESSED && fb_event_counter(ev, FB_CTR_LIMIT_LIFTED, 0))
-		JW_LIT(w, ",\"LimitLifted\":true");
+	if (ev->kind == FB_KIND_EVENTS_SUPPRESSED && mt->lifted)
+		o = PUT_LIT(o, ",\"LimitLifted\":true");
 	if (FLD(ev->text)[0])
-		KEY_STR(w, ",\"Text\":", FLD(ev->text));
+		o = KEY_STR(w, o, ",\"Text\":", FLD(ev->text));
 	if (FLD(ev->jobs)[0])
-		jw_jobs(w, FLD(ev->jobs));
+		o = jw_jobs(w, o, FLD(ev->jobs));
 	if (fb_event_is_root_cause(ev->kind))
-		jw_root_cause(w, ev);
-	JW_LIT(w, "}}");
+		o = jw_root_cause(w, o, ev, mt);
+	return PUT_LIT(jw_room(w, o, 8), "}}");
+}
+
+/* On the fan-out path the event was just written by the loop thread on
+ * another core, and the renderer reads fields all over its ~1 KB: asking
+ * for every cache line up front lets the misses overlap instead of
+ * stalling one field at a time (perf: most of the renderer's samples in
+ * fabricbusd were loads of the event's fields). */
+static inline void prefetch_event(const struct fb_event *ev)
+{
+	const char *p = (const char *)ev;
+	for (size_t off = 0; off < sizeof(*ev); off += 64)
+		__builtin_prefetch(p + off);
+	__builtin_prefetch(p + sizeof(*ev) - 1); /* the last line when ev is not aligned */
 }
 
 int fb_redfish_render(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
@@ -632,40 +943,26 @@ int fb_redfish_render(struct fb_buf *out, const struct fb_event *ev, uint64_t ev
 int fb_redfish_render_facts(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
 			    const char *default_fabric, struct fb_redfish_facts *f)
 {
-	struct fb_redfish_class cls;
-	const struct fb_redfish_msg *m = fb_redfish_table_classify(ev, &cls);
-	f->cls = cls;
-
-	char id[24], ts[28];
-	fmt_u64(id, event_id);
-	fmt_iso8601(ts, ev->ts_ns);
+	prefetch_event(ev);
+	const struct fb_redfish_msg *m = fb_redfish_table_classify(ev, &f->cls);
 	f->origin_len = fb_redfish_origin(ev, default_fabric, f->origin, sizeof(f->origin));
-	const char *origin = f->origin_len < 0 ? "/redfish/v1/Fabrics" : f->origin; /* unreachable: max fits */
 	struct args a;
 	build_args(ev, m, &a);
+	unsigned nc = ev->n_counters < FB_COUNTERS_MAX ? ev->n_counters : FB_COUNTERS_MAX;
+	struct meta mt;
+	scan_meta(ev, nc, &mt);
 
 	size_t start = out->len;
-	/* Room for a typical document with every string on the one-pass path
-	 * of fb_buf_put_json_str; a longer one grows as it goes. */
-	struct jw w = { out, fb_buf_reserve(out, 1024 + FB_BUF_JSON_STR_ROOM) };
-	KEY_STR(&w, "{\"@odata.type\":\"#Event.v1_13_0.Event\",\"Id\":", id);
-	JW_LIT(&w, ",\"Name\":\"Fabric Event\",\"Events@odata.count\":1,\"Events\":[{");
-	KEY_STR(&w, "\"EventType\":", cls.event_type);
-	KEY_STR(&w, ",\"EventId\":", id);
-	KEY_STR(&w, ",\"EventTimestamp\":", ts);
-	JW_LIT(&w, ",\"MemberId\":\"0\"");
-	KEY_STR(&w, ",\"MessageSeverity\":", fb_severity_name(cls.severity));
-	jw_message(&w, m, &a);
-	KEY_STR(&w, ",\"OriginOfCondition\":{\"@odata.id\":", origin);
-	JW_LIT(&w, "}");
-	uint64_t group = fb_event_counter(ev, FB_CTR_EVENT_GROUP_ID, 0);
-	if (group && group <= INT64_MAX)
-		KEY_UINT(&w, ",\"EventGroupId\":", group);
-	jw_oem(&w, ev);
-	JW_LIT(&w, "}]}");
-	if (w.err)
-		out->len = start; /* never leave half a document */
-	return w.err;
+	uint8_t sink[JW_SINK];
+	struct jw w;
+	/* Room for a typical document up front; a longer one grows as it goes. */
+	uint8_t *o = jw_init(&w, out, sink, 1024 + FB_BUF_JSON_STR_ROOM);
+	o = jw_head(&w, o, ev, event_id, &f->cls);
+	o = jw_message(&w, o, m, &a);
+	o = jw_origin(&w, o, f, mt.group);
+	o = jw_oem(&w, o, ev, nc, &mt);
+	o = PUT_LIT(jw_room(&w, o, 4), "}]}");
+	return jw_done(&w, o, start);
 }
 
 int fb_redfish_render_missed(struct fb_buf *out, uint64_t missed, uint64_t resume_since)
@@ -676,18 +973,20 @@ int fb_redfish_render_missed(struct fb_buf *out, uint64_t missed, uint64_t resum
 	arg_u64(&a, resume_since);
 
 	size_t start = out->len;
-	struct jw w = { out, 0 };
-	JW_LIT(&w, "{\"@odata.type\":\"#Event.v1_13_0.Event\",\"Id\":\"missed-");
-	jw_uint(&w, resume_since);
-	JW_LIT(&w, "\",\"Name\":\"Fabric Event\",\"Events@odata.count\":1,\"Events\":[{");
-	JW_LIT(&w, "\"EventType\":\"Other\",\"MemberId\":\"0\",\"MessageSeverity\":");
-	jw_str(&w, fb_severity_name(m->sev));
-	jw_message(&w, m, &a);
-	JW_LIT(&w, ",\"OriginOfCondition\":{\"@odata.id\":\"/redfish/v1/EventService\"}");
-	KEY_U64(&w, ",\"Oem\":{\"Fabricbus\":{\"Missed\":", missed);
-	KEY_U64(&w, ",\"ResumeSince\":", resume_since);
-	JW_LIT(&w, "}}}]}");
-	if (w.err)
-		out->len = start;
-	return w.err;
+	uint8_t sink[JW_SINK];
+	struct jw w;
+	uint8_t *o = jw_init(&w, out, sink, 1024 + FB_BUF_JSON_STR_ROOM); /* > 0: data is set */
+	o = jw_room(&w, o, 256);
+	o = PUT_LIT(o, "{\"@odata.type\":\"#Event.v1_13_0.Event\",\"Id\":\"missed-");
+	o = put_uint(o, resume_since);
+	o = PUT_LIT(o, "\",\"Name\":\"Fabric Event\",\"Events@odata.count\":1,\"Events\":[{");
+	o = PUT_LIT(o, "\"EventType\":\"Other\",\"MemberId\":\"0\",\"MessageSeverity\":\"");
+	o = PUT_LIT(put_name(o, fb_severity_name(m->sev)), "\"");
+	o = jw_message(&w, o, m, &a);
+	o = jw_room(&w, o, 256);
+	o = PUT_LIT(o, ",\"OriginOfCondition\":{\"@odata.id\":\"/redfish/v1/EventService\"}");
+	o = put_u64(PUT_LIT(o, ",\"Oem\":{\"Fabricbus\":{\"Missed\":"), missed);
+	o = put_u64(PUT_LIT(o, ",\"ResumeSince\":"), resume_since);
+	o = PUT_LIT(o, "}}}]}");
+	return jw_done(&w, o, start);
 }

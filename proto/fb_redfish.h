@@ -20,7 +20,8 @@
 
 struct fb_redfish_class {
 	const char *message_id; /* "Fabric.1.0.InterswitchLinkDropped"; static storage */
-	const char *event_type; /* "Alert", "StatusChange", "ResourceAdded", ... */
+	const char *event_type; /* "Alert", "StatusChange", "ResourceAdded", ...; static, in a
+				 * NUL-padded slot of FB_NAME_SLOT bytes (fb_event.h) */
 	uint8_t severity;       /* enum fb_severity (from the registry or the event) */
 };
 

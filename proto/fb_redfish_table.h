@@ -30,12 +30,15 @@ enum fb_redfish_args {
 	ARGS_SUPPRESSED,    /* suppressed, whose (text or the subject), interval seconds, first id, last id */
 };
 
-/* One registry message; every one lives in static storage. */
+/* One registry message; every one lives in static storage. Neither string
+ * has a byte JSON must escape, so the renderer copies them as they are. */
 struct fb_redfish_msg {
-	const char *id;   /* MessageId: Prefix.Major.Minor.Key */
-	const char *tmpl; /* registry Message with %1..%n */
-	uint8_t sev;      /* registry MessageSeverity */
-	uint8_t shape;    /* enum fb_redfish_args */
+	const char *id;    /* MessageId: Prefix.Major.Minor.Key */
+	const char *tmpl;  /* registry Message with %1..%n */
+	uint8_t sev;       /* registry MessageSeverity */
+	uint8_t shape;     /* enum fb_redfish_args */
+	uint16_t id_len;   /* strlen(id) */
+	uint16_t tmpl_len; /* strlen(tmpl) */
 };
 
 /* Fill out for ev and return the message it maps to. The renderer needs

@@ -87,7 +87,7 @@ static inline int json_needs_escape(uint8_t c) { return c < 0x20 || c == '"' || 
 
 /* The lanes of w holding a byte < 0x20 (this covers NUL), '"' or '\\' have
  * their high bit set. A borrow can only flag lanes above a real one, so the
- * lowest flagged lane is exact (what json_put_short relies on). */
+ * lowest flagged lane is exact (what fb_json_escape_short relies on). */
 static inline uint64_t json_escape_mask(uint64_t w)
 {
 	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
@@ -143,7 +143,7 @@ __attribute__((no_sanitize_address)) static size_t json_plain_run(const char *s)
 /* Copy the CHUNK bytes at s to o whole (o has room) and return how many of
  * them lead without needing an escape (CHUNK if all): SSE2 16 at a time,
  * else 8 with the word masks on a little-endian machine, else none (the
- * byte loop does all). Not instrumented: see json_put_short. */
+ * byte loop does all). Not instrumented: see fb_json_escape_short. */
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #define CHUNK 16
@@ -170,21 +170,18 @@ __attribute__((no_sanitize_address)) static inline size_t chunk_plain(uint8_t *o
 
 /* The one-pass path for a string of at most JSON_SHORT_MAX bytes, which is
  * nearly every string the broker renders (names, ids, registry words): out
- * has JSON_SHORT_ROOM bytes, so nothing is measured first and nothing is
+ * has FB_BUF_JSON_STR_ROOM bytes, so nothing is measured first and nothing is
  * checked per byte. Chunks are copied whole (out has spare bytes for the
- * last one) and the output advances by the plain run only. Returns the
- * bytes written, or 0 if s is longer (the caller then takes the general
- * path). Not instrumented for the same reason as json_plain_run: a chunk
- * read may reach past the NUL, never past the page (checked before each). */
+ * last one) and the output advances by the plain run only. Not instrumented
+ * for the same reason as json_plain_run: a chunk read may reach past the
+ * NUL, never past the page (checked before each). */
 #define JSON_SHORT_MAX 256
-#define JSON_SHORT_ROOM FB_BUF_JSON_STR_ROOM
-_Static_assert(JSON_SHORT_ROOM >= 2 + 6 * JSON_SHORT_MAX + 24, "room for the longest short string");
+_Static_assert(FB_BUF_JSON_STR_ROOM >= 2 + 6 * JSON_SHORT_MAX + 24, "room for the longest short string");
 
-__attribute__((no_sanitize_address)) static size_t json_put_short(uint8_t *out, const char *s)
+__attribute__((no_sanitize_address)) size_t fb_json_escape_short(uint8_t *out, const char *s)
 {
 	uint8_t *o = out;
 	const char *end = s + JSON_SHORT_MAX;
-	*o++ = '"';
 	while (s < end) {
 #ifdef CHUNK
 		if (((uintptr_t)s & 4095) <= 4096 - CHUNK) {
@@ -196,24 +193,25 @@ __attribute__((no_sanitize_address)) static size_t json_put_short(uint8_t *out, 
 		}
 #endif
 		uint8_t c = (uint8_t)*s++;
-		if (!json_needs_escape(c)) {
+		if (!json_needs_escape(c))
 			*o++ = c;
-		} else if (c) {
+		else if (c)
 			o = json_escape(o, c);
-		} else {
-			*o++ = '"';
+		else
 			return (size_t)(o - out);
-		}
 	}
-	return 0;
+	return FB_JSON_LONG;
 }
 
 int fb_buf_put_json_str(struct fb_buf *b, const char *s)
 {
-	if (b->cap - b->len >= JSON_SHORT_ROOM) {
-		size_t n = json_put_short(b->data + b->len, s);
-		if (n) {
-			b->len += n;
+	if (b->cap - b->len >= FB_BUF_JSON_STR_ROOM) {
+		uint8_t *o = b->data + b->len;
+		size_t n = fb_json_escape_short(o + 1, s);
+		if (n != FB_JSON_LONG) {
+			o[0] = '"';
+			o[n + 1] = '"';
+			b->len += n + 2;
 			return 0;
 		}
 	}

@@ -40,6 +40,13 @@ int fb_buf_put_json_str(struct fb_buf *b, const char *s);
 /* With this much room left, a string of up to 256 bytes is written in one
  * pass (no strlen, no growth check): a hot renderer reserves it up front. */
 #define FB_BUF_JSON_STR_ROOM (2 + 6 * 256 + 32)
+/* The inside of a JSON string literal for s (escaped per RFC 8259, no
+ * quotes) written at out, which has FB_BUF_JSON_STR_ROOM bytes (bytes past
+ * the result may be overwritten): the bytes written, or FB_JSON_LONG if s is
+ * longer than 256 bytes (then use fb_buf_put_json_str). For a renderer that
+ * keeps its own write position. */
+#define FB_JSON_LONG SIZE_MAX
+size_t fb_json_escape_short(uint8_t *out, const char *s);
 int fb_buf_printf(struct fb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Patch a big-endian integer at an earlier offset (for length prefixes). */
 void fb_buf_patch_u16(struct fb_buf *b, size_t off, uint16_t v);

@@ -5,8 +5,12 @@
 # link_down, under callgrind (instruction counts are repeatable on a loaded
 # machine). Two runs of different lengths, so start-up cancels out.
 #
+# Then the Redfish renderer alone, timed (best of five) on three mixes
+# against memcpy of the same bytes in the same run: the copy limit.
+#
 # Usage: tests/bench/bench_render.sh          (builds ./build-release if needed)
-# Output: "render_<event>: N instructions/event" and "decode_<event>: ..." lines.
+# Output: "render_<event>: N instructions/event" and "decode_<event>: ..." lines,
+# then "render_<mix>: N ns/event, memcpy of the same bytes N ns/event, ratio R" lines.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -23,4 +27,7 @@ for what in push decode; do
 		name=$([ "$what" = push ] && echo render || echo decode)
 		echo "${name}_$ev: $(((b - a) / 100000)) instructions/event"
 	done
+done
+for mix in generated fabric corpus; do
+	"$bin" time "$mix" 300000
 done
