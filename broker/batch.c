@@ -10,6 +10,7 @@ struct fb_batch *fb_batch_new(size_t cap)
 	atomic_init(&b->refs, 1);
 	b->n = 0;
 	b->cap = cap;
+	b->kinds = 0;
 	return b;
 }
 

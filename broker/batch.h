@@ -23,8 +23,22 @@ struct fb_batch {
 	atomic_uint refs;
 	size_t n;
 	size_t cap;
+	/* Bit k set: a record of kind k (kinds past 63 set bit 63), so that an
+	 * output that cares for a few kinds skips a batch without reading its
+	 * records (storm.c). Kept by fb_batch_add. */
+	uint64_t kinds;
 	struct fb_record rec[];
 };
+
+/* The kinds bit of kind k in fb_batch.kinds. */
+static inline uint64_t fb_batch_kind_bit(unsigned k) { return 1ull << (k < 63 ? k : 63); }
+
+/* rec[n] (the slot the caller filled) is now part of the batch. */
+static inline void fb_batch_add(struct fb_batch *b)
+{
+	b->kinds |= fb_batch_kind_bit(b->rec[b->n].ev.kind);
+	b->n++;
+}
 
 /* A batch with room for cap records and one reference. NULL on ENOMEM. */
 struct fb_batch *fb_batch_new(size_t cap);

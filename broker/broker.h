@@ -179,6 +179,8 @@ void fb_commit_fini(struct fb_broker *b);
 /* A record slot in the pending batch for the next event (NULL on ENOMEM, or
  * when the pending batches are full and the journal is stalled). */
 struct fb_record *fb_commit_slot(struct fb_broker *b);
+/* The slot fb_commit_slot gave is filled: the event is in the pending batch. */
+void fb_commit_add(struct fb_broker *b);
 /* Mark that a is owed an ack at the next commit, and schedule it. */
 void fb_commit_mark(struct fb_broker *b, struct fb_agent *a);
 /* Apply journal retention now, or after the job in flight. */

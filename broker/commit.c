@@ -202,6 +202,8 @@ struct fb_record *fb_commit_slot(struct fb_broker *b)
 	return &cur->rec[0];
 }
 
+void fb_commit_add(struct fb_broker *b) { fb_batch_add(b->pending[b->n_pending - 1]); }
+
 void fb_commit_mark(struct fb_broker *b, struct fb_agent *a)
 {
 	if (list_dirty(b, a) != 0)

@@ -44,7 +44,7 @@ int fb_broker_emit(struct fb_broker *b, struct fb_event *ev, uint64_t *event_id)
 	a->stored_seq = a->durable_seq = ev->seq;
 	a->events++;
 	a->last_seen_ns = fb_now_ns();
-	b->pending[b->n_pending - 1]->n++;
+	fb_commit_add(b);
 	event_active(b->commit_ev, 0, 0);
 	if (event_id)
 		*event_id = slot->event_id;

@@ -485,7 +485,7 @@ static void handle_events(struct fb_conn *c, const uint8_t *body, size_t len)
 			break;
 		}
 		if (rc == 1)
-			b->pending[b->n_pending - 1]->n++;
+			fb_commit_add(b);
 	}
 	c->agent->last_seen_ns = c->last_rx_ns;
 	agent_lag(c->agent, before);

@@ -33,7 +33,14 @@ struct fb_topo_port;
 /* window_ns 0: rootcause.c's default (500 ms). NULL on ENOMEM. */
 struct fb_storm *fb_storm_new(struct fb_broker *b, uint64_t window_ns);
 void fb_storm_free(struct fb_storm *s);
-/* The output (output.h): weigh each record; never busy. */
+/* The kinds a cable-down report (rootcause.c's is_down_report) or a
+ * cable-up one (storm.c's is_up_report) can have: a batch with none of them
+ * (fb_batch.kinds) is skipped without reading its records. */
+#define FB_STORM_KINDS                                                                       \
+	(fb_batch_kind_bit(FB_KIND_LINK_DOWN) | fb_batch_kind_bit(FB_KIND_LINK_UP) |         \
+	 fb_batch_kind_bit(FB_KIND_PORT_STATE) | fb_batch_kind_bit(FB_KIND_TOPOLOGY))
+/* The output (output.h): weigh each record of a kind in FB_STORM_KINDS;
+ * never busy. */
 int fb_storm_committed(void *arg, struct fb_batch *batch, uint64_t last_id);
 /* The first report (not a duplicate: dedupctl.c) of a cable down at switch
  * port p, with its EventId, before it is journaled: the EventGroupId of the

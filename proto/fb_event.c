@@ -146,10 +146,9 @@ int fb_event_jobs_check(const char *s, size_t n, const char **why)
 	return w ? FB_EMALFORMED : 0;
 }
 
-int fb_event_check(const struct fb_event *ev, const char **why)
+int fb_event_check_fixed(const struct fb_event *ev, const char **why)
 {
 	const char *w = NULL;
-	const char *jobs_end = memchr(ev->jobs, 0, sizeof(ev->jobs));
 	if (!fb_kind_name(ev->kind))
 		w = "kind: unknown value";
 	else if (ev->severity >= FB_SEV__END)
@@ -162,7 +161,18 @@ int fb_event_check(const struct fb_event *ev, const char **why)
 		w = "seq: must be at least 1";
 	else if (ev->n_counters > FB_COUNTERS_MAX)
 		w = "counters: too many";
-	else if (!jobs_end)
+	if (why)
+		*why = w;
+	return w ? FB_EMALFORMED : 0;
+}
+
+int fb_event_check(const struct fb_event *ev, const char **why)
+{
+	if (fb_event_check_fixed(ev, why))
+		return FB_EMALFORMED;
+	const char *w = NULL;
+	const char *jobs_end = memchr(ev->jobs, 0, sizeof(ev->jobs));
+	if (!jobs_end)
 		w = "jobs: longer than 95 bytes";
 	else
 		(void)fb_event_jobs_check(ev->jobs, (size_t)(jobs_end - ev->jobs), &w);

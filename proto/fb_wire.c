@@ -288,7 +288,8 @@ int fb_event_decode_why(const uint8_t *p, size_t len, struct fb_event *ev, const
 			*why = jw;
 		return FB_EMALFORMED;
 	}
-	return fb_event_check(ev, why);
+	/* decode_jobs checked the list (or left it empty). */
+	return fb_event_check_fixed(ev, why);
 }
 
 int fb_events_begin(struct fb_events_writer *w, struct fb_buf *out)

@@ -1351,6 +1351,11 @@ int fb_ws_committed(void *arg, struct fb_batch *b, uint64_t last_id)
 	if (!b->n)
 		return 0;
 	pthread_mutex_lock(&ws->mu);
+	/* Batches already queued and not taken yet have had their wakeup: the
+	 * thread takes the whole queue at once (take_queue), and takes it again
+	 * before it sleeps (drain_queue). One wakeup per run of batches, not
+	 * one per batch. */
+	int wake = ws->q_n == 0;
 	int ok = ws->q_events + b->n <= ws->q_max_events + QUEUE_OVERSHOOT_EVENTS || ws->q_n == 0;
 	if (ok && ws->q_n == ws->q_cap) {
 		size_t cap = ws->q_cap ? 2 * ws->q_cap : 64;
@@ -1377,7 +1382,8 @@ int fb_ws_committed(void *arg, struct fb_batch *b, uint64_t last_id)
 		ws->q_holds++;
 	}
 	pthread_mutex_unlock(&ws->mu);
-	lws_cancel_service(ws->ctx);
+	if (wake)
+		lws_cancel_service(ws->ctx);
 	if (busy)
 		log_hold(ws, backlog);
 	return busy ? FB_OUTPUT_BUSY : 0;

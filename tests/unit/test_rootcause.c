@@ -6,13 +6,16 @@
  * without a path; a single cable is no switch's story; reports a cause does
  * not explain stay for the next window. The verdict as the broker's event
  * (rc_event.c), and the incident that a second verdict on the same switch
- * updates and the switch's cables coming back close (incident.c). */
+ * updates and the switch's cables coming back close (incident.c). A
+ * cable-down report of a kind outside FB_STORM_KINDS would be skipped by the
+ * output (storm.c): no such kind is ever observed. */
 #include "fb_test.h"
 #include "fb_test_fabric.h"
 #include "incident.h"
 #include "inventory.h"
 #include "rc_event.h"
 #include "rootcause.h"
+#include "storm.h"
 #include "topology.h"
 
 #define LEAF(l) (0x0008f10400500000ULL + (l))
@@ -371,8 +374,30 @@ static void lists_that_do_not_fit_are_cut_whole_names_first(void)
 	fb_incidents_free(in);
 }
 
+static void only_kinds_in_fb_storm_kinds_are_observed(void)
+{
+	struct fb_topology *t = fattree46();
+	struct fb_rootcause *rc = fb_rootcause_new(500 * MS);
+	CHECK(t && rc);
+	int down_kinds = 0;
+	for (unsigned k = 0; k < 256; k++) {
+		/* a host cable and an ISL, reported down in every way a kind allows */
+		struct fb_event h = host_event((uint8_t)k, LEAF(1), leaf_name[1], 1, 1, 1, 2);
+		struct fb_event i = isl_event((uint8_t)k, LEAF(2), leaf_name[2], up_port(0), SPINE(1),
+					      spine_port(2, 0), 1);
+		int seen = fb_rootcause_observe(rc, t, &h, 1000 + k, 1) + fb_rootcause_observe(rc, t, &i, 2000 + k, 1);
+		if (!(FB_STORM_KINDS & fb_batch_kind_bit(k)))
+			CHECK_EQ(seen, 0);
+		down_kinds += seen == 2;
+	}
+	CHECK_EQ(down_kinds, 3); /* link_down, port_state, topology */
+	fb_rootcause_free(rc);
+	fb_topology_free(t);
+}
+
 int main(void)
 {
+	RUN(only_kinds_in_fb_storm_kinds_are_observed);
 	RUN(a_verdict_becomes_one_incident_event_and_updates_keep_its_group);
 	RUN(lists_that_do_not_fit_are_cut_whole_names_first);
 	RUN(a_dead_spine_is_one_switch_failed_and_cuts_off_nobody);
