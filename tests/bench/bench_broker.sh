@@ -9,32 +9,31 @@
 #        PUBLISHERS=4 PER_PUBLISHER=500000 tests/bench/bench_broker.sh
 # Output: "name: value unit" lines and a "ratio:" line.
 #
-# Where the broker's ~1.2 us of CPU per event goes (perf record -e cpu-clock
-# -g on fabricbusd during this script, release build, 2 cores, session 12;
-# shares of the broker's samples, us/event = share x broker_cpu):
-#   WebSocket thread   62%  0.76 us
-#     JSON rendering (fb_redfish_render_facts and its jw_/json_str/
-#       classify/origin helpers, fb_ws_ring_push, the SSE id line)  27%  0.33 us
-#     sendmsg of the frames to the subscriber (kernel copy of ~600 B
-#       per event, loopback TCP incl. the reader's softirq)         20%  0.24 us
-#     first fill of the 262144-slot ring: malloc of each slot,
-#       page faults, arena mprotect (once per slot, not per event
-#       in a long run; 13% here because the run is 7.6 rings long)  13%  0.16 us
-#     fb_ws_sub_fill, lws, journal catch-up                          2%  0.03 us
-#   loop thread        31%  0.37 us
-#     socket reads 5%, decode (fb_rd_str8, utf8, fb_event_check) 7%,
-#     page faults filling fresh 4 MB batches 6%, clock read per
-#     event 2% (now once per frame), CRC of journal records 2%,
-#     root-cause output (storm.c) 2%, the rest (dedup, quiet stages,
-#     enrichment, journal append) under 1% each
-#   sync thread         8%  0.10 us  write(2) of ~124 B/event, fdatasync
-# The whole machine in the broker phase: fabricbusd 2.5 core-s, publishers
-# 0.6, the WebSocket reader 0.2 per 2M events (the relay phase: publishers
-# 0.6, relay 0.3). Broker/relay >= 0.5 needs the broker at <= ~0.9 us/event
-# and its WebSocket thread, the longest serial path, at <= ~0.65 us.
-# A pool of warm batches (no page faults on the loop) was tried and measured
-# no gain: the loop then stalls on cache misses writing the ~1 KB records
-# instead, and the pool kept up to 330 MB.
+# Where the broker's CPU per event goes (perf record -e cpu-clock -g on
+# fabricbusd during this script, release build, 2 cores; shares of the
+# broker's samples). Session 12 (86cceb3, ~1.2 us/event): WebSocket thread
+# 62% (JSON rendering 27%, sendmsg 20%, first fill of the ring: a malloc and
+# page faults per slot 13%), loop 31%, sync thread 8%.
+# Session 13 (ring arena, renderer at half the instructions, loop cuts;
+# 0.73-0.82 us/event on an idle machine, 0.83-1.0 on a loaded one):
+#   WebSocket thread   ~50%
+#     sendmsg of ~600 B/event incl. the reader's loopback softirq  ~22%
+#     Redfish JSON rendering (fb_redfish_render_facts, origin)      ~10%
+#     ring push and subscriber fill (arena, no malloc per event)    ~3%
+#     page faults of fresh arena chunks (first fill only)           ~2%
+#   loop thread        ~44%
+#     decode into the ~1 KB record (fb_rd_str8: stores into cold
+#     batch lines; decode_why, utf8) 9%, journal record and CRC 4%,
+#     socket reads 3%, page faults of fresh batches 3%, wakeups 2%
+#   sync thread         ~7%  write(2) of ~124 B/event, fdatasync
+# The machine is CPU-bound in the broker phase (broker, 4 publishers at
+# ~0.3 us/event and the WebSocket reader at ~0.1 share 2 cores), so the rate
+# follows the sum. What is left to cut is the ~1 KB decoded record (a compact
+# record would write a third of the lines) and the bytes of the Redfish Event
+# itself (sendmsg). Tried and dropped (no gain, measured A/B): a pool of warm
+# batches (session 12: 330 MB; session 13: 4 batches), 1024-record batches,
+# MADV_HUGEPAGE on batches and on ring chunks (zeroing 2 MiB pages cost more
+# than the faults saved), prefetchw of the next records.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
