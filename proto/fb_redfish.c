@@ -382,7 +382,7 @@ static void args_suppressed(const struct fb_event *ev, struct args *a)
 	arg_u64(a, fb_event_counter(ev, FB_CTR_SUPPRESSED, 0));
 	const char *text = FLD(ev->text);
 	if (text[0]) {
-		a->v[a->n++] = text;
+		arg_str(a, text);
 	} else {
 		struct sb s = arg_next(a);
 		resource_label(ev, &s);
@@ -491,7 +491,6 @@ struct jw {
 /* Cold: the room reserved up front ran out (a long document), or memory did. */
 __attribute__((noinline)) static uint8_t *jw_grow(struct jw *w, uint8_t *o, size_t n)
 {
-	assert(n <= JW_SINK); /* what the sink can take after a failure */
 	if (!w->err) {
 		struct fb_buf *b = w->b;
 		b->len = (size_t)(o - b->data);
@@ -522,6 +521,9 @@ __attribute__((noinline)) static uint8_t *jw_grow(struct jw *w, uint8_t *o, size
 /* o, with n bytes of room after it (n <= JW_SINK). */
 static inline uint8_t *jw_room(struct jw *w, uint8_t *o, size_t n)
 {
+	/* Here, not in jw_grow: every section's ask is checked, not only those
+	 * that happen to grow the buffer (the sink takes at most JW_SINK). */
+	assert(n <= JW_SINK);
 	JW_CHECK(w, o); /* before a growth moves the buffer */
 	o = w->end - o >= (ptrdiff_t)n ? o : jw_grow(w, o, n);
 	JW_CLAIM(w, o, n);
@@ -573,12 +575,23 @@ static inline size_t slot_len(const char *slot)
 #endif
 }
 
-/* An event-model or registry name (fb_event.h's slots), copied as a whole
- * slot: no strlen and no length-dependent copy. Room: FB_NAME_SLOT. */
+/* A name from one of fb_event.h's NUL-padded FB_NAME_SLOT tables ONLY
+ * (never a plain string: the whole slot is read), copied as a whole slot:
+ * no strlen and no length-dependent copy. Room: FB_NAME_SLOT. */
 static inline uint8_t *put_name(uint8_t *o, const char *slot)
 {
 	memcpy(o, slot, FB_NAME_SLOT);
 	return o + slot_len(slot);
+}
+
+/* s escaped for a JSON string, no quotes; room: FB_BUF_JSON_STR_ROOM. s is
+ * at most 256 bytes (the _Static_assert above), so the short escaper never
+ * answers FB_JSON_LONG; a debug build checks it. */
+static inline uint8_t *put_escaped(uint8_t *o, const char *s)
+{
+	size_t n = fb_json_escape_short(o, s);
+	assert(n != FB_JSON_LONG);
+	return o + n;
 }
 
 /* s as a JSON string, quotes included; room: FB_BUF_JSON_STR_ROOM. s is at
@@ -586,7 +599,7 @@ static inline uint8_t *put_name(uint8_t *o, const char *slot)
 static inline uint8_t *put_str(uint8_t *o, const char *s)
 {
 	*o++ = '"';
-	o += fb_json_escape_short(o, s);
+	o = put_escaped(o, s);
 	*o++ = '"';
 	return o;
 }
@@ -716,8 +729,7 @@ static uint8_t *jw_template(struct jw *w, uint8_t *o, const struct fb_redfish_ms
 			break;
 		unsigned k = (unsigned)(pct[1] - '1'); /* pct[1] is at most the NUL */
 		if (pct[1] >= '1' && pct[1] <= '9' && k < a->n) {
-			o = jw_room(w, o, FB_BUF_JSON_STR_ROOM);
-			o += fb_json_escape_short(o, a->v[k]);
+			o = put_escaped(jw_room(w, o, FB_BUF_JSON_STR_ROOM), a->v[k]);
 			t = pct + 2;
 		} else {
 			*o++ = '%';
