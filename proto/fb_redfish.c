@@ -23,14 +23,8 @@
 
 /* ---- small bounded text helpers (no snprintf on the hot path) ---------- */
 
-/* "00".."99": numbers are written two digits per division. */
-static const char dig2[201] = "0001020304050607080910111213141516171819"
-			      "2021222324252627282930313233343536373839"
-			      "4041424344454647484950515253545556575859"
-			      "6061626364656667686970717273747576777879"
-			      "8081828384858687888990919293949596979899";
-
-static inline void put2(char *o, unsigned v) { memcpy(o, dig2 + 2 * v, 2); }
+/* Two digits of a fixed-width field (dates and times). */
+static inline void put2(char *o, unsigned v) { memcpy(o, fb_dig2 + 2 * v, 2); }
 
 /* A string field of a fixed-size array, or "?" if it lacks its NUL. An
  * empty field (most of an event's) answers from its first byte, a NUL in
@@ -69,41 +63,10 @@ static void fmt_guid(char *out, uint64_t v)
 	out[18] = '\0';
 }
 
-/* The number of decimal digits of v: from its bit length (log10(2) ~
- * 1233 / 4096), corrected by one compare. */
-static inline size_t dec_len(uint64_t v)
-{
-	static const uint64_t pow10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
-		10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
-		1000000000000ull, 10000000000000ull, 100000000000000ull, 1000000000000000ull,
-		10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
-		10000000000000000000ull };
-	v |= 1; /* 0 has one digit; the last bit never changes the count */
-	unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
-	return t + (v >= pow10[t]);
-}
-
-/* Decimal digits at out (at most 20), written from the end two at a
- * time. Returns the length. */
-static inline size_t put_digits(char *out, uint64_t v)
-{
-	size_t n = dec_len(v);
-	char *o = out + n;
-	for (; v >= 100; v /= 100) {
-		o -= 2;
-		put2(o, (unsigned)(v % 100));
-	}
-	if (v >= 10)
-		put2(o - 2, (unsigned)v);
-	else
-		o[-1] = (char)('0' + v);
-	return n;
-}
-
 /* Decimal, NUL-terminated; out has 21 bytes. Returns the length. */
 static size_t fmt_u64(char out[21], uint64_t v)
 {
-	size_t n = put_digits(out, v);
+	size_t n = fb_fmt_uint(out, v);
 	out[n] = '\0';
 	return n;
 }
@@ -605,7 +568,7 @@ static inline uint8_t *put_str(uint8_t *o, const char *s)
 }
 
 /* Decimal; room: 20. */
-static inline uint8_t *put_uint(uint8_t *o, uint64_t v) { return o + put_digits((char *)o, v); }
+static inline uint8_t *put_uint(uint8_t *o, uint64_t v) { return o + fb_fmt_uint((char *)o, v); }
 
 /* A u64 for JSON readers with signed 64-bit integers (jansson, and so
  * fb_redfish_parse): above INT64_MAX it is a decimal string, the form

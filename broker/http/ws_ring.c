@@ -129,19 +129,12 @@ int fb_ws_render_missed_frame(struct fb_buf *out, uint64_t missed, uint64_t resu
 /* Append "id: <EventId>\ndata: " to out. */
 static int put_sse_id_line(struct fb_buf *out, uint64_t event_id)
 {
-	char digits[20];
-	size_t i = sizeof(digits);
-	do {
-		digits[--i] = (char)('0' + event_id % 10);
-		event_id /= 10;
-	} while (event_id);
-	size_t n = sizeof(digits) - i;
-	int rc = fb_buf_reserve(out, 4 + n + 7);
+	int rc = fb_buf_reserve(out, SSE_ID_LINE_MAX);
 	if (rc)
 		return rc;
-	uint8_t *p = out->data + out->len;
+	char *p = (char *)out->data + out->len;
 	memcpy(p, "id: ", 4);
-	memcpy(p + 4, digits + i, n);
+	size_t n = fb_fmt_uint(p + 4, event_id);
 	memcpy(p + 4 + n, "\ndata: ", 7);
 	out->len += 4 + n + 7;
 	return 0;

@@ -71,15 +71,16 @@ int fb_buf_put_str8(struct fb_buf *b, const char *s)
 
 int fb_buf_puts(struct fb_buf *b, const char *s) { return fb_buf_put(b, s, strlen(s)); }
 
+const char fb_dig2[201] = "0001020304050607080910111213141516171819"
+			  "2021222324252627282930313233343536373839"
+			  "4041424344454647484950515253545556575859"
+			  "6061626364656667686970717273747576777879"
+			  "8081828384858687888990919293949596979899";
+
 int fb_buf_put_uint(struct fb_buf *b, uint64_t v)
 {
-	char tmp[24];
-	int i = (int)sizeof(tmp);
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return fb_buf_put(b, tmp + i, sizeof(tmp) - (size_t)i);
+	char tmp[20];
+	return fb_buf_put(b, tmp, fb_fmt_uint(tmp, v));
 }
 
 /* 1 if byte c must be escaped inside a JSON string. */

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Owned by whoever declared it; release with fb_buf_free(). */
 struct fb_buf {
@@ -25,6 +26,41 @@ struct fb_buf {
 #define FB_BUF_INIT { NULL, 0, 0 }
 
 int fb_buf_reserve(struct fb_buf *b, size_t extra);
+
+/* "00".."99": numbers are written two digits per division. */
+extern const char fb_dig2[201];
+
+/* The number of decimal digits of v: from its bit length (log10(2) ~
+ * 1233 / 4096), corrected by one compare. */
+static inline size_t fb_dec_len(uint64_t v)
+{
+	static const uint64_t pow10[20] = { 1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+		10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+		1000000000000ull, 10000000000000ull, 100000000000000ull, 1000000000000000ull,
+		10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
+		10000000000000000000ull };
+	v |= 1; /* 0 has one digit; the last bit never changes the count */
+	unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
+	return t + (v >= pow10[t]);
+}
+
+/* v in decimal at out (at most 20 bytes, no NUL), written from the end two
+ * digits at a time. Returns the length. The one decimal formatter: the
+ * renderers inline it, fb_buf_put_uint calls it. */
+static inline size_t fb_fmt_uint(char *out, uint64_t v)
+{
+	size_t n = fb_dec_len(v);
+	char *o = out + n;
+	for (; v >= 100; v /= 100) {
+		o -= 2;
+		memcpy(o, fb_dig2 + 2 * (v % 100), 2);
+	}
+	if (v >= 10)
+		memcpy(o - 2, fb_dig2 + 2 * v, 2);
+	else
+		o[-1] = (char)('0' + v);
+	return n;
+}
 int fb_buf_put(struct fb_buf *b, const void *p, size_t n);
 int fb_buf_put_u8(struct fb_buf *b, uint8_t v);
 int fb_buf_put_u16(struct fb_buf *b, uint16_t v);
