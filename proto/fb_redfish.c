@@ -661,7 +661,7 @@ static uint8_t *jw_key_guid(struct jw *w, uint8_t *o, const char *key, size_t kl
 static uint8_t *jw_head(struct jw *w, uint8_t *o, const struct fb_event *ev, uint64_t event_id,
 			const struct fb_redfish_class *cls)
 {
-	char id[24];
+	char id[24] = { 0 }; /* whole-array copies below: no indeterminate bytes */
 	size_t idn = fmt_u64(id, event_id);
 	o = jw_room(w, o, HEAD_ROOM);
 	o = PUT_LIT(o, "{\"@odata.type\":\"#Event.v1_13_0.Event\",\"Id\":\"");
