@@ -37,10 +37,8 @@ static_assert(FB_AGENT_ID_MAX <= 256 && FB_TEXT_MAX <= 256 && FB_JOBS_MAX <= 256
 
 struct fb_batch *fb_batch_new(size_t cap)
 {
-	size_t size = cap * BYTES_PER_RECORD;
-	if (size < FB_BATCH_RECORD_MAX)
-		size = FB_BATCH_RECORD_MAX;
-	size = (size + 7) & ~(size_t)7;
+	/* cap records of up to BYTES_PER_RECORD always fit */
+	size_t size = (cap * BYTES_PER_RECORD + FB_BATCH_RECORD_MAX + 7) & ~(size_t)7;
 	struct fb_batch *b = malloc(sizeof(*b) + size + cap * sizeof(uint32_t));
 	if (!b)
 		return NULL;

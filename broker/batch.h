@@ -53,9 +53,8 @@ struct fb_batch {
 /* The kinds bit of kind k in fb_batch.kinds. */
 static inline uint64_t fb_batch_kind_bit(unsigned k) { return 1ull << (k < 63 ? k : 63); }
 
-/* A batch with room for cap records and one reference (its bytes: cap
- * typical port events, and never fewer than one record of every size).
- * NULL on ENOMEM. */
+/* A batch with room for cap records of up to 256 bytes (port events; it
+ * takes fewer larger ones) and one reference. NULL on ENOMEM. */
 struct fb_batch *fb_batch_new(size_t cap);
 void fb_batch_ref(struct fb_batch *b);
 void fb_batch_unref(struct fb_batch *b);
