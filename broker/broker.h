@@ -119,6 +119,9 @@ struct fb_broker {
 	/* Appended to the journal buffer but not committed yet. */
 	struct fb_batch *pending[FB_PENDING_BATCHES_MAX];
 	unsigned n_pending;
+	/* The next event is decoded and processed here, then packed into the
+	 * last pending batch (batch.h: the record stays in this thread's cache). */
+	struct fb_record slot;
 	/* Written (and maybe synced) but waiting for the interval sync. */
 	int unsynced;
 	struct fb_agent **dirty; /* agents to ack at the next commit */
@@ -176,10 +179,11 @@ void fb_accept_http_close(struct fb_broker *b);
 /* commit.c */
 int fb_commit_init(struct fb_broker *b);
 void fb_commit_fini(struct fb_broker *b);
-/* A record slot in the pending batch for the next event (NULL on ENOMEM, or
- * when the pending batches are full and the journal is stalled). */
+/* The record to fill with the next event (b->slot), once the last pending
+ * batch has room for it (NULL on ENOMEM, or when the pending batches are
+ * full and the journal is stalled). */
 struct fb_record *fb_commit_slot(struct fb_broker *b);
-/* The slot fb_commit_slot gave is filled: the event is in the pending batch. */
+/* The slot fb_commit_slot gave is filled: pack it into the pending batch. */
 void fb_commit_add(struct fb_broker *b);
 /* Mark that a is owed an ack at the next commit, and schedule it. */
 void fb_commit_mark(struct fb_broker *b, struct fb_agent *a);

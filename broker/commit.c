@@ -188,8 +188,8 @@ struct fb_record *fb_commit_slot(struct fb_broker *b)
 	/* Batches the job in flight took are sealed: what it publishes must be
 	 * exactly what it synced. */
 	struct fb_batch *cur = b->n_pending > b->n_inflight ? b->pending[b->n_pending - 1] : NULL;
-	if (cur && cur->n < cur->cap)
-		return &cur->rec[cur->n];
+	if (cur && fb_batch_room(cur))
+		return &b->slot;
 	if (b->n_pending == FB_PENDING_BATCHES_MAX) {
 		commit_wait(b); /* frees the job's batches, if it had any */
 		if (b->n_pending == FB_PENDING_BATCHES_MAX && fb_commit_now(b) != 0)
@@ -199,10 +199,10 @@ struct fb_record *fb_commit_slot(struct fb_broker *b)
 	if (!cur)
 		return NULL;
 	b->pending[b->n_pending++] = cur;
-	return &cur->rec[0];
+	return &b->slot;
 }
 
-void fb_commit_add(struct fb_broker *b) { fb_batch_add(b->pending[b->n_pending - 1]); }
+void fb_commit_add(struct fb_broker *b) { fb_batch_add(b->pending[b->n_pending - 1], &b->slot); }
 
 void fb_commit_mark(struct fb_broker *b, struct fb_agent *a)
 {

@@ -19,7 +19,7 @@ int fb_outputs_committed(const struct fb_outputs *o, struct fb_batch *batch)
 {
 	if (!batch->n)
 		return 0;
-	uint64_t last = batch->rec[batch->n - 1].event_id;
+	uint64_t last = fb_batch_id(batch, batch->n - 1);
 	int busy = 0;
 	for (unsigned i = 0; i < o->n; i++)
 		if (o->v[i].committed(o->v[i].arg, batch, last) == FB_OUTPUT_BUSY)

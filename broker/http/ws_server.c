@@ -115,6 +115,7 @@ struct fb_ws {
 	struct fb_batch **q_work; /* taken from q, rendered a chunk at a time */
 	size_t q_work_cap, q_work_n, q_work_pos;
 	size_t q_work_rec;         /* next record of q_work[q_work_pos] */
+	struct fb_record unpacked; /* the record being rendered (batch.h) */
 	_Atomic size_t q_work_events; /* taken but not rendered yet */
 	uint64_t render_limit;     /* highest EventId rendering may reach now */
 	int render_blocked;        /* a live subscriber at the lag bound holds it */
@@ -596,25 +597,25 @@ static size_t publish_batch(struct fb_ws *ws, const struct fb_batch *b, size_t i
 		/* Nobody to render for: move the head and drop the ring (it would
 		 * have a hole); a subscriber that comes later and asks for these
 		 * events with ?since= is served from the journal. */
-		if (b->n && b->rec[b->n - 1].event_id > ws->src.head_id) {
+		if (b->n && fb_batch_id(b, b->n - 1) > ws->src.head_id) {
 			if (fb_ws_ring_oldest_id(&ws->ring))
 				fb_ws_ring_clear(&ws->ring);
-			ws->src.head_id = b->rec[b->n - 1].event_id;
+			ws->src.head_id = fb_batch_id(b, b->n - 1);
 		}
 		return b->n;
 	}
 	size_t end = b->n - i > max ? i + max : b->n;
 	for (; i < end; i++) {
-		const struct fb_record *rec = &b->rec[i];
-		if (rec->event_id > ws->render_limit)
+		uint64_t id = fb_batch_id(b, i);
+		if (id > ws->render_limit)
 			break;
-		if (rec->event_id <= ws->src.head_id)
+		if (id <= ws->src.head_id)
 			continue; /* already seen (cannot happen with a sane loop) */
-		int rc = fb_ws_ring_push(&ws->ring, rec->event_id, &rec->ev);
+		int rc = fb_ws_ring_push(&ws->ring, id, fb_batch_get(b, i, &ws->unpacked));
 		if (rc)
 			fb_log_err("ws: cannot render EventId %llu for subscribers: %s",
-				   (unsigned long long)rec->event_id, fb_strerror(rc));
-		ws->src.head_id = rec->event_id;
+				   (unsigned long long)id, fb_strerror(rc));
+		ws->src.head_id = id;
 	}
 	return i;
 }
@@ -785,7 +786,7 @@ static void drain_queue(struct fb_ws *ws)
 		ws->q_work_rec = publish_batch(ws, b, from, budget - done);
 		done += ws->q_work_rec - from;
 		if (ws->q_work_rec < b->n) {
-			blocked = b->rec[ws->q_work_rec].event_id > ws->render_limit;
+			blocked = fb_batch_id(b, ws->q_work_rec) > ws->render_limit;
 			break;
 		}
 		ws->q_work[ws->q_work_pos++] = NULL;
@@ -1373,7 +1374,7 @@ int fb_ws_committed(void *arg, struct fb_batch *b, uint64_t last_id)
 		ws->q_events += b->n;
 	} else {
 		ws->q_dropped_events += b->n;
-		ws->q_dropped_last_id = b->rec[b->n - 1].event_id;
+		ws->q_dropped_last_id = fb_batch_id(b, b->n - 1);
 	}
 	size_t backlog = ws->q_events + atomic_load_explicit(&ws->q_work_events, memory_order_relaxed);
 	int busy = backlog >= ws->q_max_events;

@@ -230,8 +230,9 @@ int fb_ofmf_committed(void *arg, struct fb_batch *batch, uint64_t last_id)
 	struct fb_ofmf *m = arg;
 	char origin[FB_REDFISH_ORIGIN_MAX];
 	uint64_t now = fb_now_ns();
+	struct fb_record rec;
 	for (size_t i = 0; i < batch->n; i++)
-		if (fb_redfish_origin(&batch->rec[i].ev, m->fabric, origin, sizeof(origin)) > 0)
+		if (fb_redfish_origin(fb_batch_get(batch, i, &rec), m->fabric, origin, sizeof(origin)) > 0)
 			fb_ofmf_reg_origin(m->reg, now, origin);
 	pump(m);
 	return 0;

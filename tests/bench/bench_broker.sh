@@ -95,10 +95,11 @@ curl -s "http://127.0.0.1:$hp/status" >"$work/status.json" || true
 syncs=$(/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["broker"]["journal"]; print(j["syncs"], j["bytes"])' "$work/status.json" 2>/dev/null || echo "? ?")
 # The peak RSS bound of docs/configuration.md, from this run's settings and
 # its mean frame size F (ring bytes / ring size, from /status); C = the
-# ring's chunk size (two chunks beside the messages).
+# ring's chunk size (two chunks beside the messages); rec = the generated
+# event's packed batch record with its index (broker/batch.h).
 frame=$(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["websocket"]["ring"]; print(r["bytes"] // max(r["size"], 1))' "$work/status.json" 2>/dev/null || echo 700)
 rss_bound_mib=$(awk -v R="$RING" -v F="$frame" -v S=1 'BEGIN {
-	base = 16 * 1048576; Q = 65536; P = 16 * 4096; rec = 968; slot = 160; C = 2 * 1048576; per_sub = 2 * 65536 + 262144
+	base = 16 * 1048576; Q = 65536; P = 16 * 4096; rec = 132; slot = 160; C = 2 * 1048576; per_sub = 2 * 65536 + 262144
 	printf "%.0f", (base + R * (F + slot) + 2 * C + (Q + 2 * P) * rec + S * per_sub) / 1048576 }')
 echo "broker_events_per_s: $broker_rate events/s"
 echo "broker_reader: $(cat "$work/ws.out")"
