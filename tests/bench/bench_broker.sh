@@ -96,15 +96,17 @@ syncs=$(/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["br
 # The peak RSS bound of docs/configuration.md, from this run's settings and
 # its mean frame size F (ring bytes / ring size, from /status); C = the
 # ring's chunk size (two chunks beside the messages); rec = the generated
-# event's packed batch record with its index (broker/batch.h).
+# event's packed batch record with its index (broker/batch.h); J = its
+# journal record (this run's journal bytes / events).
 frame=$(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["websocket"]["ring"]; print(r["bytes"] // max(r["size"], 1))' "$work/status.json" 2>/dev/null || echo 700)
-rss_bound_mib=$(awk -v R="$RING" -v F="$frame" -v S=1 'BEGIN {
+jrec=$(awk -v b="${syncs#* }" -v n="$TOTAL" 'BEGIN {printf "%.0f", (b + 0 > 0 ? b / n : 900)}')
+rss_bound_mib=$(awk -v R="$RING" -v F="$frame" -v J="$jrec" -v S=1 'BEGIN {
 	base = 16 * 1048576; Q = 65536; P = 16 * 4096; rec = 132; slot = 160; C = 2 * 1048576; per_sub = 2 * 65536 + 262144
-	printf "%.0f", (base + R * (F + slot) + 2 * C + (Q + 2 * P) * rec + S * per_sub) / 1048576 }')
+	printf "%.0f", (base + R * (F + slot) + 2 * C + (Q + 2 * P) * rec + 2 * P * J + S * per_sub) / 1048576 }')
 echo "broker_events_per_s: $broker_rate events/s"
 echo "broker_reader: $(cat "$work/ws.out")"
 echo "broker_peak_rss: $((rss_kb / 1024)) MiB (VmHWM)"
-echo "broker_peak_rss_bound: $rss_bound_mib MiB (docs/configuration.md: WsRingEvents=$RING, mean frame $frame bytes, 1 subscriber)"
+echo "broker_peak_rss_bound: $rss_bound_mib MiB (docs/configuration.md: WsRingEvents=$RING, mean frame $frame bytes, journal record $jrec bytes, 1 subscriber)"
 echo "broker_journal: sync=$SYNC fdatasyncs=${syncs% *} bytes=${syncs#* }"
 # CPU per event (user + system, the process's own): steadier than rates on a
 # loaded machine, and what the rate ratio comes to once cores are scarce.
