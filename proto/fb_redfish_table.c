@@ -202,14 +202,20 @@ static const struct row *const rows[FB_KIND__END] = {
 /* Unknown kinds: "something changed", at the event's own severity. */
 static const struct row fallback = { ANY, ANY, M_CHANGED, OK_, ET_OTHER };
 
+/* The most rows a kind has (LINK_ROWS): the search never reads past them,
+ * even if a kind's rows were to lose their closing ANY/ANY row. */
+#define ROWS_MAX 5
+
 static const struct row *lookup(const struct fb_event *ev)
 {
 	const struct row *r = ev->kind < FB_KIND__END ? rows[ev->kind] : NULL;
-	if (!r)
-		return &fallback;
-	while (!((r->cls == ANY || r->cls == ev->link_class) && (r->tech == ANY || r->tech == ev->tech)))
-		r++;
-	return r;
+	for (unsigned i = 0; r && i < ROWS_MAX; i++, r++) {
+		if ((r->cls == ANY || r->cls == ev->link_class) && (r->tech == ANY || r->tech == ev->tech))
+			return r;
+		if (r->cls == ANY && r->tech == ANY)
+			break; /* the kind's last row */
+	}
+	return &fallback;
 }
 
 static uint8_t max_u8(uint8_t a, uint8_t b) { return a > b ? a : b; }
