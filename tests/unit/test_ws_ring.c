@@ -68,7 +68,7 @@ static int fill_once(struct fb_ws_sub *s, const struct fb_ws_src *src, size_t bu
 		     struct fb_buf *got, int *more)
 {
 	struct iovec v[8];
-	struct fb_ws_iov iov = { v, 0, 8, 0 };
+	struct fb_ws_iov iov = { v, 0, 8, 0, budget, NULL };
 	struct fb_buf out = FB_BUF_INIT;
 	int rc = fb_ws_sub_fill(s, src, &out, budget, more, zero_copy ? &iov : NULL);
 	for (int i = 0; i < iov.n && !rc; i++)
