@@ -12,7 +12,12 @@
  * so at most one write per subscriber is ever held in lws memory. On a
  * plain WebSocket connection the ring's frames are not even concatenated:
  * one sendmsg points at them in their slots, and only what the socket does
- * not take is copied, to lws (write_iov).
+ * not take is copied, to lws (write_iov): at most the one frame the socket
+ * took part of. The frames it took none of are not held anywhere: the
+ * subscriber's position goes back to the first of them, and they are
+ * written from the ring again once its socket drains. So a zero-copy write
+ * can be much larger than WRITE_BUDGET (WRITE_IOV_BUDGET: fewer, larger
+ * sendmsg calls) without more memory per subscriber.
  */
 #include "ws_server.h"
 
@@ -57,9 +62,15 @@
  * because this thread spent a pass rendering (one pass renders at most
  * drain_chunk() events, ~3 MB). */
 #define WRITES_PER_CALLBACK 64
-/* Ring frames per write when they go out without a copy (write_iov): a
- * WRITE_BUDGET of the smallest events. */
-#define WRITE_IOV_MAX 256
+/* Bytes and ring frames per write when they go out without a copy
+ * (write_iov). Larger sendmsg calls cost less per byte (measured in
+ * bench_broker.sh: 64 KiB -> 512 KiB cut the WebSocket thread's CPU per
+ * event by ~10-15%: an eighth of the syscalls, socket locks and pushes);
+ * what the socket does not take is not copied (see the top), so this costs
+ * no memory. 1024 frames: the kernel's UIO_MAXIOV, ~512 KiB of the
+ * benchmark's ~600-byte events. */
+#define WRITE_IOV_BUDGET (512 * 1024)
+#define WRITE_IOV_MAX 1024
 #define OVERFLOW_CLOSE_TIMEOUT_S 30
 /* Committed events waiting for this thread (each a 968-byte record in its
  * batch) before the agents are held: a few commits' worth keeps this thread
@@ -446,13 +457,14 @@ static int write_out(struct fb_ws *ws, struct lws *wsi)
 }
 
 /* Ring frames straight from their slots, without the copy into ws->out:
- * one sendmsg. What the socket does not take is copied to ws->out and
- * given to lws_write, which tries once more and buffers the rest, to be
- * sent before anything else on this connection (its pings too) with
- * WRITEABLE only once it is out: exactly what lws_write of the whole would
- * have done, copying the remainder only. Plain connections only: TLS
- * needs lws's own write. */
-static int write_iov(struct fb_ws *ws, struct lws *wsi, const struct fb_ws_iov *iov)
+ * one sendmsg. If the socket takes only part, the frame it stopped in is
+ * finished through lws_write (which sends what it can and buffers the rest,
+ * to go before anything else on this connection, its pings too, with
+ * WRITEABLE only once it is out), and s goes back to the first frame not
+ * started (fb_ws_sub_unsend). Returns 0 when all went, 1 when the socket is
+ * full, -1 when the peer is gone. Plain connections only: TLS needs lws's
+ * own write. */
+static int write_iov(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s, const struct fb_ws_iov *iov)
 {
 	struct msghdr msg = { .msg_iov = iov->v, .msg_iovlen = (size_t)iov->n };
 	ssize_t n = sendmsg(lws_get_socket_fd(wsi), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -463,19 +475,18 @@ static int write_iov(struct fb_ws *ws, struct lws *wsi, const struct fb_ws_iov *
 	}
 	if ((size_t)n == iov->bytes)
 		return 0;
-	ws->out.len = LWS_PRE;
 	size_t skip = (size_t)n;
-	for (int i = 0; i < iov->n; i++) {
-		size_t len = iov->v[i].iov_len;
-		if (skip >= len) {
-			skip -= len;
-			continue;
-		}
-		if (fb_buf_put(&ws->out, (const uint8_t *)iov->v[i].iov_base + skip, len - skip))
-			return -1;
-		skip = 0;
-	}
-	return write_out(ws, wsi);
+	int i = 0;
+	while (skip >= iov->v[i].iov_len)
+		skip -= iov->v[i++].iov_len;
+	fb_ws_sub_unsend(s, &ws->src, iov, skip ? i + 1 : i);
+	if (!skip)
+		return 1;
+	ws->out.len = LWS_PRE;
+	if (fb_buf_put(&ws->out, (const uint8_t *)iov->v[i].iov_base + skip, iov->v[i].iov_len - skip) ||
+	    write_out(ws, wsi) < 0)
+		return -1;
+	return 1;
 }
 
 static void overflow(struct fb_ws *ws, struct fb_ws_sub *s, const char *why);
@@ -533,20 +544,19 @@ static int on_writeable(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 		return write_out(ws, wsi);
 	}
 	/* Several writes per callback while the socket takes them whole: each
-	 * goes straight to send(); the first one lws has to buffer ends it.
-	 * A plain WebSocket connection gets ring frames without a copy. */
+	 * goes straight to send(); the first one it does not take whole ends
+	 * it. A plain WebSocket connection gets ring frames without a copy. */
 	struct iovec v[WRITE_IOV_MAX];
-	struct fb_ws_iov iov = { v, 0, WRITE_IOV_MAX, 0 };
+	uint64_t id[WRITE_IOV_MAX];
+	struct fb_ws_iov iov = { v, 0, WRITE_IOV_MAX, 0, WRITE_IOV_BUDGET, id };
 	struct fb_ws_iov *zc = s->kind == FB_WS_SUB_WS && !lws_is_ssl(wsi) ? &iov : NULL;
 	for (int w = 0; w < WRITES_PER_CALLBACK; w++) {
 		uint64_t sent = s->sent, replayed = s->replayed;
-		int more = 0;
+		int more = 0, full = 0;
 		ws->out.len = LWS_PRE;
 		iov.n = 0;
 		iov.bytes = 0;
 		int rc = fb_ws_sub_fill(s, &ws->src, &ws->out, LWS_PRE + WRITE_BUDGET, &more, zc);
-		atomic_fetch_add_explicit(&ws->st_sent, s->sent - sent, memory_order_relaxed);
-		atomic_fetch_add_explicit(&ws->st_replayed, s->replayed - replayed, memory_order_relaxed);
 		if (rc < 0) {
 			if (s->kind == FB_WS_SUB_WS)
 				close_with(wsi, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "journal replay failed");
@@ -555,13 +565,16 @@ static int on_writeable(struct fb_ws *ws, struct lws *wsi, struct fb_ws_sub *s)
 		if (w == 0 && s->heartbeat_due && ws->out.len == LWS_PRE &&
 		    fb_buf_puts(&ws->out, FB_SSE_HEARTBEAT))
 			return -1;
-		if (write_out(ws, wsi) < 0 || (iov.n && write_iov(ws, wsi, &iov) < 0))
+		if (write_out(ws, wsi) < 0 || (iov.n && (full = write_iov(ws, wsi, s, &iov)) < 0))
 			return -1;
+		/* after the write: frames the socket did not take are not sent */
+		atomic_fetch_add_explicit(&ws->st_sent, s->sent - sent, memory_order_relaxed);
+		atomic_fetch_add_explicit(&ws->st_replayed, s->replayed - replayed, memory_order_relaxed);
 		if (s->state == FB_WS_SUB_OVERFLOWED) { /* fell out of the ring meanwhile */
 			overflow(ws, s, "fell out of the ring");
 			return 0;
 		}
-		if (more && lws_partial_buffered(wsi))
+		if (full || (more && lws_partial_buffered(wsi)))
 			break;
 		if (!more) {
 			unblock_if_holder(ws, s, next_before);

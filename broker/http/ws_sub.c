@@ -151,6 +151,8 @@ static int put_frame(const struct fb_ws_msg *m, struct fb_buf *out, struct fb_ws
 {
 	if (!iov)
 		return fb_buf_put(out, fb_ws_msg_frame(m), m->frame_len);
+	if (iov->id)
+		iov->id[iov->n] = m->event_id;
 	iov->v[iov->n++] = (struct iovec){ (void *)fb_ws_msg_frame(m), m->frame_len };
 	iov->bytes += m->frame_len;
 	return 0;
@@ -163,8 +165,8 @@ static void fill_ring(struct fb_ws_sub *s, const struct fb_ws_src *src, struct f
 	uint64_t seq = fb_ws_ring_find(r, s->next_id);
 	int scanned = 0;
 	for (; seq < r->head; seq++) {
-		if (out->len + (iov ? iov->bytes : 0) >= budget || scanned++ == RING_SCAN_MAX ||
-		    (iov && iov->n == iov->max)) {
+		if ((iov ? iov->bytes >= iov->budget || iov->n == iov->max : out->len >= budget) ||
+		    scanned++ == RING_SCAN_MAX) {
 			*more = 1;
 			break;
 		}
@@ -232,4 +234,17 @@ int fb_ws_sub_fill(struct fb_ws_sub *s, const struct fb_ws_src *src, struct fb_b
 	if (s->state == FB_WS_SUB_CATCHUP && fb_ws_sub_lag(s, src->head_id) <= src->queue_events)
 		s->state = FB_WS_SUB_LIVE;
 	return 0;
+}
+
+void fb_ws_sub_unsend(struct fb_ws_sub *s, const struct fb_ws_src *src, const struct fb_ws_iov *iov,
+		      int first)
+{
+	if (first >= iov->n)
+		return;
+	s->next_id = iov->id[first];
+	s->sent -= (uint64_t)(iov->n - first);
+	/* the fill may have made it live on the strength of frames it did not
+	 * get: it is live again once the ring has them out (fill_ring) */
+	if (s->state == FB_WS_SUB_LIVE && fb_ws_sub_lag(s, src->head_id) > src->queue_events)
+		s->state = FB_WS_SUB_CATCHUP;
 }

@@ -96,21 +96,34 @@ int fb_ws_sub_check_lag(struct fb_ws_sub *s, const struct fb_ws_src *src);
 void fb_ws_sub_overflow(struct fb_ws_sub *s, uint64_t head_id);
 
 /* Ring frames pointed at instead of copied (fb_ws_sub_fill): valid until
- * the ring next changes, so the caller hands them to the kernel at once. */
+ * the ring next changes, so the caller hands them to the kernel at once.
+ * They are bounded by budget (bytes) and max (frames), not by the fill's
+ * budget for copies: pointing costs no memory, so one sendmsg can take far
+ * more than a copy should hold. id[i] (optional) is v[i]'s EventId, for
+ * fb_ws_sub_unsend. */
 struct fb_ws_iov {
 	struct iovec *v;
 	int n, max;
 	size_t bytes;
+	size_t budget;
+	uint64_t *id;
 };
 
 /* Append whole frames for s to out until out->len reaches budget (at least
  * one frame if any is due). *more is set when more is ready right now.
  * With iov (a WebSocket subscriber), frames from the ring are not copied
- * but appended to iov (their bytes count against budget as if in out);
+ * but appended to iov, up to iov->budget bytes;
  * journal replay and notices still go to out, and a fill puts frames in
  * one of the two only. Returns 0 or a negative error (a journal failure:
  * close the subscriber). */
 int fb_ws_sub_fill(struct fb_ws_sub *s, const struct fb_ws_src *src, struct fb_buf *out,
 		   size_t budget, int *more, struct fb_ws_iov *iov);
+
+/* The socket took iov's frames before first only (iov->id set): s goes back
+ * to iov->id[first], to be written from the ring again (or the journal, if
+ * the ring moved past it) when its socket drains. Nothing is copied or held
+ * for it meanwhile. Its lag is no more than before the fill that made iov. */
+void fb_ws_sub_unsend(struct fb_ws_sub *s, const struct fb_ws_src *src, const struct fb_ws_iov *iov,
+		      int first);
 
 #endif

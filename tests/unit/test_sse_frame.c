@@ -90,7 +90,7 @@ static int drain_sub(struct fb_ws_sub *s, const struct fb_ws_src *src, size_t bu
 		     struct fb_buf *all, unsigned *fills)
 {
 	struct iovec v[16];
-	struct fb_ws_iov iov = { v, 0, 16, 0 };
+	struct fb_ws_iov iov = { v, 0, 16, 0, budget, NULL };
 	struct fb_buf out = FB_BUF_INIT;
 	int more = 1, rc = 0;
 	for (*fills = 0; more && !rc; (*fills)++) {

@@ -4,8 +4,9 @@
  * or points at the frames; a document that outgrows its chunk moves the
  * chunk and every message in it still reads right; memory stays at about
  * ring_events x message bytes plus two chunks, and a warm ring allocates
- * nothing; clear keeps the chunks for reuse. Small chunk sizes make each of
- * these happen within a few hundred events. */
+ * nothing; clear keeps the chunks for reuse; after a zero-copy write the
+ * socket took only part of, the frames it did not start come again. Small
+ * chunk sizes make each of these happen within a few hundred events. */
 #include "fb_test.h"
 #include "fb_test_event.h"
 
@@ -68,7 +69,7 @@ static int fill_once(struct fb_ws_sub *s, const struct fb_ws_src *src, size_t bu
 		     struct fb_buf *got, int *more)
 {
 	struct iovec v[8];
-	struct fb_ws_iov iov = { v, 0, 8, 0 };
+	struct fb_ws_iov iov = { v, 0, 8, 0, budget, NULL };
 	struct fb_buf out = FB_BUF_INIT;
 	int rc = fb_ws_sub_fill(s, src, &out, budget, more, zero_copy ? &iov : NULL);
 	for (int i = 0; i < iov.n && !rc; i++)
@@ -297,6 +298,80 @@ static void clear_keeps_chunks_for_reuse(void)
 	fb_ws_ring_free(&r);
 }
 
+/* A socket that takes only part of a zero-copy write (write_iov): the frame
+ * it stopped in is finished from its iovec, the frames it did not start go
+ * back to the ring (fb_ws_sub_unsend) and come in the next fill. Takes of 0
+ * bytes, a frame boundary and mid-frame: the reader gets every frame once,
+ * in order, and counts only those; a reader the fill made live on frames it
+ * did not get is catching up again. */
+static void partial_write_resends_what_was_not_started(void)
+{
+	const uint64_t id0 = 100;
+	const unsigned events = 300;
+	struct fb_ws_ring r;
+	CHECK_EQ(fb_ws_ring_init(&r, events, "IB"), 0);
+	for (unsigned i = 0; i < events; i++) {
+		struct fb_event ev;
+		event_of(&ev, i);
+		CHECK_EQ(fb_ws_ring_push(&r, id0 + i, &ev), 0);
+	}
+	struct fb_ws_src src = { .ring = &r, .default_fabric = "IB", .head_id = id0 + events - 1,
+				 .queue_events = 20 };
+	struct fb_ws_sub s;
+	reader_at(&s, id0 - 1, 0);
+	struct iovec v[16];
+	uint64_t id[16];
+	struct fb_buf got = FB_BUF_INIT, want = FB_BUF_INIT, out = FB_BUF_INIT;
+	int more = 1, was_live = 0, back = 0;
+	for (unsigned w = 0; more; w++) {
+		struct fb_ws_iov iov = { v, 0, 16, 0, 6000, id };
+		out.len = 0;
+		uint64_t lag = fb_ws_sub_lag(&s, src.head_id);
+		CHECK_EQ(fb_ws_sub_fill(&s, &src, &out, 6000, &more, &iov), 0);
+		CHECK_EQ(out.len, 0);
+		CHECK(iov.n > 0);
+		/* the socket takes: everything, nothing, up to a boundary, or
+		 * into the middle of a frame */
+		size_t take = iov.bytes;
+		if (w % 4 == 1)
+			take = 0;
+		else if (w % 4 == 2)
+			take = iov.v[0].iov_len + iov.v[1].iov_len;
+		else if (w % 4 == 3)
+			take = iov.v[0].iov_len + iov.v[1].iov_len / 2;
+		int i = 0;
+		size_t skip = take;
+		for (; i < iov.n && skip >= iov.v[i].iov_len; skip -= iov.v[i++].iov_len)
+			CHECK_EQ(fb_buf_put(&got, iov.v[i].iov_base, iov.v[i].iov_len), 0);
+		if (skip) /* finished as lws_write would */
+			CHECK_EQ(fb_buf_put(&got, iov.v[i].iov_base, iov.v[i].iov_len), 0);
+		i += skip != 0;
+		if (take == iov.bytes)
+			continue;
+		was_live |= s.state == FB_WS_SUB_LIVE;
+		uint64_t next = s.next_id;
+		fb_ws_sub_unsend(&s, &src, &iov, i);
+		CHECK_EQ(s.next_id, i < iov.n ? id[i] : next); /* none left: stays */
+		CHECK(fb_ws_sub_lag(&s, src.head_id) <= lag);
+		if (fb_ws_sub_lag(&s, src.head_id) > src.queue_events) {
+			CHECK_EQ(s.state, FB_WS_SUB_CATCHUP);
+			back++;
+		}
+		more = s.next_id <= src.head_id;
+	}
+	CHECK_EQ(expected(&want, id0, id0 + events, id0, 0, event_of), 0);
+	CHECK_EQ(got.len, want.len);
+	CHECK(memcmp(got.data, want.data, want.len) == 0);
+	CHECK_EQ(s.sent, events);
+	CHECK_EQ(s.state, FB_WS_SUB_LIVE);
+	CHECK(was_live && back > 0);
+	fb_ws_sub_release(&s);
+	fb_buf_free(&got);
+	fb_buf_free(&want);
+	fb_buf_free(&out);
+	fb_ws_ring_free(&r);
+}
+
 int main(void)
 {
 	RUN(reader_behind_eviction_gets_only_its_events);
@@ -306,5 +381,6 @@ int main(void)
 	RUN(arena_is_bounded_and_reused);
 	RUN(ring_of_one_keeps_one_chunk);
 	RUN(clear_keeps_chunks_for_reuse);
+	RUN(partial_write_resends_what_was_not_started);
 	return TEST_DONE();
 }
