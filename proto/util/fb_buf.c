@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int fb_buf_reserve(struct fb_buf *b, size_t extra)
+int fb_buf_grow(struct fb_buf *b, size_t extra)
 {
 	if (extra > SIZE_MAX - b->len)
 		return -ENOMEM;
@@ -26,11 +26,9 @@ int fb_buf_reserve(struct fb_buf *b, size_t extra)
 	return 0;
 }
 
-int fb_buf_put(struct fb_buf *b, const void *p, size_t n)
+int fb_buf_put_grow(struct fb_buf *b, const void *p, size_t n)
 {
-	if (n == 0)
-		return 0;
-	int rc = fb_buf_reserve(b, n);
+	int rc = fb_buf_grow(b, n);
 	if (rc)
 		return rc;
 	memcpy(b->data + b->len, p, n);
@@ -294,16 +292,6 @@ void fb_buf_free(struct fb_buf *b)
 	b->data = NULL;
 	b->len = b->cap = 0;
 }
-
-void fb_rd_init(struct fb_rd *r, const void *p, size_t len)
-{
-	r->p = p;
-	r->len = len;
-	r->off = 0;
-	r->err = 0;
-}
-
-size_t fb_rd_left(const struct fb_rd *r) { return r->err ? 0 : r->len - r->off; }
 
 void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz)
 {
