@@ -381,14 +381,21 @@ int fb_journal_append(struct fb_journal *j, uint64_t event_id, const struct fb_e
 		return -EINVAL;
 	struct fb_buf *b = &j->in;
 	size_t start = b->len;
-	/* One reserve for the common case so the puts below do not realloc. */
+	/* One reserve: the whole record when the body is given (the common
+	 * case, copied in place below), else room for a typical encoding. */
 	int rc = fb_buf_reserve(b, FBJ_REC_HDR_LEN + 1 + alen + (raw ? raw_len : 1024));
 	if (rc)
 		return rc;
-	b->len += FBJ_REC_HDR_LEN;
-	b->data[b->len++] = (uint8_t)alen;
-	rc = fb_buf_put(b, ev->agent_id, alen);
-	rc = rc ? rc : raw ? fb_buf_put(b, raw, raw_len) : fb_event_encode(b, ev);
+	uint8_t *o = b->data + start + FBJ_REC_HDR_LEN;
+	*o++ = (uint8_t)alen;
+	memcpy(o, ev->agent_id, alen);
+	o += alen;
+	if (raw) {
+		memcpy(o, raw, raw_len);
+		o += raw_len;
+	}
+	b->len = (size_t)(o - b->data);
+	rc = raw ? 0 : fb_event_encode(b, ev);
 	size_t plen = b->len - start - FBJ_REC_HDR_LEN;
 	if (!rc && plen > FBJ_PAYLOAD_MAX)
 		rc = FB_ETOOBIG;
