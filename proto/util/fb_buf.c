@@ -293,27 +293,6 @@ void fb_buf_free(struct fb_buf *b)
 	b->len = b->cap = 0;
 }
 
-void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz)
-{
-	out[0] = '\0';
-	uint8_t n = fb_rd_u8(r);
-	if (!n)
-		return; /* most of an event's names are empty */
-	const uint8_t *p = fb_rd_take(r, n);
-	if (!p)
-		return;
-	if ((size_t)n >= outsz) {
-		r->err = FB_ETOOBIG;
-		return;
-	}
-	if (!fb_utf8_valid(p, n)) {
-		r->err = FB_EMALFORMED;
-		return;
-	}
-	memcpy(out, p, n);
-	out[n] = '\0';
-}
-
 int fb_utf8_valid(const uint8_t *s, size_t n)
 {
 	size_t i = 0;

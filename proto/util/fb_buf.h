@@ -137,7 +137,7 @@ static inline uint32_t fb_rd_u32(struct fb_rd *r);
 static inline uint64_t fb_rd_u64(struct fb_rd *r);
 /* A u8-length string into out (NUL-terminated). Refuses a length that does
  * not fit outsz, embedded NUL bytes and invalid UTF-8 (FB_EMALFORMED). */
-void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz);
+static inline void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz);
 
 /* 1 if the n bytes are valid UTF-8 without NUL bytes. */
 int fb_utf8_valid(const uint8_t *s, size_t n);
@@ -199,6 +199,28 @@ static inline uint64_t fb_rd_u64(struct fb_rd *r)
 {
 	const uint8_t *p = fb_rd_take(r, 8);
 	return p ? fb_load_be64(p) : 0;
+}
+
+/* Inline too: seven per decoded event (fb_event_decode_why). */
+static inline void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz)
+{
+	out[0] = '\0';
+	uint8_t n = fb_rd_u8(r);
+	if (!n)
+		return; /* most of an event's names are empty */
+	const uint8_t *p = fb_rd_take(r, n);
+	if (!p)
+		return;
+	if ((size_t)n >= outsz) {
+		r->err = FB_ETOOBIG;
+		return;
+	}
+	if (!fb_utf8_valid(p, n)) {
+		r->err = FB_EMALFORMED;
+		return;
+	}
+	memcpy(out, p, n);
+	out[n] = '\0';
 }
 
 #endif
