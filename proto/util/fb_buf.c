@@ -293,17 +293,38 @@ void fb_buf_free(struct fb_buf *b)
 	b->len = b->cap = 0;
 }
 
+/* 1 if the 8 bytes of w are ASCII and none is NUL. */
+static inline int ascii8(uint64_t w)
+{
+	return !((w & 0x8080808080808080ull) || ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull));
+}
+
 int fb_utf8_valid(const uint8_t *s, size_t n)
 {
 	size_t i = 0;
+	uint64_t w;
 	/* Names are nearly always ASCII: check that first, 8 bytes at a time
-	 * (a NUL byte is caught by the exact loop below). */
+	 * (a NUL byte or a non-ASCII one goes to the exact loop below). */
 	while (i + 8 <= n) {
-		uint64_t w;
 		memcpy(&w, s + i, 8);
-		if ((w & 0x8080808080808080ull) || ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull))
+		if (!ascii8(w))
 			break;
 		i += 8;
+	}
+	if (i == n)
+		return 1;
+	/* The last 1-7 bytes as one word too, not one by one: the 8 bytes that
+	 * end the string (overlapping ones already checked), or the whole
+	 * string padded with 0x01 (ASCII, not NUL). */
+	if (n >= 8) {
+		memcpy(&w, s + n - 8, 8);
+		if (i + 8 > n && ascii8(w))
+			return 1;
+	} else {
+		w = 0x0101010101010101ull;
+		memcpy(&w, s, n);
+		if (ascii8(w))
+			return 1;
 	}
 	while (i < n) {
 		uint8_t c = s[i];
