@@ -314,17 +314,23 @@ int fb_utf8_valid(const uint8_t *s, size_t n)
 	if (i == n)
 		return 1;
 	/* The last 1-7 bytes as one word too, not one by one: the 8 bytes that
-	 * end the string (overlapping ones already checked), or the whole
-	 * string padded with 0x01 (ASCII, not NUL). */
+	 * end the string (overlapping ones already checked); below 8 bytes,
+	 * loads that overlap to cover the string, padded with 0x01 (ASCII,
+	 * not NUL). No copy through memory: reading a word back right after
+	 * a byte-wise memcpy stalls (store forwarding). */
 	if (n >= 8) {
 		memcpy(&w, s + n - 8, 8);
 		if (i + 8 > n && ascii8(w))
 			return 1;
-	} else {
-		w = 0x0101010101010101ull;
-		memcpy(&w, s, n);
-		if (ascii8(w))
+	} else if (n >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		if (ascii8((uint64_t)a << 32 | b))
 			return 1;
+	} else if (ascii8(0x0101010101010101ull << 24 | (uint64_t)s[0] << 16 | (uint64_t)s[n / 2] << 8 |
+			  s[n - 1])) {
+		return 1;
 	}
 	while (i < n) {
 		uint8_t c = s[i];
