@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int fb_buf_reserve(struct fb_buf *b, size_t extra)
+int fb_buf_grow(struct fb_buf *b, size_t extra)
 {
 	if (extra > SIZE_MAX - b->len)
 		return -ENOMEM;
@@ -26,11 +26,9 @@ int fb_buf_reserve(struct fb_buf *b, size_t extra)
 	return 0;
 }
 
-int fb_buf_put(struct fb_buf *b, const void *p, size_t n)
+int fb_buf_put_grow(struct fb_buf *b, const void *p, size_t n)
 {
-	if (n == 0)
-		return 0;
-	int rc = fb_buf_reserve(b, n);
+	int rc = fb_buf_grow(b, n);
 	if (rc)
 		return rc;
 	memcpy(b->data + b->len, p, n);
@@ -295,48 +293,44 @@ void fb_buf_free(struct fb_buf *b)
 	b->len = b->cap = 0;
 }
 
-void fb_rd_init(struct fb_rd *r, const void *p, size_t len)
+/* 1 if the 8 bytes of w are ASCII and none is NUL. */
+static inline int ascii8(uint64_t w)
 {
-	r->p = p;
-	r->len = len;
-	r->off = 0;
-	r->err = 0;
-}
-
-size_t fb_rd_left(const struct fb_rd *r) { return r->err ? 0 : r->len - r->off; }
-
-void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz)
-{
-	out[0] = '\0';
-	uint8_t n = fb_rd_u8(r);
-	if (!n)
-		return; /* most of an event's names are empty */
-	const uint8_t *p = fb_rd_take(r, n);
-	if (!p)
-		return;
-	if ((size_t)n >= outsz) {
-		r->err = FB_ETOOBIG;
-		return;
-	}
-	if (!fb_utf8_valid(p, n)) {
-		r->err = FB_EMALFORMED;
-		return;
-	}
-	memcpy(out, p, n);
-	out[n] = '\0';
+	return !((w & 0x8080808080808080ull) || ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull));
 }
 
 int fb_utf8_valid(const uint8_t *s, size_t n)
 {
 	size_t i = 0;
+	uint64_t w;
 	/* Names are nearly always ASCII: check that first, 8 bytes at a time
-	 * (a NUL byte is caught by the exact loop below). */
+	 * (a NUL byte or a non-ASCII one goes to the exact loop below). */
 	while (i + 8 <= n) {
-		uint64_t w;
 		memcpy(&w, s + i, 8);
-		if ((w & 0x8080808080808080ull) || ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull))
+		if (!ascii8(w))
 			break;
 		i += 8;
+	}
+	if (i == n)
+		return 1;
+	/* The last 1-7 bytes as one word too, not one by one: the 8 bytes that
+	 * end the string (overlapping ones already checked); below 8 bytes,
+	 * loads that overlap to cover the string, padded with 0x01 (ASCII,
+	 * not NUL). No copy through memory: reading a word back right after
+	 * a byte-wise memcpy stalls (store forwarding). */
+	if (n >= 8) {
+		memcpy(&w, s + n - 8, 8);
+		if (i + 8 > n && ascii8(w))
+			return 1;
+	} else if (n >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		if (ascii8((uint64_t)a << 32 | b))
+			return 1;
+	} else if (ascii8(0x0101010101010101ull << 24 | (uint64_t)s[0] << 16 | (uint64_t)s[n / 2] << 8 |
+			  s[n - 1])) {
+		return 1;
 	}
 	while (i < n) {
 		uint8_t c = s[i];

@@ -25,7 +25,17 @@ struct fb_buf {
 
 #define FB_BUF_INIT { NULL, 0, 0 }
 
-int fb_buf_reserve(struct fb_buf *b, size_t extra);
+/* The growing half of fb_buf_reserve and fb_buf_put (out of line). */
+int fb_buf_grow(struct fb_buf *b, size_t extra);
+int fb_buf_put_grow(struct fb_buf *b, const void *p, size_t n);
+
+/* Room for extra more bytes: 0 or -ENOMEM. Inline because the common case
+ * (room already there) is one compare, and it runs several times per event
+ * on the loop (journal records) and the WebSocket thread (rendering). */
+static inline int fb_buf_reserve(struct fb_buf *b, size_t extra)
+{
+	return extra <= b->cap - b->len ? 0 : fb_buf_grow(b, extra);
+}
 
 /* "00".."99": numbers are written two digits per division. */
 extern const char fb_dig2[201];
@@ -61,7 +71,17 @@ static inline size_t fb_fmt_uint(char *out, uint64_t v)
 		o[-1] = (char)('0' + v);
 	return n;
 }
-int fb_buf_put(struct fb_buf *b, const void *p, size_t n);
+/* Append n bytes; inline for the same reason as fb_buf_reserve. */
+static inline int fb_buf_put(struct fb_buf *b, const void *p, size_t n)
+{
+	if (n > b->cap - b->len)
+		return fb_buf_put_grow(b, p, n);
+	if (n) { /* b->data is NULL while cap is 0 */
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+	}
+	return 0;
+}
 int fb_buf_put_u8(struct fb_buf *b, uint8_t v);
 int fb_buf_put_u16(struct fb_buf *b, uint16_t v);
 int fb_buf_put_u32(struct fb_buf *b, uint32_t v);
@@ -100,8 +120,15 @@ struct fb_rd {
 	int err; /* 0, or the first fb_err hit */
 };
 
-void fb_rd_init(struct fb_rd *r, const void *p, size_t len);
-size_t fb_rd_left(const struct fb_rd *r);
+/* Inline, as the primitives below: once or more per decoded event. */
+static inline void fb_rd_init(struct fb_rd *r, const void *p, size_t len)
+{
+	r->p = p;
+	r->len = len;
+	r->off = 0;
+	r->err = 0;
+}
+static inline size_t fb_rd_left(const struct fb_rd *r) { return r->err ? 0 : r->len - r->off; }
 /* Returns a pointer to the next n bytes and advances, or NULL (and sets err). */
 static inline const uint8_t *fb_rd_take(struct fb_rd *r, size_t n);
 static inline uint8_t fb_rd_u8(struct fb_rd *r);
@@ -110,7 +137,7 @@ static inline uint32_t fb_rd_u32(struct fb_rd *r);
 static inline uint64_t fb_rd_u64(struct fb_rd *r);
 /* A u8-length string into out (NUL-terminated). Refuses a length that does
  * not fit outsz, embedded NUL bytes and invalid UTF-8 (FB_EMALFORMED). */
-void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz);
+static inline void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz);
 
 /* 1 if the n bytes are valid UTF-8 without NUL bytes. */
 int fb_utf8_valid(const uint8_t *s, size_t n);
@@ -172,6 +199,28 @@ static inline uint64_t fb_rd_u64(struct fb_rd *r)
 {
 	const uint8_t *p = fb_rd_take(r, 8);
 	return p ? fb_load_be64(p) : 0;
+}
+
+/* Inline too: seven per decoded event (fb_event_decode_why). */
+static inline void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz)
+{
+	out[0] = '\0';
+	uint8_t n = fb_rd_u8(r);
+	if (!n)
+		return; /* most of an event's names are empty */
+	const uint8_t *p = fb_rd_take(r, n);
+	if (!p)
+		return;
+	if ((size_t)n >= outsz) {
+		r->err = FB_ETOOBIG;
+		return;
+	}
+	if (!fb_utf8_valid(p, n)) {
+		r->err = FB_EMALFORMED;
+		return;
+	}
+	memcpy(out, p, n);
+	out[n] = '\0';
 }
 
 #endif

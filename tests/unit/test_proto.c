@@ -476,6 +476,27 @@ static void utf8_validator_cases(void)
 	CHECK(!fb_utf8_valid((const uint8_t *)"\xe2\x82", 2));           /* cut */
 	CHECK(!fb_utf8_valid((const uint8_t *)"\xf4\x90\x80\x80", 4));   /* > U+10FFFF */
 	CHECK(!fb_utf8_valid((const uint8_t *)"\x80", 1));
+	/* Every length and position of the word-at-a-time paths (the tail
+	 * word included): a NUL or a stray byte anywhere is refused, a valid
+	 * two-byte character anywhere is taken. */
+	uint8_t b[24];
+	for (size_t n = 1; n <= sizeof(b); n++) {
+		memset(b, 'a', sizeof(b));
+		CHECK(fb_utf8_valid(b, n));
+		for (size_t pos = 0; pos < n; pos++) {
+			b[pos] = 0;
+			CHECK(!fb_utf8_valid(b, n));
+			b[pos] = 0x80;
+			CHECK(!fb_utf8_valid(b, n));
+			b[pos] = 'a';
+			if (pos + 1 < n) {
+				b[pos] = 0xC3;
+				b[pos + 1] = 0xA9;
+				CHECK(fb_utf8_valid(b, n));
+				b[pos] = b[pos + 1] = 'a';
+			}
+		}
+	}
 }
 
 static void quiet_flag_smaller_reason_wins_and_full_counters_stay_loud(void)

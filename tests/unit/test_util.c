@@ -4,8 +4,11 @@
  * step that failed; fb_sorted_pos finds every key and places every missing one;
  * fb_buf_put_json_str escapes exactly as RFC 8259 says on its one-pass path
  * and its general path alike, for every length and escape position, and
- * never reads past the page that holds the string's NUL. */
+ * never reads past the page that holds the string's NUL; fb_crc32c
+ * (the hardware path where the CPU has one) equals a bit-at-a-time CRC-32C
+ * for every length and alignment and when split anywhere. */
 #include "fb_buf.h"
+#include "fb_crc32c.h"
 #include "fb_file.h"
 #include "fb_sorted.h"
 #include "fb_test.h"
@@ -193,6 +196,37 @@ static void json_str_escapes_like_the_reference(void)
 	munmap(map, (size_t)page * 2);
 }
 
+/* CRC-32C one bit at a time, straight from its definition (reflected,
+ * polynomial 0x82F63B78). */
+static uint32_t crc_ref(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xFFFFFFFFu;
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+	}
+	return ~c;
+}
+
+static void crc32c_matches_the_definition(void)
+{
+	CHECK(fb_crc32c(0, "123456789", 9) == 0xE3069283u); /* the RFC 3720 check value */
+	uint8_t buf[1100];
+	uint32_t x = 12345;
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(x >> 16);
+	}
+	for (size_t off = 0; off < 8; off++)
+		for (size_t n = 0; n + off <= 1090; n += n < 300 ? 1 : 37) {
+			uint32_t want = crc_ref(buf + off, n);
+			CHECK(fb_crc32c(0, buf + off, n) == want);
+			size_t h = n / 3;
+			CHECK(fb_crc32c(fb_crc32c(0, buf + off, h), buf + off + h, n - h) == want);
+		}
+}
+
 int main(void)
 {
 	RUN(clock_is_monotonic_and_units_agree);
@@ -201,5 +235,6 @@ int main(void)
 	RUN(write_all_writes_everything);
 	RUN(sorted_pos_finds_and_places);
 	RUN(json_str_escapes_like_the_reference);
+	RUN(crc32c_matches_the_definition);
 	return TEST_DONE();
 }
