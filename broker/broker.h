@@ -44,8 +44,9 @@ struct fb_peer_count;
 
 #define FB_BATCH_CAP 4096
 /* Commit inline past this many full batches: bounds the events one commit
- * hands to the outputs (16 x 4096 x 968 bytes = 64 MB; see the peak RSS
- * formula in docs/configuration.md). */
+ * hands to the outputs (16 x 4096 packed records: ~8-20 MB for port events,
+ * at most 16 x 1 MiB batches; see the peak RSS formula in
+ * docs/configuration.md). */
 #define FB_PENDING_BATCHES_MAX 16
 
 /* Why agents are not read (fb_broker.held). */

@@ -896,19 +896,6 @@ static uint8_t *jw_oem(struct jw *w, uint8_t *o, const struct fb_event *ev, unsi
 	return PUT_LIT(jw_room(w, o, 8), "}}");
 }
 
-/* On the fan-out path the event was just written by the loop thread on
- * another core, and the renderer reads fields all over its ~1 KB: asking
- * for every cache line up front lets the misses overlap instead of
- * stalling one field at a time (perf: most of the renderer's samples in
- * fabricbusd were loads of the event's fields). */
-static inline void prefetch_event(const struct fb_event *ev)
-{
-	const char *p = (const char *)ev;
-	for (size_t off = 0; off < sizeof(*ev); off += 64)
-		__builtin_prefetch(p + off);
-	__builtin_prefetch(p + sizeof(*ev) - 1); /* the last line when ev is not aligned */
-}
-
 int fb_redfish_render(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
 		      const char *default_fabric)
 {
@@ -919,7 +906,6 @@ int fb_redfish_render(struct fb_buf *out, const struct fb_event *ev, uint64_t ev
 int fb_redfish_render_facts(struct fb_buf *out, const struct fb_event *ev, uint64_t event_id,
 			    const char *default_fabric, struct fb_redfish_facts *f)
 {
-	prefetch_event(ev);
 	const struct fb_redfish_msg *m = fb_redfish_table_classify(ev, &f->cls);
 	f->origin_len = fb_redfish_origin(ev, default_fabric, f->origin, sizeof(f->origin));
 	struct args a;
