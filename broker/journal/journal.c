@@ -367,10 +367,6 @@ void fb_journal_close(struct fb_journal *j)
 
 /* ---- append and flush -------------------------------------------------- */
 
-/* How far ahead of the record being written fb_journal_append prefetches
- * (about four records). */
-#define JRNL_PREFETCH 512
-
 int fb_journal_append(struct fb_journal *j, uint64_t event_id, const struct fb_event *ev,
 		      const uint8_t *raw, size_t raw_len)
 {
@@ -391,10 +387,6 @@ int fb_journal_append(struct fb_journal *j, uint64_t event_id, const struct fb_e
 	if (rc)
 		return rc;
 	uint8_t *o = b->data + start + FBJ_REC_HDR_LEN;
-	/* The buffer's lines were last read by the sync thread's write(2) on
-	 * the other core: ask for them a few records ahead, for writing. */
-	if (start + JRNL_PREFETCH + 64 <= b->cap)
-		__builtin_prefetch(b->data + start + JRNL_PREFETCH, 1, 3);
 	*o++ = (uint8_t)alen;
 	memcpy(o, ev->agent_id, alen);
 	o += alen;
