@@ -26,14 +26,26 @@
 #     batch lines; decode_why, utf8) 9%, journal record and CRC 4%,
 #     socket reads 3%, page faults of fresh batches 3%, wakeups 2%
 #   sync thread         ~7%  write(2) of ~124 B/event, fdatasync
-# The machine is CPU-bound in the broker phase (broker, 4 publishers at
-# ~0.3 us/event and the WebSocket reader at ~0.1 share 2 cores), so the rate
-# follows the sum. What is left to cut is the ~1 KB decoded record (a compact
-# record would write a third of the lines) and the bytes of the Redfish Event
-# itself (sendmsg). Tried and dropped (no gain, measured A/B): a pool of warm
-# batches (session 12: 330 MB; session 13: 4 batches), 1024-record batches,
-# MADV_HUGEPAGE on batches and on ring chunks (zeroing 2 MiB pages cost more
-# than the faults saved), prefetchw of the next records.
+# Session 14 (packed batch records, 512 KiB WebSocket writes, 1,024 events
+# rendered per pass, 64 KiB agent reads, loop-side cuts; 0.56-0.58 us/event
+# on an idle machine; per thread from /proc, 2M-event runs):
+#   WebSocket thread   ~0.33-0.37 us/event
+#     sendmsg ~0.13 (the copy of ~605 B/event into skbs ~0.07, the reader's
+#     loopback receive in our context), rendering ~0.08, unpacking the
+#     record 0.015, ring push 0.02
+#   loop thread        ~0.14 (was 0.21-0.22 with libevent's 4 KiB reads)
+#   sync thread        ~0.06 (write(2) into the page cache; in 6M-event runs
+#     0.08-0.17: on this VM first touches of guest pages are expensive)
+# The machine is CPU-bound in the broker phase (broker, 4 publishers and the
+# WebSocket reader share 2 cores), so the rate follows the sum. What is left
+# is mostly kernel copies of the Redfish Event's bytes (sendmsg here, recv in
+# the reader) and the renderer (~7x a memcpy of its output). Tried and
+# dropped (no gain, measured A/B): a pool of warm batches (session 12: 330
+# MB; session 13: 4 batches), 1024-record batches, MADV_HUGEPAGE on batches
+# and on ring chunks (zeroing 2 MiB pages cost more than the faults saved),
+# prefetchw of the next records (session 13), of the next packed record and
+# of the journal buffer (session 14: the sync thread's write(2) paid more),
+# 512 events per render pass (no better than 1,024).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
