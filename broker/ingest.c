@@ -272,6 +272,13 @@ void fb_ingest_hold(struct fb_broker *b, int hold)
 	}
 }
 
+/* The most a connection past HELLO may hold unread (its read high
+ * watermark): one frame of MaxFrameSize and a turn's AgentReadBudget. */
+static size_t ready_read_max(const struct fb_broker *b)
+{
+	return FB_FRAME_HDR_LEN + b->cfg->max_frame + b->cfg->agent_read_budget;
+}
+
 static void handle_hello(struct fb_conn *c, const uint8_t *body, size_t len)
 {
 	struct fb_broker *b = c->b;
@@ -337,8 +344,7 @@ static void handle_hello(struct fb_conn *c, const uint8_t *body, size_t len)
 	if (b->held)
 		bufferevent_disable(c->bev, EV_READ); /* like the others (fb_ingest_hold) */
 	/* Authenticated now: a frame may be as large as MaxFrameSize. */
-	bufferevent_setwatermark(c->bev, EV_READ, 0,
-				 FB_FRAME_HDR_LEN + b->cfg->max_frame + b->cfg->agent_read_budget);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, ready_read_max(b));
 	c->acked_sent = a->durable_seq;
 	struct fb_hello_ack ack = { a->durable_seq, (uint32_t)b->cfg->max_frame,
 				    (uint32_t)b->cfg->heartbeat_ms, b->epoch };
@@ -573,7 +579,7 @@ static size_t conn_top_up(struct fb_conn *c, struct evbuffer *in, size_t avail)
 	struct fb_broker *b = c->b;
 	if (c->tls || c->state != CONN_READY || b->held || c->turn_bytes >= b->cfg->agent_read_budget)
 		return 0;
-	size_t wm = FB_FRAME_HDR_LEN + b->cfg->max_frame + b->cfg->agent_read_budget;
+	size_t wm = ready_read_max(b);
 	size_t room = wm > avail ? wm - avail : 0;
 	room = room < TOP_UP_MAX ? room : TOP_UP_MAX;
 	/* The bufferevent keeps its input's end frozen against writers other
