@@ -73,8 +73,9 @@
 #define WRITE_IOV_MAX 1024
 #define OVERFLOW_CLOSE_TIMEOUT_S 30
 /* Committed events waiting for this thread (each a packed record in its
- * batch, ~130-300 bytes: batch.h) before the agents are held: a few commits' worth keeps this thread
- * busy; more would only be memory (docs/configuration.md, peak RSS). */
+ * batch, ~130-300 bytes: batch.h) before the agents are held: a few
+ * commits' worth keeps this thread busy; more would only be memory
+ * (docs/configuration.md, peak RSS). */
 #define QUEUE_EVENTS 65536
 /* A live subscriber at the lag bound holds rendering (and, through the
  * queue, the agents) only while its socket drains: once the kernel has not
