@@ -279,6 +279,10 @@ static int recover_segment(struct fb_journal *j, uint64_t first, int newest,
 	}
 	rc = rc ? rc : segs_push(j, first, size);
 	if (rc || !newest) {
+		/* Read once to recover: leave it out of the page cache, as the
+		 * writer does (cache_trim). */
+		if (j->cache_bytes)
+			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		close(fd);
 	} else {
 		j->fd = fd;

@@ -801,6 +801,27 @@ DIR_TEST(journal_drops_synced_pages_from_the_cache)
 		CHECK(pages > keep);
 		CHECK(count_resident(vec, 0, pages) <= 1);
 	}
+
+	/* Recovery reads every segment once and leaves the finished ones out
+	 * of the cache too; with JournalCacheSize=0 they stay. */
+	for (int cached = 0; cached < 2; cached++) {
+		for (size_t i = 0; i < n; i++) { /* read them all into the cache */
+			char path[1024], buf[4096];
+			seg_file(path, sizeof(path), d1, ids[i]);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			CHECK(fd >= 0);
+			while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0) {
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+		o.cache_bytes = cached ? 0 : (uint64_t)(keep * page);
+		CHECK_EQ(fb_journal_open(&o, NULL, NULL, &j), 0);
+		fb_journal_close(j);
+		long pages = resident_pages(d1, ids[0], vec, sizeof(vec));
+		CHECK(pages > keep);
+		CHECK_EQ(count_resident(vec, 0, pages), cached ? pages : 0);
+	}
 }
 
 /* ---- the sync thread (journal_worker.c) ---------------------------------- */
