@@ -6,11 +6,11 @@
 #   N publishers -> bare libevent relay (reads frames, writes them to one socket) -> 1 reader
 #
 # Usage: tests/bench/bench_broker.sh            (builds ./build-release if needed)
-#        PUBLISHERS=4 PER_PUBLISHER=500000 ROUNDS=3 tests/bench/bench_broker.sh
+#        PUBLISHERS=4 PER_PUBLISHER=500000 ROUNDS=5 tests/bench/bench_broker.sh
 # Output: a line per round, then "name: value unit" lines (medians over the
 # rounds) and the "ratio:" lines.
 #
-# Rounds alternate the relay and the broker, ROUNDS (3) times: the machine's
+# Rounds alternate the relay and the broker, ROUNDS (5) times: the machine's
 # speed drifts (on this VM the same binary's CPU per event varies by a third
 # between runs), and alternating rounds see the same drift. The broker runs
 # through all rounds, as brokers do; round 1 includes its start: the first
@@ -61,7 +61,7 @@ src=$(cd "$here/../.." && pwd)
 bench_publishers
 SYNC=${SYNC:-batch}
 RING=${RING:-262144}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 
 . "$here/release_build.sh"
 fabricbusd=$build/broker/fabricbusd
