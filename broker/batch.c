@@ -2,6 +2,7 @@
 #include "batch.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,11 +36,97 @@ static_assert(sizeof(struct packed_head) + 7 <= 96, "FB_BATCH_RECORD_MAX's head 
 static_assert(FB_AGENT_ID_MAX <= 256 && FB_TEXT_MAX <= 256 && FB_JOBS_MAX <= 256 && FB_NAME_MAX <= 256,
 	      "string lengths fit a byte");
 
-struct fb_batch *fb_batch_new(size_t cap)
+/* Freed batches kept for the next fb_batch_new. A batch is ~1 MiB, which
+ * glibc serves from the heap top or from mmap: freed, it often went back to
+ * the kernel (heap trim, munmap) and the next batch took a page fault on
+ * every 4 KiB it packed (bench_broker.sh: ~15,000 minor faults per 2M
+ * events after the ring was full; on a VM a fresh page may also cost a host
+ * fault). A few spares cover the batches in flight at once (the one being
+ * packed, the sync job's, the WebSocket thread's). A batch is freed on
+ * whichever thread drops it last: a mutex, taken once per batch. */
+#define SPARES_MAX 4
+
+static struct {
+	pthread_mutex_t mu;
+	size_t n;
+	struct fb_batch *b[SPARES_MAX];
+	size_t cap[SPARES_MAX];
+} spares = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static size_t batch_bytes(size_t cap)
 {
 	/* cap records of up to BYTES_PER_RECORD always fit */
-	size_t size = (cap * BYTES_PER_RECORD + FB_BATCH_RECORD_MAX + 7) & ~(size_t)7;
-	struct fb_batch *b = malloc(sizeof(*b) + size + cap * sizeof(uint32_t));
+	return (cap * BYTES_PER_RECORD + FB_BATCH_RECORD_MAX + 7) & ~(size_t)7;
+}
+
+static size_t alloc_bytes(size_t cap)
+{
+	return sizeof(struct fb_batch) + batch_bytes(cap) + cap * sizeof(uint32_t);
+}
+
+/* Under ASan a kept batch is poisoned, so that a reader still holding it
+ * after its last unref is caught as if it had been freed. */
+#if defined(__SANITIZE_ADDRESS__)
+#define BATCH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BATCH_ASAN 1
+#endif
+#endif
+#ifdef BATCH_ASAN
+#include <sanitizer/asan_interface.h>
+#define SPARE_POISON(b, cap) ASAN_POISON_MEMORY_REGION(b, alloc_bytes(cap))
+#define SPARE_UNPOISON(b, cap) ASAN_UNPOISON_MEMORY_REGION(b, alloc_bytes(cap))
+#else
+#define SPARE_POISON(b, cap) ((void)(b), (void)(cap))
+#define SPARE_UNPOISON(b, cap) ((void)(b), (void)(cap))
+#endif
+
+static struct fb_batch *spare_take(size_t cap)
+{
+	struct fb_batch *b = NULL;
+	pthread_mutex_lock(&spares.mu);
+	if (spares.n && spares.cap[spares.n - 1] == cap) {
+		b = spares.b[--spares.n];
+		SPARE_UNPOISON(b, cap);
+	}
+	pthread_mutex_unlock(&spares.mu);
+	return b;
+}
+
+/* 1 if b was kept as a spare. */
+static int spare_keep(struct fb_batch *b)
+{
+	int kept = 0;
+	size_t cap = b->cap;
+	pthread_mutex_lock(&spares.mu);
+	if (spares.n < SPARES_MAX) {
+		SPARE_POISON(b, cap);
+		spares.cap[spares.n] = cap;
+		spares.b[spares.n++] = b;
+		kept = 1;
+	}
+	pthread_mutex_unlock(&spares.mu);
+	return kept;
+}
+
+void fb_batch_spares_free(void)
+{
+	pthread_mutex_lock(&spares.mu);
+	while (spares.n) {
+		spares.n--;
+		SPARE_UNPOISON(spares.b[spares.n], spares.cap[spares.n]);
+		free(spares.b[spares.n]);
+	}
+	pthread_mutex_unlock(&spares.mu);
+}
+
+struct fb_batch *fb_batch_new(size_t cap)
+{
+	size_t size = batch_bytes(cap);
+	struct fb_batch *b = spare_take(cap);
+	if (!b)
+		b = malloc(alloc_bytes(cap));
 	if (!b)
 		return NULL;
 	atomic_init(&b->refs, 1);
@@ -56,7 +143,7 @@ void fb_batch_ref(struct fb_batch *b) { atomic_fetch_add_explicit(&b->refs, 1, m
 
 void fb_batch_unref(struct fb_batch *b)
 {
-	if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+	if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1 && !spare_keep(b))
 		free(b);
 }
 

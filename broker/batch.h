@@ -57,7 +57,11 @@ static inline uint64_t fb_batch_kind_bit(unsigned k) { return 1ull << (k < 63 ? 
  * takes fewer larger ones) and one reference. NULL on ENOMEM. */
 struct fb_batch *fb_batch_new(size_t cap);
 void fb_batch_ref(struct fb_batch *b);
+/* Drop a reference; the last one frees b, or keeps it (up to 4 of them)
+ * for the next fb_batch_new of the same cap. */
 void fb_batch_unref(struct fb_batch *b);
+/* Free the kept batches (at exit, once no thread makes batches). */
+void fb_batch_spares_free(void);
 
 /* 1 if b can take one more record of any size. */
 static inline int fb_batch_room(const struct fb_batch *b)

@@ -100,6 +100,8 @@ static const struct fb_conf_key keys[] = {
 	  .help = "delete oldest segments past this total (0 = keep all)" },
 	{ "JournalRetainAge", FB_CONF_DURATION_S, F(retain_age_s), .min = 0, .max = UINT64_MAX,
 	  .help = "delete segments older than this (0 = keep all)" },
+	{ "JournalCacheSize", FB_CONF_SIZE, F(journal_cache_bytes), .min = 0, .max = UINT64_MAX,
+	  .help = "synced journal bytes left in the page cache (0 = leave it to the kernel)" },
 	{ "MaxFrameSize", FB_CONF_SIZE, F(max_frame), .min = 4096, .max = 64u << 20,
 	  .help = "largest agent frame body" },
 	{ "HeartbeatInterval", FB_CONF_DURATION_MS, F(heartbeat_ms), .min = 100, .max = 3600000,
@@ -271,6 +273,7 @@ void fb_config_defaults(struct fb_config *c)
 	c->segment_bytes = 64ull << 20;
 	c->retain_bytes = 10ull << 30;
 	c->retain_age_s = 7 * 86400;
+	c->journal_cache_bytes = 32ull << 20;
 	c->max_frame = 1u << 20;
 	c->heartbeat_ms = 5000;
 	c->max_agents = 100000;
@@ -397,8 +400,10 @@ void fb_config_print(const struct fb_config *c, void *file)
 		c->agent_host, c->agent_port, c->http_host, c->http_port, c->journal_dir,
 		fb_sync_policy_name(c->sync_policy));
 	fprintf(f, "JournalSyncInterval=%" PRIu64 "ms\nJournalSegmentSize=%" PRIu64
-		   "\nJournalRetainSize=%" PRIu64 "\nJournalRetainAge=%" PRIu64 "s\n",
-		c->sync_interval_ms, c->segment_bytes, c->retain_bytes, c->retain_age_s);
+		   "\nJournalRetainSize=%" PRIu64 "\nJournalRetainAge=%" PRIu64 "s\nJournalCacheSize=%" PRIu64
+		   "\n",
+		c->sync_interval_ms, c->segment_bytes, c->retain_bytes, c->retain_age_s,
+		c->journal_cache_bytes);
 	fprintf(f, "MaxFrameSize=%" PRIu64 "\nHeartbeatInterval=%" PRIu64 "ms\nMaxAgents=%" PRIu64
 		   "\nMaxHttpConnections=%" PRIu64 "\n",
 		c->max_frame, c->heartbeat_ms, c->max_agents, c->max_http_connections);

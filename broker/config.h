@@ -48,6 +48,7 @@ struct fb_config {
 	uint64_t segment_bytes;
 	uint64_t retain_bytes;
 	uint64_t retain_age_s;
+	uint64_t journal_cache_bytes;
 	uint64_t max_frame;
 	uint64_t heartbeat_ms;
 	uint64_t max_agents;

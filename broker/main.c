@@ -1,5 +1,6 @@
 /* main.c - fabricbusd: options, configuration, start-up and shutdown. */
 #include "broker.h"
+#include "batch.h"
 #include "status.h"
 
 #include "fabric_map.h"
@@ -312,7 +313,7 @@ static int open_journal(struct fb_broker *b)
 {
 	const struct fb_config *c = b->cfg;
 	struct fb_journal_opts jo = { c->journal_dir, c->segment_bytes, c->retain_bytes, c->retain_age_s,
-				      c->sync_policy == FB_SYNC_NONE };
+				      c->sync_policy == FB_SYNC_NONE, c->journal_cache_bytes };
 	uint64_t t0 = fb_now_ns();
 	int rc = fb_journal_open(&jo, recover_cb, b, &b->journal);
 	if (rc) {
@@ -599,6 +600,7 @@ static void shutdown_broker(struct fb_broker *b)
 		fb_journal_close(b->journal);
 	fb_agent_table_free(b->agents);
 	fb_inventory_free(b->inventory);
+	fb_batch_spares_free(); /* every thread that held batches has stopped */
 }
 
 int main(int argc, char **argv)

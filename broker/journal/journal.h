@@ -37,6 +37,10 @@ struct fb_journal_opts {
 	/* JournalSync=none: fb_journal_sync runs only at segment rolls, so
 	 * written records are not kept for a rewrite after a failed sync. */
 	int no_sync;
+	/* Synced bytes left in the page cache behind the end of the active
+	 * segment; older ones are dropped after each sync, and a finished
+	 * segment's at its roll (0 = leave the page cache to the kernel). */
+	uint64_t cache_bytes;
 };
 
 struct fb_journal_stats {

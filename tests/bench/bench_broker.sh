@@ -6,8 +6,16 @@
 #   N publishers -> bare libevent relay (reads frames, writes them to one socket) -> 1 reader
 #
 # Usage: tests/bench/bench_broker.sh            (builds ./build-release if needed)
-#        PUBLISHERS=4 PER_PUBLISHER=500000 tests/bench/bench_broker.sh
-# Output: "name: value unit" lines and a "ratio:" line.
+#        PUBLISHERS=4 PER_PUBLISHER=500000 ROUNDS=5 tests/bench/bench_broker.sh
+# Output: a line per round, then "name: value unit" lines (medians over the
+# rounds) and the "ratio:" lines.
+#
+# Rounds alternate the relay and the broker, ROUNDS (5) times: the machine's
+# speed drifts (on this VM the same binary's CPU per event varies by a third
+# between runs), and alternating rounds see the same drift. The broker runs
+# through all rounds, as brokers do; round 1 includes its start: the first
+# fill of its ring (R x ~765 B of fresh memory) and of its journal's page
+# cache window, which on a VM cost a host fault per fresh page.
 #
 # Where the broker's CPU per event goes (perf record -e cpu-clock -g on
 # fabricbusd during this script, release build, 2 cores; shares of the
@@ -53,6 +61,7 @@ src=$(cd "$here/../.." && pwd)
 bench_publishers
 SYNC=${SYNC:-batch}
 RING=${RING:-262144}
+ROUNDS=${ROUNDS:-5}
 
 . "$here/release_build.sh"
 fabricbusd=$build/broker/fabricbusd
@@ -63,13 +72,14 @@ wssink=$build/tests/bench/bench_ws_sink
 bench_start
 
 
-# Run the publishers against $1 and wait for the reader ($2: pid) to finish;
-# sets RATE (events/s over the whole run, publisher start to last event read).
+# Run the publishers (agent ids $3-1..) against $1 and wait for the reader
+# ($2: pid) to finish; sets RATE (events/s over the whole run, publisher
+# start to last event read).
 drive() {
-	local addr=$1 reader=$2 t0 t1 pp=()
+	local addr=$1 reader=$2 tag=$3 t0 t1 pp=()
 	t0=$(now)
 	for i in $(seq "$PUBLISHERS"); do
-		"$fabricbus" publish --broker "$addr" --agent-id "bench$i" --generate "$PER_PUBLISHER" \
+		"$fabricbus" publish --broker "$addr" --agent-id "$tag-$i" --generate "$PER_PUBLISHER" \
 			--timeout 600 --quiet &
 		pp+=($!)
 	done
@@ -79,29 +89,55 @@ drive() {
 	RATE=$(echo "$t0 $t1" | awk -v n="$TOTAL" '{printf "%.0f", n / ($2 - $1)}')
 }
 
-echo "benchmark: $PUBLISHERS publishers x $PER_PUBLISHER events = $TOTAL events, $(nproc) cores"
+# Drop $1 from $pids once it has exited, so that the cleanup cannot kill
+# another process that got its number.
+forget() { local keep=() p; for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done; pids=("${keep[@]}"); }
 
-# Reference: the bare relay.
-sp=$(port); rp=$(port)
-"$relay" sink "$sp" "$TOTAL" >"$work/relay.out" & reader=$!; pids+=($reader)
-wait_port "$sp"
-"$relay" relay "$rp" "$sp" & relay_pid=$!; pids+=($relay_pid)
-wait_port "$rp"
-drive "127.0.0.1:$rp" "$reader"; relay_rate=$RATE
-relay_cpu=$(cpu_s "$relay_pid")
-echo "relay_events_per_s: $relay_rate events/s"
-echo "relay_reader: $(cat "$work/relay.out")"
+# The median of the arguments (numbers).
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
-# fabricbusd with its journal and one WebSocket subscriber.
+echo "benchmark: $ROUNDS rounds of $PUBLISHERS publishers x $PER_PUBLISHER events = $TOTAL events, $(nproc) cores"
+
+# fabricbusd with its journal; one WebSocket subscriber per round. It runs
+# through all rounds, as a broker does: round 1 also pays its start (the
+# first fill of the ring, fresh journal pages), the later rounds show it
+# running.
 ap=$(port); hp=$(port)
 "$fabricbusd" -o "AgentListen=127.0.0.1:$ap" -o "HttpListen=127.0.0.1:$hp" \
 	-o "JournalDir=$work/journal" -o "JournalSync=$SYNC" -o LogLevel=warn \
 	-o WsRingEvents=$RING -o WsQueueEvents=$RING 2>"$work/broker.log" & broker=$!; pids+=($broker)
 wait_port "$ap"; wait_port "$hp"
-"$wssink" 127.0.0.1 "$hp" /ws/events "$TOTAL" >"$work/ws.out" & reader=$!; pids+=($reader)
-sleep 0.3
-drive "127.0.0.1:$ap" "$reader"; broker_rate=$RATE
-broker_cpu=$(cpu_s "$broker")
+
+ratios=() relay_rates=() broker_rates=() relay_cpus=() broker_cpus=()
+for r in $(seq "$ROUNDS"); do
+	# Reference: the bare relay (a fresh one each round: it keeps nothing).
+	sp=$(port); rp=$(port)
+	"$relay" sink "$sp" "$TOTAL" >"$work/relay.out" & reader=$!; pids+=($reader)
+	wait_port "$sp"
+	"$relay" relay "$rp" "$sp" & relay_pid=$!; pids+=($relay_pid)
+	wait_port "$rp"
+	drive "127.0.0.1:$rp" "$reader" "relay$r"; relay_rate=$RATE
+	relay_cpu=$(cpu_s "$relay_pid")
+	kill "$relay_pid"; wait "$relay_pid" 2>/dev/null || true
+	forget "$relay_pid"; forget "$reader"
+
+	# The broker: CPU per event is its CPU during this round.
+	"$wssink" 127.0.0.1 "$hp" /ws/events "$TOTAL" >"$work/ws.out" & reader=$!; pids+=($reader)
+	sleep 0.3
+	c0=$(cpu_s "$broker")
+	drive "127.0.0.1:$ap" "$reader" "bench$r"; broker_rate=$RATE
+	c1=$(cpu_s "$broker")
+	forget "$reader"
+	read -r rc bc ratio < <(awk -v r="$relay_cpu" -v c0="$c0" -v c1="$c1" -v n="$TOTAL" \
+		-v br="$broker_rate" -v rr="$relay_rate" \
+		'BEGIN {printf "%.3f %.3f %.2f\n", r * 1e6 / n, (c1 - c0) * 1e6 / n, br / rr}')
+	echo "round $r: relay $relay_rate events/s ($rc us/event), broker $broker_rate events/s" \
+		"($bc us/event), broker/relay $ratio"
+	[ "$r" = 1 ] && { echo "relay_reader: $(cat "$work/relay.out")"; echo "broker_reader: $(cat "$work/ws.out")"; }
+	ratios+=("$ratio") relay_rates+=("$relay_rate") broker_rates+=("$broker_rate")
+	relay_cpus+=("$rc") broker_cpus+=("$bc")
+done
+
 rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$broker/status")
 curl -s "http://127.0.0.1:$hp/status" >"$work/status.json" || true
 syncs=$(/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["broker"]["journal"]; print(j["syncs"], j["bytes"])' "$work/status.json" 2>/dev/null || echo "? ?")
@@ -111,19 +147,22 @@ syncs=$(/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["br
 # event's packed batch record with its index (broker/batch.h); J = its
 # journal record (this run's journal bytes / events).
 frame=$(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["websocket"]["ring"]; print(r["bytes"] // max(r["size"], 1))' "$work/status.json" 2>/dev/null || echo 700)
-jrec=$(awk -v b="${syncs#* }" -v n="$TOTAL" 'BEGIN {printf "%.0f", (b + 0 > 0 ? b / n : 900)}')
+jrec=$(awk -v b="${syncs#* }" -v n="$((TOTAL * ROUNDS))" 'BEGIN {printf "%.0f", (b + 0 > 0 ? b / n : 900)}')
 rss_bound_mib=$(awk -v R="$RING" -v F="$frame" -v J="$jrec" -v S=1 'BEGIN {
 	base = 16 * 1048576; Q = 65536; P = 16 * 4096; rec = 132; slot = 160; C = 2 * 1048576; per_sub = 2 * 65536 + 262144
 	printf "%.0f", (base + R * (F + slot) + 2 * C + (Q + 2 * P) * rec + 2 * P * J + S * per_sub) / 1048576 }')
-echo "broker_events_per_s: $broker_rate events/s"
-echo "broker_reader: $(cat "$work/ws.out")"
+# The figures: medians over the rounds; the ratio of the first round (the
+# broker just started) is printed beside them.
+echo "relay_events_per_s: $(median "${relay_rates[@]}") events/s (median of $ROUNDS rounds)"
+echo "broker_events_per_s: $(median "${broker_rates[@]}") events/s (median of $ROUNDS rounds)"
 echo "broker_peak_rss: $((rss_kb / 1024)) MiB (VmHWM)"
 echo "broker_peak_rss_bound: $rss_bound_mib MiB (docs/configuration.md: WsRingEvents=$RING, mean frame $frame bytes, journal record $jrec bytes, 1 subscriber)"
 echo "broker_journal: sync=$SYNC fdatasyncs=${syncs% *} bytes=${syncs#* }"
 # CPU per event (user + system, the process's own): steadier than rates on a
 # loaded machine, and what the rate ratio comes to once cores are scarce.
-awk -v b="$broker_cpu" -v r="$relay_cpu" -v n="$TOTAL" 'BEGIN {
-	printf "relay_cpu: %.3f us/event\nbroker_cpu: %.3f us/event\n", r * 1e6 / n, b * 1e6 / n
-	printf "ratio: relay/broker cpu per event = %.2f\n", (b > 0 ? r / b : 0) }'
-awk -v b="$broker_rate" -v r="$relay_rate" 'BEGIN {printf "ratio: broker/relay = %.2f\n", b / r}'
-awk -v b="$broker_rate" 'BEGIN {printf "ratio: broker/target(500k) = %.2f\n", b / 500000}'
+echo "relay_cpu: $(median "${relay_cpus[@]}") us/event (median)"
+echo "broker_cpu: $(median "${broker_cpus[@]}") us/event (median)"
+awk -v b="$(median "${broker_cpus[@]}")" -v r="$(median "${relay_cpus[@]}")" \
+	'BEGIN {printf "ratio: relay/broker cpu per event = %.2f\n", (b > 0 ? r / b : 0)}'
+echo "ratio: broker/relay = $(median "${ratios[@]}") (median of rounds: ${ratios[*]}; round 1 includes the broker's start)"
+awk -v b="$(median "${broker_rates[@]}")" 'BEGIN {printf "ratio: broker/target(500k) = %.2f\n", b / 500000}'

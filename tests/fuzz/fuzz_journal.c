@@ -80,7 +80,7 @@ static void write_segment(const uint8_t *data, size_t size)
 
 static void recover_and_append(void)
 {
-	struct fb_journal_opts o = { g_dir, 4096, 0, 0, 0 };
+	struct fb_journal_opts o = { g_dir, 4096, 0, 0, 0, 0 };
 	struct fb_journal *j;
 	uint64_t last = 0;
 	if (fb_journal_open(&o, on_recover, &last, &j) != 0)

@@ -181,10 +181,52 @@ static void full_by_bytes_without_overlap(void)
 	fb_batch_unref(b);
 }
 
+/* A freed batch is kept and handed out again, empty, to the next batch of
+ * its cap; one of another cap is a new one. */
+static void freed_batch_comes_back_empty(void)
+{
+	struct fb_record r, out;
+	memset(&r, 0, sizeof(r));
+	r.ev.kind = FB_KIND_LINK_DOWN;
+	snprintf(r.ev.text, sizeof(r.ev.text), "first life");
+	struct fb_batch *b = fb_batch_new(64);
+	CHECK(b);
+	for (r.event_id = 1; fb_batch_room(b); r.event_id++)
+		fb_batch_add(b, &r);
+	CHECK_EQ(b->n, 64);
+	fb_batch_ref(b);
+	fb_batch_unref(b); /* not the last reference: still in use */
+	CHECK_EQ(b->n, 64);
+	fb_batch_unref(b);
+
+	struct fb_batch *again = fb_batch_new(64);
+	CHECK(again == b); /* the same memory, warm */
+	CHECK_EQ(again->n, 0);
+	CHECK_EQ(again->used, 0);
+	CHECK_EQ(again->kinds, 0);
+	CHECK_EQ(again->cap, 64);
+	r.ev.kind = FB_KIND_LINK_UP;
+	snprintf(r.ev.text, sizeof(r.ev.text), "second");
+	r.event_id = 500;
+	fb_batch_add(again, &r);
+	CHECK_EQ(again->kinds, fb_batch_kind_bit(FB_KIND_LINK_UP));
+	CHECK_EQ(fb_batch_id(again, 0), 500);
+	CHECK_EQ(strcmp(fb_batch_get(again, 0, &out)->text, "second"), 0);
+
+	struct fb_batch *other = fb_batch_new(32);
+	CHECK(other && other != again);
+	CHECK_EQ(other->cap, 32);
+	CHECK_EQ(other->n, 0);
+	fb_batch_unref(other);
+	fb_batch_unref(again);
+	fb_batch_spares_free();
+}
+
 int main(void)
 {
 	RUN(kinds_says_what_a_batch_holds);
 	RUN(corpus_round_trips);
 	RUN(full_by_bytes_without_overlap);
+	RUN(freed_batch_comes_back_empty);
 	return TEST_DONE();
 }

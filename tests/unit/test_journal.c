@@ -1,7 +1,8 @@
 /* test_journal.c - the journal: append/flush/read round trip, crash
  * recovery (torn and corrupt tails), segment rolling, retention by size and
- * age, readers that follow the writer across segments and retention, and
- * the sync thread (journal_worker.c) that writes while the loop appends. */
+ * age, readers that follow the writer across segments and retention, the
+ * page cache it leaves behind a sync (JournalCacheSize), and the sync
+ * thread (journal_worker.c) that writes while the loop appends. */
 #include "fb_test.h"
 
 #include "fb_buf.h"
@@ -15,7 +16,10 @@
 #include <dirent.h>
 #include <stdatomic.h>
 #include <signal.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/vfs.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -54,7 +58,7 @@ static int event_matches(const struct fb_event *ev, uint64_t id)
 static struct fb_journal *jopen(const char *dir, uint64_t seg, uint64_t retain, uint64_t age,
 				fb_journal_recover_cb cb, void *arg)
 {
-	struct fb_journal_opts o = { dir, seg, retain, age, 0 };
+	struct fb_journal_opts o = { dir, seg, retain, age, 0, 0 };
 	struct fb_journal *j = NULL;
 	return fb_journal_open(&o, cb, arg, &j) == 0 ? j : NULL;
 }
@@ -688,6 +692,138 @@ DIR_TEST(journal_older_segment_corruption_skipped)
 	CHECK_EQ(o.last, 60);
 }
 
+/* ---- the page cache behind a sync (JournalCacheSize) ---------------------- */
+
+/* Which pages of the segment named first are in the page cache: vec[i] is 1
+ * for each resident page (mincore(2) of a read-only mapping, which faults
+ * nothing in). Returns the number of pages, or -1. */
+static long resident_pages(const char *dir, uint64_t first, unsigned char *vec, size_t cap)
+{
+	char path[512];
+	seg_file(path, sizeof(path), dir, first);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_size == 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = ((size_t)sb.st_size + page - 1) / page;
+	void *m = n <= cap ? mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	int rc = mincore(m, (size_t)sb.st_size, vec);
+	munmap(m, (size_t)sb.st_size);
+	for (size_t i = 0; i < n; i++)
+		vec[i] &= 1;
+	return rc ? -1 : (long)n;
+}
+
+/* Resident pages among [from, to) of vec. */
+static long count_resident(const unsigned char *vec, long from, long to)
+{
+	long c = 0;
+	for (long i = from < 0 ? 0 : from; i < to; i++)
+		c += vec[i];
+	return c;
+}
+
+/* Append ids from..to and sync: the journal's synced end, in pages
+ * (rounded up), or -1. */
+static long append_synced(struct fb_journal *j, uint64_t from, uint64_t to)
+{
+	if (append_range(j, from, to, 500) || fb_journal_sync(j))
+		return -1;
+	struct fb_journal_stats st;
+	fb_journal_get_stats(j, &st);
+	long page = sysconf(_SC_PAGESIZE);
+	return (long)((st.bytes + (uint64_t)page - 1) / (uint64_t)page);
+}
+
+DIR_TEST(journal_drops_synced_pages_from_the_cache)
+{
+	struct statfs fs;
+	if (statfs(dir, &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
+		/* tmpfs pages are the file itself: nothing to drop. */
+		fprintf(stderr, "  %s is tmpfs: page cache residency not checked\n", dir);
+		return;
+	}
+	long page = sysconf(_SC_PAGESIZE), keep = 16;
+	static unsigned char vec[1 << 16];
+	struct fb_journal_opts o = { dir, 1ull << 30, 0, 0, 0, (uint64_t)(keep * page) };
+	struct fb_journal *j = NULL;
+	CHECK_EQ(fb_journal_open(&o, NULL, NULL, &j), 0);
+	/* Each sync drops what fell out of the window. The kernel keeps a
+	 * large folio that straddles the end of the range (up to a few dozen
+	 * pages here, for writes of ~50 KB), so below the window at most that
+	 * stays, and the next sync takes it, dropping from the start again. */
+	long prev = 0;
+	for (uint64_t round = 0; round < 3; round++) {
+		long end = append_synced(j, 1 + round * 20000, 20000 + round * 20000);
+		CHECK(end > 4 * keep);
+		CHECK_EQ(resident_pages(dir, 1, vec, sizeof(vec)), end);
+		CHECK(count_resident(vec, 0, end - keep - 1) <= 64);
+		CHECK_EQ(count_resident(vec, 0, prev - keep - 1), 0);
+		/* The newest pages are still there (written a moment ago). */
+		CHECK_EQ(count_resident(vec, end - keep + 1, end), keep - 1);
+		prev = end;
+	}
+	fb_journal_close(j);
+
+	/* JournalCacheSize=0 leaves the pages to the kernel: all still cached. */
+	char d0[600];
+	snprintf(d0, sizeof(d0), "%s/kernel", dir);
+	o.dir = d0;
+	o.cache_bytes = 0;
+	CHECK_EQ(fb_journal_open(&o, NULL, NULL, &j), 0);
+	long end = append_synced(j, 1, 20000);
+	CHECK(end > 4 * keep);
+	CHECK_EQ(resident_pages(d0, 1, vec, sizeof(vec)), end);
+	CHECK_EQ(count_resident(vec, 0, end), end);
+	fb_journal_close(j);
+
+	/* A finished segment is dropped whole at its roll (all but its last,
+	 * partial page); the active one keeps its newest pages. */
+	char d1[600];
+	snprintf(d1, sizeof(d1), "%s/rolls", dir);
+	o.dir = d1;
+	o.cache_bytes = (uint64_t)(keep * page);
+	o.segment_bytes = (uint64_t)(64 * page);
+	CHECK_EQ(fb_journal_open(&o, NULL, NULL, &j), 0);
+	CHECK(append_synced(j, 1, 20000) > 0);
+	fb_journal_close(j);
+	uint64_t ids[256];
+	size_t n = list_segs(d1, ids, 256);
+	CHECK(n > 3);
+	for (size_t i = 0; i + 1 < n; i++) {
+		long pages = resident_pages(d1, ids[i], vec, sizeof(vec));
+		CHECK(pages > keep);
+		CHECK(count_resident(vec, 0, pages) <= 1);
+	}
+
+	/* Recovery reads every segment once and leaves the finished ones out
+	 * of the cache too; with JournalCacheSize=0 they stay. */
+	for (int cached = 0; cached < 2; cached++) {
+		for (size_t i = 0; i < n; i++) { /* read them all into the cache */
+			char path[1024], buf[4096];
+			seg_file(path, sizeof(path), d1, ids[i]);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			CHECK(fd >= 0);
+			while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0) {
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+		o.cache_bytes = cached ? 0 : (uint64_t)(keep * page);
+		CHECK_EQ(fb_journal_open(&o, NULL, NULL, &j), 0);
+		fb_journal_close(j);
+		long pages = resident_pages(d1, ids[0], vec, sizeof(vec));
+		CHECK(pages > keep);
+		CHECK_EQ(count_resident(vec, 0, pages), cached ? pages : 0);
+	}
+}
+
 /* ---- the sync thread (journal_worker.c) ---------------------------------- */
 
 static void count_notify(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
@@ -844,6 +980,7 @@ int main(void)
 	RUN(journal_write_failure_stalls_and_retries);
 	RUN(journal_torn_header_segment_recreated);
 	RUN(journal_older_segment_corruption_skipped);
+	RUN(journal_drops_synced_pages_from_the_cache);
 	RUN(journal_worker_job_covers_what_was_staged);
 	RUN(journal_worker_failed_job_keeps_order);
 	return TEST_DONE();
