@@ -44,6 +44,13 @@
 #   loop thread        ~0.14 (was 0.21-0.22 with libevent's 4 KiB reads)
 #   sync thread        ~0.06 (write(2) into the page cache; in 6M-event runs
 #     0.08-0.17: on this VM first touches of guest pages are expensive)
+# Session 15 (steady state, rounds 2-5): the journal's page cache recycled
+# (JournalCacheSize: its write(2) 14% -> 3% of the broker's samples) and
+# spare batches (minor faults ~15,000 -> 2,000-3,000 per round): broker
+# 0.50-0.57 us/event, broker/relay medians 0.45-0.55 (before: 0.43-0.46).
+#   WebSocket thread ~63% of the broker: sendmsg's copy 21%, rendering 31%,
+#     the loopback receive and the reader's wakeup ~13%, ring push 7%,
+#     unpacking 7%; loop thread ~27%; sync thread ~11%.
 # The machine is CPU-bound in the broker phase (broker, 4 publishers and the
 # WebSocket reader share 2 cores), so the rate follows the sum. What is left
 # is mostly kernel copies of the Redfish Event's bytes (sendmsg here, recv in
