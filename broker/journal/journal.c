@@ -60,7 +60,7 @@ struct fb_journal {
 	uint64_t synced_bytes; /* write side: the active segment's size at its last good sync */
 	uint64_t cache_bytes;  /* see fb_journal_opts */
 	uint64_t page_mask;    /* ~(page size - 1) */
-	uint64_t uncached;     /* write side: the active segment's pages below this were dropped */
+	uint64_t uncached;     /* write side: where cache_trim's last drop in the active segment ended */
 	int no_sync;
 	int stall;             /* write side: errno of the failure that stalls us, 0 when healthy */
 	uint64_t stall_since_ns, stall_log_ns; /* write side */
