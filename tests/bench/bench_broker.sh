@@ -98,7 +98,11 @@ drive() {
 
 # Drop $1 from $pids once it has exited, so that the cleanup cannot kill
 # another process that got its number.
-forget() { local keep=() p; for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done; pids=("${keep[@]}"); }
+forget() {
+	local keep=() p
+	for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+	pids=("${keep[@]}")
+}
 
 # The median of the arguments (numbers).
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
@@ -140,7 +144,10 @@ for r in $(seq "$ROUNDS"); do
 		'BEGIN {printf "%.3f %.3f %.2f\n", r * 1e6 / n, (c1 - c0) * 1e6 / n, br / rr}')
 	echo "round $r: relay $relay_rate events/s ($rc us/event), broker $broker_rate events/s" \
 		"($bc us/event), broker/relay $ratio"
-	[ "$r" = 1 ] && { echo "relay_reader: $(cat "$work/relay.out")"; echo "broker_reader: $(cat "$work/ws.out")"; }
+	if [ "$r" = 1 ]; then
+		echo "relay_reader: $(cat "$work/relay.out")"
+		echo "broker_reader: $(cat "$work/ws.out")"
+	fi
 	ratios+=("$ratio") relay_rates+=("$relay_rate") broker_rates+=("$broker_rate")
 	relay_cpus+=("$rc") broker_cpus+=("$bc")
 done
@@ -171,5 +178,6 @@ echo "relay_cpu: $(median "${relay_cpus[@]}") us/event (median)"
 echo "broker_cpu: $(median "${broker_cpus[@]}") us/event (median)"
 awk -v b="$(median "${broker_cpus[@]}")" -v r="$(median "${relay_cpus[@]}")" \
 	'BEGIN {printf "ratio: relay/broker cpu per event = %.2f\n", (b > 0 ? r / b : 0)}'
-echo "ratio: broker/relay = $(median "${ratios[@]}") (median of rounds: ${ratios[*]}; round 1 includes the broker's start)"
+echo "ratio: broker/relay = $(median "${ratios[@]}")" \
+	"(median of rounds: ${ratios[*]}; round 1 includes the broker's start)"
 awk -v b="$(median "${broker_rates[@]}")" 'BEGIN {printf "ratio: broker/target(500k) = %.2f\n", b / 500000}'
