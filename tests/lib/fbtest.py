@@ -119,10 +119,23 @@ def wait_for(get, pred, timeout, what, interval=0.05, show=repr):
     raise AssertionError(f"{what}: not within {timeout}s; last: {show(v)[:4000]}")
 
 
+_ports_given = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback TCP port nothing is bound to, never one this process has
+    handed out before: the kernel can give the same free port to two binds in
+    a row, and a broker whose AgentListen and HttpListen came out equal
+    refuses to start (seen once in CI: "AgentListen and HttpListen must
+    differ")."""
+    for _ in range(100):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _ports_given:
+            _ports_given.add(port)
+            return port
+    raise RuntimeError("no loopback port this test has not used already, after 100 tries")
 
 
 def wait_port(port, timeout=30.0, proc=None):
