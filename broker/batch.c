@@ -1,13 +1,12 @@
 /* batch.c - packed batch records: see batch.h. */
 #include "batch.h"
 
+#include "fb_buf.h"
+
 #include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 /* Bytes of data[] per record of the batch's cap: a port event packs into
  * ~150-250 bytes; a batch of larger ones is full by bytes before cap. */
@@ -42,27 +41,11 @@ static_assert(N_STRS == sizeof(((struct packed_head *)0)->len), "one length per 
  * lies within the field (every field is at least this long) and within the
  * batch (a record is packed only where FB_BATCH_RECORD_MAX bytes are free,
  * and that counts every field at its full size). */
-#define STR_BLOCK 32
+#define STR_BLOCK 32 /* fb_nul32's */
 static_assert(FB_FABRIC_MAX >= STR_BLOCK && FB_NAME_MAX >= STR_BLOCK && FB_ADDR_MAX >= STR_BLOCK &&
 		      FB_AGENT_ID_MAX >= STR_BLOCK && FB_TEXT_MAX >= STR_BLOCK && FB_JOBS_MAX >= STR_BLOCK,
 	      "every string field holds a whole block");
 
-/* The length of the string at s if it ends within the block (s has
- * STR_BLOCK readable bytes), else STR_BLOCK. */
-static inline size_t block_len(const char *s)
-{
-#if defined(__SSE2__) && STR_BLOCK == 32
-	const __m128i z = _mm_setzero_si128();
-	unsigned lo = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)s), z));
-	unsigned hi = (unsigned)_mm_movemask_epi8(
-		_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + 16)), z));
-	unsigned m = lo | hi << 16;
-	return m ? (size_t)__builtin_ctz(m) : STR_BLOCK;
-#else
-	const char *nul = memchr(s, 0, STR_BLOCK);
-	return nul ? (size_t)(nul - s) : STR_BLOCK;
-#endif
-}
 static_assert(sizeof(struct packed_head) + 7 <= 96, "FB_BATCH_RECORD_MAX's head and padding");
 static_assert(FB_AGENT_ID_MAX <= 256 && FB_TEXT_MAX <= 256 && FB_JOBS_MAX <= 256 && FB_NAME_MAX <= 256,
 	      "string lengths fit a byte");
@@ -201,7 +184,7 @@ void fb_batch_add(struct fb_batch *b, const struct fb_record *r)
 			h.len[k] = 0; /* most of an event's strings: no call */
 			continue;
 		}
-		size_t n = block_len(str);
+		size_t n = fb_nul32(str);
 		if (n < STR_BLOCK) {
 			memcpy(p, str, STR_BLOCK); /* the bytes after n are overwritten or unused */
 		} else {
