@@ -156,8 +156,8 @@ static inline size_t fb_nul32(const char *s)
 	unsigned lo = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)s), z));
 	unsigned hi = (unsigned)_mm_movemask_epi8(
 		_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + 16)), z));
-	unsigned m = lo | hi << 16;
-	return m ? (size_t)__builtin_ctz(m) : 32;
+	/* bit 32 set: 32 when the block has no NUL, without a branch */
+	return (size_t)__builtin_ctzll((uint64_t)(lo | hi << 16) | 1ull << 32);
 #else
 	const char *nul = memchr(s, 0, 32);
 	return nul ? (size_t)(nul - s) : 32;
