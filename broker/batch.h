@@ -84,7 +84,8 @@ static inline uint64_t fb_batch_id(const struct fb_batch *b, size_t i)
 
 /* Unpack record i into *out (the caller's, reused from one record to the
  * next) and return &out->ev. Every string of out->ev ends with its NUL;
- * bytes after it are left as they were. */
+ * the bytes after it are unspecified (a short string is copied as a block
+ * of 32 bytes, see batch.c). */
 const struct fb_event *fb_batch_get(const struct fb_batch *b, size_t i, struct fb_record *out);
 
 #endif

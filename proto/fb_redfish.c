@@ -524,20 +524,10 @@ static inline uint8_t *put(uint8_t *o, const void *p, size_t n)
 }
 #define PUT_LIT(o, lit) put((o), (lit), sizeof(lit) - 1)
 
-/* The length of the name in a NUL-padded slot (fb_event.h): the first NUL,
- * found in the whole slot at once. */
-static inline size_t slot_len(const char *slot)
-{
-#if defined(__SSE2__) && FB_NAME_SLOT == 32
-	const __m128i z = _mm_setzero_si128();
-	unsigned lo = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)slot), z));
-	unsigned hi = (unsigned)_mm_movemask_epi8(
-		_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(slot + 16)), z));
-	return (size_t)__builtin_ctz(lo | hi << 16); /* a name is shorter than its slot */
-#else
-	return strlen(slot);
-#endif
-}
+/* The length of the name in a NUL-padded slot (fb_event.h), found in the
+ * whole slot at once (a name is shorter than its slot). */
+_Static_assert(FB_NAME_SLOT == 32, "slot_len reads one fb_nul32 block");
+static inline size_t slot_len(const char *slot) { return fb_nul32(slot); }
 
 /* A name from one of fb_event.h's NUL-padded FB_NAME_SLOT tables ONLY
  * (never a plain string: the whole slot is read), copied as a whole slot:

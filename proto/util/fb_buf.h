@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* Owned by whoever declared it; release with fb_buf_free(). */
 struct fb_buf {
@@ -141,6 +144,25 @@ static inline void fb_rd_str8(struct fb_rd *r, char *out, size_t outsz);
 
 /* 1 if the n bytes are valid UTF-8 without NUL bytes. */
 int fb_utf8_valid(const uint8_t *s, size_t n);
+
+/* The length of the string at s if it ends within 32 bytes, else 32; s has
+ * 32 readable bytes (a NUL-padded name slot, a fixed-size field). Two
+ * vector compares instead of a strlen call, for the hot paths that copy
+ * short names as whole 32-byte blocks (fb_redfish.c, broker/batch.c). */
+static inline size_t fb_nul32(const char *s)
+{
+#if defined(__SSE2__)
+	const __m128i z = _mm_setzero_si128();
+	unsigned lo = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)s), z));
+	unsigned hi = (unsigned)_mm_movemask_epi8(
+		_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + 16)), z));
+	/* bit 32 set: 32 when the block has no NUL, without a branch */
+	return (size_t)__builtin_ctzll((uint64_t)(lo | hi << 16) | 1ull << 32);
+#else
+	const char *nul = memchr(s, 0, 32);
+	return nul ? (size_t)(nul - s) : 32;
+#endif
+}
 
 /* Big-endian loads and stores for fixed-size headers. */
 static inline uint32_t fb_load_be32(const uint8_t *p)

@@ -181,6 +181,56 @@ static void full_by_bytes_without_overlap(void)
 	fb_batch_unref(b);
 }
 
+/* Lengths around the 32-byte block batch.c copies short strings in; LONGEST
+ * is the field's longest string, NO_NUL a field with every byte set. */
+enum { LONGEST = 1000, NO_NUL = 1001 };
+static const size_t lens[] = { 0, 1, 15, 16, 31, 32, 33, LONGEST, NO_NUL };
+#define N_LENS (sizeof(lens) / sizeof(lens[0]))
+
+/* field (size bytes) as a string of the k-th length of lens, of c. */
+static void set_len(char *field, size_t size, size_t k, char c)
+{
+	size_t n = lens[k % N_LENS];
+	n = n == LONGEST ? size - 1 : n == NO_NUL ? size : n;
+	memset(field, c, size);
+	if (n < size)
+		field[n] = '\0';
+}
+
+/* Strings of every length in lens, mixed per record and field, packed until
+ * the batch is full by bytes: every record unpacks to what was added (a
+ * block never spills into the next record or into the index after the
+ * data), into a record full of stale bytes. */
+static void strings_around_the_block_size(void)
+{
+	struct fb_batch *b = fb_batch_new(4096);
+	CHECK(b);
+	struct fb_record *in = calloc(4096, sizeof(*in)), out;
+	CHECK(in);
+	memset(&out, 'x', sizeof(out));
+	size_t n = 0;
+	for (; fb_batch_room(b); n++) {
+		struct fb_event *e = &in[n].ev;
+		char c = (char)('a' + n % 26);
+		size_t k = n * 7; /* each record starts elsewhere in lens */
+#define LEN(f) set_len(f, sizeof(f), k++, c)
+		LEN(e->agent_id); LEN(e->subj.fabric); LEN(e->subj.switch_name); LEN(e->subj.node);
+		LEN(e->subj.device); LEN(e->subj.addr); LEN(e->subj.peer_name); LEN(e->text); LEN(e->jobs);
+#undef LEN
+		in[n].event_id = 7000 + n;
+		fb_batch_add(b, &in[n]);
+	}
+	CHECK(n > 100 && n < 4096); /* full by bytes, not by count */
+	CHECK(b->used <= b->size);
+	for (size_t i = 0; i < n; i++) {
+		CHECK_EQ(fb_batch_id(b, i), 7000 + i);
+		check_same_event(fb_batch_get(b, i, &out), &in[i].ev);
+	}
+	fb_batch_unref(b);
+	free(in);
+	fb_batch_spares_free();
+}
+
 /* A freed batch is kept and handed out again, empty, to the next batch of
  * its cap; one of another cap is a new one. */
 static void freed_batch_comes_back_empty(void)
@@ -227,6 +277,7 @@ int main(void)
 	RUN(kinds_says_what_a_batch_holds);
 	RUN(corpus_round_trips);
 	RUN(full_by_bytes_without_overlap);
+	RUN(strings_around_the_block_size);
 	RUN(freed_batch_comes_back_empty);
 	return TEST_DONE();
 }

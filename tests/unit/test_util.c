@@ -227,6 +227,27 @@ static void crc32c_matches_the_definition(void)
 		}
 }
 
+/* fb_nul32 finds the first NUL at every position of the block, whatever
+ * follows it, at every alignment, and answers 32 for a block without one. */
+static void nul32_finds_the_first_nul(void)
+{
+	char buf[32 + 8 + 32];
+	for (size_t align = 0; align < 8; align++) {
+		char *s = buf + align;
+		memset(buf, 'a', sizeof(buf));
+		CHECK_EQ(fb_nul32(s), 32);
+		s[32] = '\0'; /* past the block: not seen */
+		CHECK_EQ(fb_nul32(s), 32);
+		for (size_t at = 0; at < 32; at++) {
+			memset(buf, (int)(0x80 + at), sizeof(buf));
+			s[at] = '\0';
+			if (at + 3 < 32)
+				s[at + 3] = '\0'; /* a later NUL does not count */
+			CHECK_EQ(fb_nul32(s), at);
+		}
+	}
+}
+
 int main(void)
 {
 	RUN(clock_is_monotonic_and_units_agree);
@@ -236,5 +257,6 @@ int main(void)
 	RUN(sorted_pos_finds_and_places);
 	RUN(json_str_escapes_like_the_reference);
 	RUN(crc32c_matches_the_definition);
+	RUN(nul32_finds_the_first_nul);
 	return TEST_DONE();
 }

@@ -298,6 +298,67 @@ static void clear_keeps_chunks_for_reuse(void)
 	fb_ws_ring_free(&r);
 }
 
+/* Every message held is in slot seq % cap and carries its event's frame and
+ * origin, found from the tail's slot without a division: after the ring
+ * wrapped (a capacity that divides nothing), after a clear at a head that
+ * is not a multiple of it, and with origins shorter and longer than the
+ * 64-byte block they are copied in, in chunks with little room left. */
+static void check_slots(const struct fb_ws_ring *r, uint64_t id0, void (*mk)(struct fb_event *, unsigned))
+{
+	CHECK(fb_ws_ring_count(r) > 0);
+	for (uint64_t seq = r->tail; seq <= r->head; seq++)
+		CHECK(fb_ws_ring_at(r, seq) == &r->slot[seq % r->cap]);
+	for (uint64_t seq = r->tail > 3 ? r->tail - 3 : 0; seq < r->tail; seq++)
+		CHECK(fb_ws_ring_at(r, seq) == &r->slot[seq % r->cap]); /* not held: the slow way */
+	struct fb_buf want = FB_BUF_INIT;
+	for (uint64_t seq = r->tail; seq < r->head; seq++) {
+		const struct fb_ws_msg *m = fb_ws_ring_at(r, seq);
+		struct fb_event ev;
+		mk(&ev, (unsigned)(m->event_id - id0));
+		char origin[FB_REDFISH_ORIGIN_MAX];
+		CHECK(fb_redfish_origin(&ev, "IB", origin, sizeof(origin)) > 0);
+		CHECK_STR(fb_ws_msg_origin(m), origin);
+		fb_buf_reset(&want);
+		CHECK_EQ(fb_ws_render_frame(&want, &ev, m->event_id, "IB"), 0);
+		CHECK_EQ(m->frame_len, want.len);
+		CHECK(memcmp(fb_ws_msg_frame(m), want.data, want.len) == 0);
+	}
+	fb_buf_free(&want);
+}
+
+static void slots_and_origins_after_wrap_and_clear(void)
+{
+	void (*mks[])(struct fb_event *, unsigned) = { event_of, event_worst };
+	for (int w = 0; w < 2; w++) {
+		struct fb_ws_ring r;
+		CHECK_EQ(fb_ws_ring_init(&r, 7, "IB"), 0);
+		r.chunk_size = 4 << 10;
+		r.headroom = 200; /* many pushes find less than the block's room */
+		struct fb_event ev;
+		for (unsigned i = 0; i < 23; i++) {
+			mks[w](&ev, i);
+			CHECK_EQ(fb_ws_ring_push(&r, 100 + i, &ev), 0);
+		}
+		CHECK_EQ(r.tail, 16);
+		check_slots(&r, 100, mks[w]);
+		/* a full ring's head is in its tail's slot: clear one that is not */
+		fb_ws_ring_clear(&r);
+		for (unsigned i = 0; i < 3; i++) {
+			mks[w](&ev, 300 + i);
+			CHECK_EQ(fb_ws_ring_push(&r, 800 + i, &ev), 0);
+		}
+		fb_ws_ring_clear(&r);
+		CHECK_EQ(r.tail % r.cap, 5);
+		for (unsigned i = 0; i < 12; i++) {
+			mks[w](&ev, 500 + i);
+			CHECK_EQ(fb_ws_ring_push(&r, 1000 + i, &ev), 0);
+		}
+		CHECK_EQ(fb_ws_ring_oldest_id(&r), 1005);
+		check_slots(&r, 500, mks[w]);
+		fb_ws_ring_free(&r);
+	}
+}
+
 /* A socket that takes only part of a zero-copy write (write_iov): the frame
  * it stopped in is finished from its iovec, the frames it did not start go
  * back to the ring (fb_ws_sub_unsend) and come in the next fill. Takes of 0
@@ -381,6 +442,7 @@ int main(void)
 	RUN(arena_is_bounded_and_reused);
 	RUN(ring_of_one_keeps_one_chunk);
 	RUN(clear_keeps_chunks_for_reuse);
+	RUN(slots_and_origins_after_wrap_and_clear);
 	RUN(partial_write_resends_what_was_not_started);
 	return TEST_DONE();
 }
