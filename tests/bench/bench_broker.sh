@@ -51,6 +51,10 @@
 #   WebSocket thread ~63% of the broker: sendmsg's copy 21%, rendering 31%,
 #     the loopback receive and the reader's wakeup ~13%, ring push 7%,
 #     unpacking 7%; loop thread ~27%; sync thread ~11%.
+# Session 16: no 64-bit division per ring lookup, the origin and short
+# strings copied as fixed blocks: ring push 3.8% -> 2.4%, unpacking 3.9% ->
+# 2.9% of the broker's samples; broker 0.475-0.68 us/event (median of 8 runs
+# 0.50), broker/relay medians 0.45-0.55 (6 of 8 at 0.50 or more).
 # The machine is CPU-bound in the broker phase (broker, 4 publishers and the
 # WebSocket reader share 2 cores), so the rate follows the sum. What is left
 # is mostly kernel copies of the Redfish Event's bytes (sendmsg here, recv in
@@ -60,7 +64,9 @@
 # and on ring chunks (zeroing 2 MiB pages cost more than the faults saved),
 # prefetchw of the next records (session 13), of the next packed record and
 # of the journal buffer (session 14: the sync thread's write(2) paid more),
-# 512 events per render pass (no better than 1,024).
+# 512 events per render pass (no better than 1,024); session 16: prefetching
+# the next packed records and the ring's next lines, rendering into a small
+# hot buffer and copying it into the ring, 128 KiB sendmsg calls (worse).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
