@@ -215,6 +215,21 @@ static const char *port_id(const struct fb_event *ev, char num[24])
 	return NULL;
 }
 
+/* The subject's switch and port Ids, worked out once per render and used by
+ * the origin, the MessageArgs and the resource label (a GUID or a number was
+ * formatted up to three times). sw and port point into the struct or the
+ * event: pass it by pointer, never copy it. */
+struct ids {
+	const char *sw, *port;
+	char guid[19], num[24];
+};
+
+static void ids_of(const struct fb_event *ev, struct ids *d)
+{
+	d->sw = switch_id(ev, d->guid);
+	d->port = port_id(ev, d->num);
+}
+
 static int is_switch_kind(unsigned kind)
 {
 	return kind == FB_KIND_SWITCH_UNREACHABLE || kind == FB_KIND_SWITCH_REACHABLE || fb_event_is_root_cause(kind);
@@ -233,11 +248,10 @@ static int prefers_node(const struct fb_event *ev)
 	return is_node_side(ev) || ev->kind == FB_KIND_ACTION;
 }
 
-int fb_redfish_origin(const struct fb_event *ev, const char *default_fabric, char *out, size_t outsz)
+static int origin_of(const struct fb_event *ev, const struct ids *d, const char *default_fabric, char *out,
+		     size_t outsz)
 {
-	char guid[19], num[24];
-	const char *sw = switch_id(ev, guid);
-	const char *port = port_id(ev, num);
+	const char *sw = d->sw, *port = d->port;
 	const char *node = FLD(ev->subj.node);
 	const char *dev = FLD(ev->subj.device);
 	const char *fabric = FLD(ev->subj.fabric);
@@ -273,6 +287,13 @@ int fb_redfish_origin(const struct fb_event *ev, const char *default_fabric, cha
 	return (int)s.len;
 }
 
+int fb_redfish_origin(const struct fb_event *ev, const char *default_fabric, char *out, size_t outsz)
+{
+	struct ids d;
+	ids_of(ev, &d);
+	return origin_of(ev, &d, default_fabric, out, outsz);
+}
+
 /* ---- MessageArgs -------------------------------------------------------- */
 
 #define ARG_MAX 5
@@ -289,7 +310,6 @@ struct args {
 	unsigned n;
 	const char *v[ARG_MAX];
 	char own[ARG_MAX][ARG_SZ];
-	char guid[19], num[24]; /* the switch's and the port's Ids, when formatted */
 };
 
 static struct sb arg_next(struct args *a)
@@ -310,11 +330,9 @@ static void arg_u64(struct args *a, uint64_t v)
 }
 
 /* A readable name for the resource, for ResourceStateChanged and actions. */
-static void resource_label(const struct fb_event *ev, struct sb *s)
+static void resource_label(const struct fb_event *ev, const struct ids *d, struct sb *s)
 {
-	char guid[19], num[24];
-	const char *sw = switch_id(ev, guid);
-	const char *port = port_id(ev, num);
+	const char *sw = d->sw, *port = d->port;
 	const char *node = FLD(ev->subj.node), *dev = FLD(ev->subj.device);
 	if (node[0] && (prefers_node(ev) || !sw)) {
 		sb_puts(s, node);
@@ -341,7 +359,7 @@ static void resource_label(const struct fb_event *ev, struct sb *s)
 
 /* ARGS_SUPPRESSED: suppressed, whose (the text, else the subject), the
  * interval in seconds, the first and the last EventId made quiet. */
-static void args_suppressed(const struct fb_event *ev, struct args *a)
+static void args_suppressed(const struct fb_event *ev, const struct ids *d, struct args *a)
 {
 	arg_u64(a, fb_event_counter(ev, FB_CTR_SUPPRESSED, 0));
 	const char *text = FLD(ev->text);
@@ -349,7 +367,7 @@ static void args_suppressed(const struct fb_event *ev, struct args *a)
 		arg_str(a, text);
 	} else {
 		struct sb s = arg_next(a);
-		resource_label(ev, &s);
+		resource_label(ev, d, &s);
 	}
 	arg_u64(a, fb_event_counter(ev, FB_CTR_INTERVAL_MS, 0) / 1000);
 	arg_u64(a, fb_event_counter(ev, FB_CTR_FIRST_SUPPRESSED_ID, 0));
@@ -358,7 +376,7 @@ static void args_suppressed(const struct fb_event *ev, struct args *a)
 
 /* ARGS_NIC: adapter "node:device"; fabricbus does not track PCI functions,
  * and an mlx5_N / netdev is one function: "0". */
-static void args_nic(const struct fb_event *ev, struct args *a)
+static void args_nic(const struct fb_event *ev, const struct ids *d, struct args *a)
 {
 	const char *node = FLD(ev->subj.node), *dev = FLD(ev->subj.device);
 	struct sb s = arg_next(a);
@@ -368,39 +386,40 @@ static void args_nic(const struct fb_event *ev, struct args *a)
 	sb_puts(&s, dev);
 	if (!s.len)
 		SB_LIT(&s, "unknown");
-	arg_str(a, port_id(ev, a->num));
+	arg_str(a, d->port);
 	arg_str(a, "0");
 }
 
-static void build_args(const struct fb_event *ev, const struct fb_redfish_msg *m, struct args *a)
+static void build_args(const struct fb_event *ev, const struct fb_redfish_msg *m, const struct ids *d,
+		       struct args *a)
 {
 	unsigned shape = m->shape;
 	a->n = 0;
 	switch (shape) {
 	case ARGS_SWITCH:
-		arg_str(a, switch_id(ev, a->guid));
+		arg_str(a, d->sw);
 		break;
 	case ARGS_SW_PORT:
 	case ARGS_SW_PORT_FLAP:
-		arg_str(a, switch_id(ev, a->guid));
-		arg_str(a, port_id(ev, a->num));
+		arg_str(a, d->sw);
+		arg_str(a, d->port);
 		break;
 	case ARGS_FLAP_SUMMARY:
 	case ARGS_FLAP_STABLE: {
 		uint64_t sup = fb_event_counter(ev, FB_CTR_SUPPRESSED, 0);
 		uint64_t secs = fb_event_counter(ev, FB_CTR_INTERVAL_MS, 0) / 1000;
-		arg_str(a, switch_id(ev, a->guid));
-		arg_str(a, port_id(ev, a->num));
+		arg_str(a, d->sw);
+		arg_str(a, d->port);
 		arg_u64(a, shape == ARGS_FLAP_SUMMARY ? sup : secs);
 		arg_u64(a, shape == ARGS_FLAP_SUMMARY ? secs : sup);
 		break;
 	}
 	case ARGS_SUPPRESSED:
-		args_suppressed(ev, a);
+		args_suppressed(ev, d, a);
 		break;
 	case ARGS_NIC:
 	case ARGS_NIC_FLAP:
-		args_nic(ev, a);
+		args_nic(ev, d, a);
 		break;
 	case ARGS_ERR_THRESHOLD:
 		arg_str(a, fb_redfish_table_threshold_property(ev));
@@ -412,13 +431,13 @@ static void build_args(const struct fb_event *ev, const struct fb_redfish_msg *m
 		break;
 	case ARGS_STATE: {
 		struct sb s = arg_next(a);
-		resource_label(ev, &s);
+		resource_label(ev, d, &s);
 		arg_str(a, fb_redfish_table_port_state(ev));
 		break;
 	}
 	case ARGS_HEALTH: {
 		struct sb s = arg_next(a);
-		resource_label(ev, &s);
+		resource_label(ev, d, &s);
 		/* Resource.Health has the same three values as MessageSeverity,
 		 * and the message was picked by it. */
 		arg_str(a, fb_severity_name(m->sev));
@@ -897,9 +916,11 @@ int fb_redfish_render_facts(struct fb_buf *out, const struct fb_event *ev, uint6
 			    const char *default_fabric, struct fb_redfish_facts *f)
 {
 	const struct fb_redfish_msg *m = fb_redfish_table_classify(ev, &f->cls);
-	f->origin_len = fb_redfish_origin(ev, default_fabric, f->origin, sizeof(f->origin));
+	struct ids d;
+	ids_of(ev, &d);
+	f->origin_len = origin_of(ev, &d, default_fabric, f->origin, sizeof(f->origin));
 	struct args a;
-	build_args(ev, m, &a);
+	build_args(ev, m, &d, &a);
 	unsigned nc = ev->n_counters < FB_COUNTERS_MAX ? ev->n_counters : FB_COUNTERS_MAX;
 	struct meta mt;
 	scan_meta(ev, nc, &mt);

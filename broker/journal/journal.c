@@ -565,14 +565,19 @@ static void cache_trim(struct fb_journal *j, uint64_t keep)
 	j->uncached = to;
 }
 
+static int journal_sync(struct fb_journal *j, uint64_t keep);
+
 /* Make the finished segment durable before starting the next one, so a
  * crash can only ever tear the newest segment, which recovery repairs. */
 static int seg_roll(struct fb_journal *j, uint64_t next_first)
 {
-	int rc = fb_journal_sync(j);
+	/* The whole segment leaves the cache: the window goes on in the new
+	 * one (one fadvise, not a window's and then the rest). */
+	int rc = journal_sync(j, 0);
+	publish(j);
 	if (rc)
 		return rc;
-	cache_trim(j, 0); /* the window goes on in the new segment */
+	cache_trim(j, 0); /* when there was nothing left to sync */
 	close(j->fd);
 	j->fd = -1;
 	rc = seg_create(j, next_first);
@@ -689,16 +694,15 @@ static int sync_failed(struct fb_journal *j, int err)
 	return stall(j, "fdatasync", err);
 }
 
-static int journal_sync(struct fb_journal *j);
-
 int fb_journal_sync(struct fb_journal *j)
 {
-	int rc = journal_sync(j);
+	int rc = journal_sync(j, j->cache_bytes);
 	publish(j);
 	return rc;
 }
 
-static int journal_sync(struct fb_journal *j)
+/* fdatasync, then drop the synced pages but the newest keep bytes. */
+static int journal_sync(struct fb_journal *j, uint64_t keep)
 {
 	if (j->err)
 		return j->err;
@@ -714,7 +718,7 @@ static int journal_sync(struct fb_journal *j)
 	j->st.syncs++;
 	fb_metric_observe(j->sync_hist, (double)(fb_time_ns() - t0) / 1e9);
 	j->synced_bytes = *active_bytes(j);
-	cache_trim(j, j->cache_bytes);
+	cache_trim(j, keep);
 	drop_written(j);
 	if (j->wr == j->buf.len)
 		stall_over(j);
