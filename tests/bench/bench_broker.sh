@@ -55,6 +55,11 @@
 # strings copied as fixed blocks: ring push 3.8% -> 2.4%, unpacking 3.9% ->
 # 2.9% of the broker's samples; broker 0.475-0.68 us/event (median of 8 runs
 # 0.50), broker/relay medians 0.45-0.55 (6 of 8 at 0.50 or more).
+# Session 17 (main unchanged, a fresh machine of the same kind, kernel 6.18):
+# broker 0.34-0.475 us/event, broker/relay medians 0.53-0.61 over 26 runs.
+# Per event the two cores do ~0.41 us of work in the relay phase (publishers
+# 0.25, relay 0.11, reader 0.05) and ~0.75 in the broker phase (publishers
+# 0.29, broker 0.35-0.43, reader 0.075): the ratio is the inverse of those.
 # The machine is CPU-bound in the broker phase (broker, 4 publishers and the
 # WebSocket reader share 2 cores), so the rate follows the sum. What is left
 # is mostly kernel copies of the Redfish Event's bytes (sendmsg here, recv in

@@ -11,6 +11,7 @@
 #
 # Usage: tests/bench/bench_fanout.sh          (builds ./build-release if needed)
 #        SUBS="1 10 100" MESSAGES=20000000 tests/bench/bench_fanout.sh
+#        SUBS=10 CATCHUP_EVENTS=0 tests/bench/bench_fanout.sh   (no catch-up part)
 # Output: "name: value unit" lines and "ratio:" lines.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -66,6 +67,8 @@ done
 
 # Catch-up: the same events served to CATCHUP_SINKS subscribers with
 # ?since=0, once from the ring, once from the journal (after a restart).
+# CATCHUP_EVENTS=0 leaves it out (a sink for 0 events never subscribes).
+[ "$CATCHUP_EVENTS" -gt 0 ] || exit 0
 j="$work/journal-catchup"
 start_broker "$j"
 start_sinks "$sink" "$HP" 1 "$CATCHUP_EVENTS" /ws/events
