@@ -220,7 +220,9 @@ static int apply_string(const struct fb_conf_key *k, char *dst, const char *v, c
 			size_t whysz)
 {
 	size_t n = strlen(v);
-	if ((n == 0 && !(k->flags & FB_CONF_EMPTY_OK)) || n >= k->size || (k->ok && !k->ok(v))) {
+	/* "" of an EMPTY_OK key means unset/off: what ok judges is a set value. */
+	int empty_ok = n == 0 && (k->flags & FB_CONF_EMPTY_OK);
+	if ((n == 0 && !empty_ok) || n >= k->size || (!empty_ok && k->ok && !k->ok(v))) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral" /* expect: a table constant with one %zu */
 		snprintf(why, whysz, k->expect, k->size - 1);

@@ -72,7 +72,7 @@ enum fb_conf_type {
 	FB_CONF_CUSTOM,        /* parse decides */
 };
 
-#define FB_CONF_EMPTY_OK 1u /* STRING: "" is a value */
+#define FB_CONF_EMPTY_OK 1u /* STRING: "" is a value (unset/off; ok is not asked) */
 #define FB_CONF_REPEAT 2u   /* a file may give the key more than once (a list) */
 
 struct fb_conf_key {
