@@ -151,10 +151,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	if (check) {
-		printf("Broker=%s:%d\nNodeName=%s\nDelivery=%s\nStepDir=%s\nCode=%d\nRange=%s\n",
-		       cfg.broker_host, cfg.broker_port, cfg.node,
-		       cfg.delivery == FBP_DELIVERY_SLURM ? "slurm" : "server", cfg.step_dir, cfg.code,
-		       cfg.range ? "nodes" : "session");
+		fbp_conf_print(&cfg, stdout);
 		return 0;
 	}
 	fb_log_init(PROG, 0, cfg.log_level);

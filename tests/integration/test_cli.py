@@ -50,6 +50,17 @@ def daemon_help_version_and_config_errors():
     assert r.returncode == 2 and "cannot open" in r.stderr, r.stderr
     r = sh(FABRICBUSD, "-o", "AgentListen=127.0.0.1:9", "--check-config")
     assert r.returncode == 0 and "AgentListen=127.0.0.1:9" in r.stdout, r
+    # --check-config is the unit's ExecStartPre: it refuses what the start
+    # would, and what it prints is a file fabricbusd takes back unchanged.
+    r = sh(FABRICBUSD, "-o", "AgentListen=127.0.0.1:19101", "-o", "HttpListen=127.0.0.1:19101",
+           "--check-config")
+    assert r.returncode == 2 and "AgentListen and HttpListen must differ" in r.stderr, r
+    r = sh(FABRICBUSD, "--check-config")
+    assert r.returncode == 0, r
+    with open(conf, "w") as f:
+        f.write(r.stdout)
+    back = sh(FABRICBUSD, "-f", conf, "--check-config")
+    assert back.returncode == 0 and back.stdout == r.stdout, back
 
 
 def embedded_defaults_run_with_no_config():
