@@ -3,6 +3,7 @@
 #include "fb_addr.h"
 #include "fb_conf.h"
 #include "fb_err.h"
+#include "fb_event.h"
 #include "fb_log.h"
 #include "kafka_conf.h"
 
@@ -23,11 +24,6 @@ static int parse_identity(void *cfg, const struct fb_conf_key *k, const char *v,
 {
 	(void)k;
 	return fb_ident_rule_parse(&((struct fb_config *)cfg)->agent_identity, v, why, whysz);
-}
-
-static int name_ok(const char *v)
-{
-	return !strpbrk(v, "/ ?#%");
 }
 
 static int parse_kafka_map(void *cfg, const struct fb_conf_key *k, const char *v, char *why,
@@ -169,7 +165,8 @@ static const struct fb_conf_key keys[] = {
 	  .help = "comment line sent on an idle Redfish SSE stream this often" },
 	{ "WsPingInterval", FB_CONF_DURATION_S, F(ws_ping_s), .min = 1, .max = 3600,
 	  .help = "WebSocket ping period" },
-	{ "FabricName", FB_CONF_STRING, F(fabric_name), 0, S(fabric_name), .ok = name_ok,
+	{ "FabricName", FB_CONF_STRING, F(fabric_name), 0, S(fabric_name),
+	  .ok = fb_fabric_name_valid, /* the agents' --fabric rule too */
 	  .expect = "expected a non-empty name without '/', ' ', '?', '#', '%%' of at most %zu bytes",
 	  .help = "fabric id in Redfish paths when an event names none" },
 	{ "StormControl", FB_CONF_BOOL, F(storm_control),
