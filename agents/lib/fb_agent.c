@@ -231,7 +231,8 @@ static int metrics_listen(struct fb_agent *ag)
 		return 1;
 	}
 	fb_metrics_http_set_collect(ag->metrics_http, collect, ag);
-	fb_log_info("serving Prometheus metrics on http://%s/metrics", ag->metrics_arg);
+	fb_log_info("serving Prometheus metrics on http://%s/metrics",
+		    fb_metrics_http_addr(ag->metrics_http));
 	return 0;
 }
 

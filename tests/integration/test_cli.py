@@ -10,7 +10,7 @@ import tempfile
 import time
 
 from fbtest import (BUILD, FABRICBUS, FABRICBUSD, Broker, check_redfish_event, free_port, publish,
-                    run, track, wait_port)
+                    run, stop_gracefully, track, wait_port)
 
 
 def sh(*args, **kw):
@@ -80,6 +80,26 @@ def agents_refuse_a_fabric_fabricbusd_refuses():
         # fabricbusd refuses the same name as its FabricName.
         d = sh(FABRICBUSD, "-o", f"FabricName={args[1]}", "--check-config")
         assert d.returncode == 2 and "FabricName" in d.stderr, (args[1], d.returncode, d.stderr)
+
+
+def agent_metrics_log_names_the_bound_address():
+    """--metrics :PORT binds 127.0.0.1 only: the agent's log line names that
+    address (where a scraper must go), not "http://:PORT/metrics"."""
+    agent = os.path.join(BUILD, "agents", "snmp", "fabricbus-agent-snmp")
+    port = free_port()
+    d = tempfile.mkdtemp(prefix="fb-agent-metrics-")
+    err_path = os.path.join(d, "stderr")
+    with open(err_path, "wb") as err:
+        p = track(subprocess.Popen([agent, "--no-traps", "--no-resync", "--metrics", f":{port}",
+                                    "--broker", f"127.0.0.1:{free_port()}"],
+                                   stdout=subprocess.DEVNULL, stderr=err))
+    want = f"serving Prometheus metrics on http://127.0.0.1:{port}/metrics"
+    deadline = time.time() + 30
+    while want not in open(err_path).read() and p.poll() is None and time.time() < deadline:
+        time.sleep(0.1)
+    log = open(err_path).read()
+    assert stop_gracefully(p, "fabricbus-agent-snmp") == 0, log
+    assert want in log, log
 
 
 def embedded_defaults_run_with_no_config():
@@ -295,6 +315,7 @@ def tail_reconnect_without_since_resumes_from_the_head():
 
 if __name__ == "__main__":
     run(daemon_help_version_and_config_errors, agents_refuse_a_fabric_fabricbusd_refuses,
+        agent_metrics_log_names_the_bound_address,
         embedded_defaults_run_with_no_config,
         publish_tail_status_and_filters, publish_to_unreachable_broker_fails_clearly,
         agent_port_refuses_bad_frames, tail_reconnect_without_since_resumes_from_the_head)
