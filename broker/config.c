@@ -158,7 +158,8 @@ static const struct fb_conf_key keys[] = {
 	{ "WsRingEvents", FB_CONF_COUNT, F(ws_ring_events), .min = 1024, .max = 1u << 24,
 	  .help = "serialized events kept in memory for subscribers" },
 	{ "WsQueueEvents", FB_CONF_COUNT, F(ws_queue_events), .min = 16, .max = 1u << 24,
-	  .help = "how far a subscriber may lag before it is dropped" },
+	  .help = "how far a live subscriber may lag; at the bound a slow reader goes on from the ring "
+		  "and the journal, one that stopped reading (2 s) is cut off with a missed notice" },
 	{ "WsMaxSubscribers", FB_CONF_COUNT, F(ws_max_subscribers), .min = 1, .max = 1000000,
 	  .help = "WebSocket subscribers at once" },
 	{ "SseHeartbeatInterval", FB_CONF_DURATION_S, F(sse_heartbeat_s), .min = 1, .max = 3600,
