@@ -86,7 +86,8 @@ static int metrics_start(struct pmix_metrics *m, const char *addr, struct event_
 	if (fb_metrics_http_start(base, addr, m->r, &m->http, err, sizeof(err)))
 		return fb_log_err("%s", err), -1;
 	fb_metrics_http_set_collect(m->http, collect, m);
-	fb_log_info("serving Prometheus metrics on http://%s/metrics", addr);
+	fb_log_info("serving Prometheus metrics on http://%s/metrics",
+		    fb_metrics_http_addr(m->http));
 	return 0;
 }
 
