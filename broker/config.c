@@ -3,6 +3,7 @@
 #include "fb_addr.h"
 #include "fb_conf.h"
 #include "fb_err.h"
+#include "fb_event.h"
 #include "fb_log.h"
 #include "kafka_conf.h"
 
@@ -23,11 +24,6 @@ static int parse_identity(void *cfg, const struct fb_conf_key *k, const char *v,
 {
 	(void)k;
 	return fb_ident_rule_parse(&((struct fb_config *)cfg)->agent_identity, v, why, whysz);
-}
-
-static int name_ok(const char *v)
-{
-	return !strpbrk(v, "/ ?#%");
 }
 
 static int parse_kafka_map(void *cfg, const struct fb_conf_key *k, const char *v, char *why,
@@ -162,14 +158,16 @@ static const struct fb_conf_key keys[] = {
 	{ "WsRingEvents", FB_CONF_COUNT, F(ws_ring_events), .min = 1024, .max = 1u << 24,
 	  .help = "serialized events kept in memory for subscribers" },
 	{ "WsQueueEvents", FB_CONF_COUNT, F(ws_queue_events), .min = 16, .max = 1u << 24,
-	  .help = "how far a subscriber may lag before it is dropped" },
+	  .help = "how far a live subscriber may lag; at the bound a slow reader goes on from the ring "
+		  "and the journal, one that stopped reading (2 s) is cut off with a missed notice" },
 	{ "WsMaxSubscribers", FB_CONF_COUNT, F(ws_max_subscribers), .min = 1, .max = 1000000,
 	  .help = "WebSocket subscribers at once" },
 	{ "SseHeartbeatInterval", FB_CONF_DURATION_S, F(sse_heartbeat_s), .min = 1, .max = 3600,
 	  .help = "comment line sent on an idle Redfish SSE stream this often" },
 	{ "WsPingInterval", FB_CONF_DURATION_S, F(ws_ping_s), .min = 1, .max = 3600,
 	  .help = "WebSocket ping period" },
-	{ "FabricName", FB_CONF_STRING, F(fabric_name), 0, S(fabric_name), .ok = name_ok,
+	{ "FabricName", FB_CONF_STRING, F(fabric_name), 0, S(fabric_name),
+	  .ok = fb_fabric_name_valid, /* the agents' --fabric rule too */
 	  .expect = "expected a non-empty name without '/', ' ', '?', '#', '%%' of at most %zu bytes",
 	  .help = "fabric id in Redfish paths when an event names none" },
 	{ "StormControl", FB_CONF_BOOL, F(storm_control),

@@ -165,6 +165,9 @@ static void journal_alarm_json(json_t *j, const struct fb_journal_stats *js)
 	json_object_set_new(j, "stalled_for_s", json_real((double)js->stalled_for_ms / 1e3));
 	json_object_set_new(j, "stalls", json_integer((json_int_t)js->stalls));
 	json_object_set_new(j, "waiting_bytes", json_integer((json_int_t)js->waiting_bytes));
+	/* What recovery found at start: a torn tail it cut, damage it skipped. */
+	json_object_set_new(j, "truncated_bytes", json_integer((json_int_t)js->truncated_bytes));
+	json_object_set_new(j, "damaged_bytes", json_integer((json_int_t)js->damaged_bytes));
 }
 
 char *fb_status_json(struct fb_status *s, struct fb_broker *b, uint64_t now_ns)

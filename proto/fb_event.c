@@ -235,6 +235,14 @@ int fb_event_clear_quiet(struct fb_event *ev)
 	return had;
 }
 
+_Static_assert(FB_FABRIC_MAX == 32, "FB_FABRIC_NAME_RULE says 1..31 bytes");
+
+int fb_fabric_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+	return n > 0 && n < FB_FABRIC_MAX && !strpbrk(s, FB_FABRIC_NAME_BAD);
+}
+
 int fb_strlcpy_field(char *dst, size_t dstsz, const char *s)
 {
 	size_t n = strlen(s);

@@ -248,6 +248,15 @@ int fb_event_jobs_check(const char *s, size_t n, const char **why);
 int fb_event_add_counter(struct fb_event *ev, uint16_t id, uint64_t value);
 /* The value of a counter, or def if absent. */
 uint64_t fb_event_counter(const struct fb_event *ev, uint16_t id, uint64_t def);
+/* 1 if s is a fabric name: 1..FB_FABRIC_MAX - 1 bytes, none of the
+ * characters of FB_FABRIC_NAME_BAD, which would change the meaning of a
+ * Redfish path (/redfish/v1/Fabrics/<name>/...). The one rule of fabricbusd's
+ * FabricName key and of the agents' --fabric. */
+#define FB_FABRIC_NAME_BAD "/ ?#%"
+/* What a fabric name may be, for an error message (a printf argument, not a
+ * format: it holds a '%'). */
+#define FB_FABRIC_NAME_RULE "1..31 bytes, none of '/', ' ', '?', '#', '%'"
+int fb_fabric_name_valid(const char *s);
 /* Copy s into a fixed field; FB_ETOOBIG if it does not fit (dst left empty). */
 int fb_strlcpy_field(char *dst, size_t dstsz, const char *s);
 uint64_t fb_now_ns(void);

@@ -86,7 +86,8 @@ static int metrics_start(struct pmix_metrics *m, const char *addr, struct event_
 	if (fb_metrics_http_start(base, addr, m->r, &m->http, err, sizeof(err)))
 		return fb_log_err("%s", err), -1;
 	fb_metrics_http_set_collect(m->http, collect, m);
-	fb_log_info("serving Prometheus metrics on http://%s/metrics", addr);
+	fb_log_info("serving Prometheus metrics on http://%s/metrics",
+		    fb_metrics_http_addr(m->http));
 	return 0;
 }
 
@@ -151,10 +152,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	if (check) {
-		printf("Broker=%s:%d\nNodeName=%s\nDelivery=%s\nStepDir=%s\nCode=%d\nRange=%s\n",
-		       cfg.broker_host, cfg.broker_port, cfg.node,
-		       cfg.delivery == FBP_DELIVERY_SLURM ? "slurm" : "server", cfg.step_dir, cfg.code,
-		       cfg.range ? "nodes" : "session");
+		fbp_conf_print(&cfg, stdout);
 		return 0;
 	}
 	fb_log_init(PROG, 0, cfg.log_level);

@@ -53,6 +53,17 @@ static int parse_kinds(void *cfg, const struct fb_conf_key *k, const char *val, 
 	return 0;
 }
 
+static void format_kinds(const void *cfg, const struct fb_conf_key *k, char *out, size_t outsz)
+{
+	unsigned bits = *(const unsigned *)((const char *)cfg + k->off);
+	size_t off = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]) && off < outsz; i++)
+		if (bits & kinds[i].bit)
+			off += (size_t)snprintf(out + off, outsz - off, "%s%s", off ? "," : "",
+						kinds[i].name);
+}
+
 /* PMIX_FABRIC_UPDATED, or a site code below PMIX_EXTERNAL_ERR_BASE. */
 static int parse_code(void *cfg, const struct fb_conf_key *k, const char *val, char *why,
 		      size_t whysz)
@@ -73,6 +84,16 @@ static int parse_code(void *cfg, const struct fb_conf_key *k, const char *val, c
 			  "(%d), e.g. %d", PMIX_EXTERNAL_ERR_BASE, PMIX_EXTERNAL_ERR_BASE - 1);
 }
 
+/* By name when it is PMIX_FABRIC_UPDATED: its number is not a site code. */
+static void format_code(const void *cfg, const struct fb_conf_key *k, char *out, size_t outsz)
+{
+	int code = *(const int *)((const char *)cfg + k->off);
+	if (code == PMIX_FABRIC_UPDATED)
+		snprintf(out, outsz, "PMIX_FABRIC_UPDATED");
+	else
+		snprintf(out, outsz, "%d", code);
+}
+
 /* Broker: HOST:PORT, the host 127.0.0.1 when left out. */
 static int parse_broker(void *cfg, const struct fb_conf_key *k, const char *val, char *why,
 			size_t whysz)
@@ -85,6 +106,14 @@ static int parse_broker(void *cfg, const struct fb_conf_key *k, const char *val,
 	return 0;
 }
 
+static void format_broker(const void *cfg, const struct fb_conf_key *k, char *out, size_t outsz)
+{
+	const struct fbp_config *c = cfg;
+	(void)k;
+	snprintf(out, outsz, strchr(c->broker_host, ':') ? "[%s]:%d" : "%s:%d", c->broker_host,
+		 c->broker_port);
+}
+
 /* ServerNodes: a hostlist, or empty for NodeName. */
 static int parse_nodes(void *cfg, const struct fb_conf_key *k, const char *val, char *why,
 		       size_t whysz)
@@ -95,6 +124,11 @@ static int parse_nodes(void *cfg, const struct fb_conf_key *k, const char *val, 
 		return FB_ECONFIG;
 	memcpy((char *)cfg + k->off, val, strlen(val) + 1);
 	return 0;
+}
+
+static void format_nodes(const void *cfg, const struct fb_conf_key *k, char *out, size_t outsz)
+{
+	snprintf(out, outsz, "%s", (const char *)cfg + k->off);
 }
 
 static int node_ok(const char *v)
@@ -115,7 +149,7 @@ static const char *const range_names[] = { "session", "nodes", NULL };   /* enum
 
 /* The keys of docs/pmix.md (fb_conf.h); NodeName's default is the host's name. */
 static const struct fb_conf_key keys[] = {
-	{ "Broker", FB_CONF_CUSTOM, .parse = parse_broker, .def = "127.0.0.1:7412",
+	{ "Broker", FB_CONF_CUSTOM, .parse = parse_broker, .format = format_broker, .def = "127.0.0.1:7412",
 	  .help = "fabricbusd's HttpListen (/ws/events, /fabric/map)" },
 	FB_CONF_BROKER_AUTH_KEYS(struct fbp_config, broker_token_file, broker_tls_ca),
 	{ "NodeName", FB_CONF_STRING, F(node), 0, S(node), .ok = node_ok,
@@ -132,12 +166,12 @@ static const struct fb_conf_key keys[] = {
 	  .flags = FB_CONF_EMPTY_OK, .expect = "longer than %zu bytes", .def = "",
 	  .help = "the job whose processes are named (Delivery=server)" },
 	{ "ServerNodes", FB_CONF_CUSTOM, F(server_nodes), 0, S(server_nodes), .parse = parse_nodes,
-	  .def = "", .help = "the nodes that server's jobs run on (Delivery=server)" },
-	{ "Code", FB_CONF_CUSTOM, F(code), .parse = parse_code, .def = "PMIX_FABRIC_UPDATED",
+	  .format = format_nodes, .def = "", .help = "the nodes that server's jobs run on (Delivery=server)" },
+	{ "Code", FB_CONF_CUSTOM, F(code), .parse = parse_code, .format = format_code, .def = "PMIX_FABRIC_UPDATED",
 	  .help = "or a site code below PMIX_EXTERNAL_ERR_BASE, e.g. -3001" },
 	{ "Range", FB_CONF_ENUM, F(range), .names = range_names, .def = "session",
 	  .help = "session (all of the job here) or nodes (processes on the affected nodes)" },
-	{ "Kinds", FB_CONF_CUSTOM, F(kinds), .parse = parse_kinds,
+	{ "Kinds", FB_CONF_CUSTOM, F(kinds), .parse = parse_kinds, .format = format_kinds,
 	  .def = "link_down,link_up,link_degraded,flap,switch_unreachable,switch_reachable,"
 		 "switch_failed,switch_degraded,switch_recovered",
 	  .help = "the kinds delivered" },
@@ -159,7 +193,7 @@ void fbp_conf_defaults(struct fbp_config *c)
 		abort(); /* a bad default is a bug that test_pmix_route catches */
 	if (gethostname(host, sizeof(host) - 1) == 0)
 		host[strcspn(host, ".")] = '\0';
-	snprintf(c->node, sizeof(c->node), "%s", host);
+	snprintf(c->node, sizeof(c->node), "%.*s", (int)sizeof(c->node) - 1, host);
 }
 
 int fbp_conf_set(struct fbp_config *c, const char *key, const char *val, const char *origin,
@@ -171,6 +205,11 @@ int fbp_conf_set(struct fbp_config *c, const char *key, const char *val, const c
 int fbp_conf_load_file(struct fbp_config *c, const char *path, char *err, size_t errsz)
 {
 	return fb_conf_load_file(&table, c, path, err, errsz);
+}
+
+void fbp_conf_print(const struct fbp_config *c, FILE *f)
+{
+	fb_conf_print(&table, c, f);
 }
 
 int fbp_conf_check(const struct fbp_config *c, char *err, size_t errsz)

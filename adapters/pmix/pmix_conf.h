@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum fbp_delivery { FBP_DELIVERY_SLURM = 0, FBP_DELIVERY_SERVER = 1 };
 
@@ -44,6 +45,8 @@ void fbp_conf_defaults(struct fbp_config *c);
 int fbp_conf_set(struct fbp_config *c, const char *key, const char *val, const char *origin,
 		 char *err, size_t errsz);
 int fbp_conf_load_file(struct fbp_config *c, const char *path, char *err, size_t errsz);
+/* Every key as "Key=value", the way a file takes it back (--check-config). */
+void fbp_conf_print(const struct fbp_config *c, FILE *f);
 /* Settings that only conflict together. 0 or FB_ECONFIG. */
 int fbp_conf_check(const struct fbp_config *c, char *err, size_t errsz);
 /* Kind name ("link_down") -> its bit, 0 if not delivered by any setting. */

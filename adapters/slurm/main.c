@@ -197,7 +197,8 @@ static int metrics_start(struct run *r, const char *addr)
 		return 1;
 	}
 	fb_metrics_http_set_collect(r->metrics_http, collect, r);
-	fb_log_info("serving Prometheus metrics on http://%s/metrics", addr);
+	fb_log_info("serving Prometheus metrics on http://%s/metrics",
+		    fb_metrics_http_addr(r->metrics_http));
 	return 0;
 }
 

@@ -55,6 +55,22 @@ int fb_agent_opt_uint(const struct fb_agent *ag, const char *name, const char *u
 	return fb_usage_error(ag->prog, "bad --%s '%s': want %u..%u", name, arg, lo, hi);
 }
 
+/* -f is --fabric on the agents, but -f FILE is the config file of
+ * fabricbusd and the adapters: a fabric named like a file is most likely
+ * that slip, and would end up in every event's Redfish path. */
+static int opt_fabric(struct fb_agent *ag, const char *v)
+{
+	if (fb_fabric_name_valid(v)) {
+		ag->fabric = v;
+		return 0;
+	}
+	size_t n = strlen(v);
+	int file_like = strchr(v, '/') || (n >= 5 && !strcmp(v + n - 5, ".conf"));
+	return fb_usage_error(ag->prog, "bad --fabric '%s': want a fabric name of %s%s", v,
+			      FB_FABRIC_NAME_RULE, ag->has_config && file_like ?
+			      "; did you mean --config FILE? (-f is --fabric here)" : "");
+}
+
 int fb_agent_opt(struct fb_agent *ag, int c, char **argv)
 {
 	switch (c) {
@@ -65,12 +81,7 @@ int fb_agent_opt(struct fb_agent *ag, int c, char **argv)
 					      "[A-Za-z0-9._:@-]", optarg, FB_AGENT_ID_MAX - 1);
 		snprintf(ag->agent_id, sizeof(ag->agent_id), "%s", optarg);
 		return 0;
-	case 'f':
-		if (!*optarg || strlen(optarg) >= FB_FABRIC_MAX)
-			return fb_usage_error(ag->prog, "bad --fabric '%s': want 1..%d chars", optarg,
-					      FB_FABRIC_MAX - 1);
-		ag->fabric = optarg;
-		return 0;
+	case 'f': return opt_fabric(ag, optarg);
 	case 'l':
 		if ((ag->log_level = fb_log_level_parse(optarg)) < 0)
 			return fb_usage_error(ag->prog, "bad --log-level '%s': want error, warn, info "
@@ -220,7 +231,8 @@ static int metrics_listen(struct fb_agent *ag)
 		return 1;
 	}
 	fb_metrics_http_set_collect(ag->metrics_http, collect, ag);
-	fb_log_info("serving Prometheus metrics on http://%s/metrics", ag->metrics_arg);
+	fb_log_info("serving Prometheus metrics on http://%s/metrics",
+		    fb_metrics_http_addr(ag->metrics_http));
 	return 0;
 }
 

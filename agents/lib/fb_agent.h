@@ -90,6 +90,8 @@ struct fb_agent_hooks {
 struct fb_agent {
 	const char *prog;        /* "fabricbus-agent-ib": messages and usage errors */
 	void (*help)(void);      /* prints the agent's --help; set before fb_agent_opt() */
+	int has_config;          /* the agent has --config FILE: a --fabric that looks
+				  * like a file is refused with a hint to it */
 	struct fb_agent_hooks hooks;
 
 	/* From the options. */

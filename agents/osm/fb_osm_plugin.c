@@ -112,11 +112,11 @@ static void parse_options(struct fb_osm *p, const char *opts)
 				     "1..%d of [A-Za-z0-9._:@-]), using '%s'", v, FB_AGENT_ID_MAX - 1,
 				     p->agent_id);
 		} else if (!strcmp(k, "fabric")) {
-			if (*v && strlen(v) < sizeof(p->fabric))
+			if (fb_fabric_name_valid(v))
 				snprintf(p->fabric, sizeof(p->fabric), "%s", v);
 			else
 				plog(p, OSM_LOG_ERROR, "event_plugin_options: bad fabric '%s' (want "
-				     "1..%d chars), using '%s'", v, FB_FABRIC_MAX - 1, p->fabric);
+				     "%s), using '%s'", v, FB_FABRIC_NAME_RULE, p->fabric);
 		} else if (!strcmp(k, "queue")) {
 			char *end;
 			unsigned long n = strtoul(v, &end, 10);

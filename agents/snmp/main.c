@@ -88,7 +88,8 @@ static void help(void)
 	       "OPTIONS\n"
 	       "    -b, --broker HOST:PORT     agent protocol address (default %s)\n"
 	       "    -a, --agent-id ID          [A-Za-z0-9._:@-], < %d chars (default snmp@<hostname>)\n"
-	       "    -f, --fabric NAME          fabric name in every event (default ETH)\n"
+	       "    -f, --fabric NAME          fabric name in every event (default ETH): < 32\n"
+	       "                               chars, no '/', ' ', '?', '#', '%%' (as FabricName)\n"
 	       "    -c, --config FILE          communities, USM users, switch names, Trap= and\n"
 	       "                               Poll= lines; must be mode 600 (or stricter)\n"
 	       "        --listen SPEC          trap address, net-snmp transport form (default\n"
@@ -391,6 +392,7 @@ int main(int argc, char **argv)
 	snmp_poll_cfg_default(&a.pcfg);
 	fb_agent_init(&a.ag, PROG, "snmp");
 	a.ag.help = help;
+	a.ag.has_config = 1;
 	a.ag.fabric = "ETH";
 	int r = fb_agent_getopt(&a.ag, argc, argv, ":b:a:f:c:u:l:h", snmp_options, snmp_opt, &a);
 	if (r)

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -111,26 +112,6 @@ static int segs_push(struct fb_journal *j, uint64_t first, uint64_t bytes)
 	return 0;
 }
 
-/* mkdir -p: the configured directory may be several levels deep on a fresh
- * host (e.g. /var/lib/fabricbus/journal). */
-static int mkdir_p(const char *dir)
-{
-	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof(tmp), "%s", dir) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	for (char *s = tmp + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(tmp, 0750) < 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(tmp, 0750) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* ---- recovery ---------------------------------------------------------- */
 
 struct recover_ctx {
@@ -171,13 +152,27 @@ static int scan_segment(struct fb_journal *j, int fd, uint64_t first, const char
 	rc = fbj_cursor_peek(&c, &rec);
 	/* A header naming another segment than the file is as bad as none. */
 	int hdr_ok = c.have_hdr && c.first_id == first;
-	while (hdr_ok && rc == 1) {
+	while (hdr_ok && (rc == 1 || rc == FB_ECORRUPT)) {
 		/* Ids only grow, across segments too; anything else is damage. */
-		if (rec.event_id <= j->last_id || rec.event_id < first)
+		uint64_t below = first ? first - 1 : 0, floor = j->last_id > below ? j->last_id : below;
+		if (rc == 1 && rec.event_id > floor) {
+			recover_report(path, fbj_cursor_off(&c), &rec, rcx);
+			j->last_id = rec.event_id;
+			fbj_cursor_advance(&c, &rec);
+			rc = fbj_cursor_peek(&c, &rec);
+			continue;
+		}
+		/* Damage followed by good records is not a torn write: keep
+		 * them (cutting them off would lose acked events). Only
+		 * damage that runs to the end is a torn tail. */
+		uint64_t at = fbj_cursor_off(&c), skipped;
+		rc = fbj_cursor_resync(&c, floor, &skipped);
+		if (rc <= 0)
 			break;
-		recover_report(path, fbj_cursor_off(&c), &rec, rcx);
-		j->last_id = rec.event_id;
-		fbj_cursor_advance(&c, &rec);
+		fb_log_err("journal: %s: %llu damaged bytes at offset %llu skipped; the records "
+			   "after them are kept", path, (unsigned long long)skipped,
+			   (unsigned long long)at);
+		j->st.damaged_bytes += skipped;
 		rc = fbj_cursor_peek(&c, &rec);
 	}
 	*end = hdr_ok ? fbj_cursor_off(&c) : 0;
@@ -314,6 +309,23 @@ static int recover(struct fb_journal *j, fb_journal_recover_cb cb, void *arg)
 	return rc;
 }
 
+/* One writer per directory. A second broker on the same JournalDir
+ * numbered its EventIds from the same point and appended to the same
+ * segment; the next recovery then cut acked events off as a torn tail. The
+ * lock lives on the directory's descriptor, so an exit or a crash frees it. */
+static int lock_dir(struct fb_journal *j)
+{
+	if (flock(j->dirfd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	int e = -errno;
+	if (e == -EWOULDBLOCK)
+		fb_log_err("journal: %s is in use by another process (another fabricbusd with this "
+			   "JournalDir?); each broker needs its own", j->dir);
+	else
+		fb_log_err("journal: cannot lock %s: %s", j->dir, strerror(-e));
+	return e;
+}
+
 int fb_journal_open(const struct fb_journal_opts *o, fb_journal_recover_cb cb, void *arg,
 		    struct fb_journal **out)
 {
@@ -334,11 +346,12 @@ int fb_journal_open(const struct fb_journal_opts *o, fb_journal_recover_cb cb, v
 	j->cache_bytes = o->cache_bytes;
 	long page = sysconf(_SC_PAGESIZE);
 	j->page_mask = ~(uint64_t)(page > 0 ? page - 1 : 4095);
-	int rc = mkdir_p(j->dir);
+	int rc = fb_mkdir_p(j->dir, 0750);
 	if (!rc && (j->dirfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = -errno;
 	if (rc)
 		fb_log_err("journal: cannot create or open directory %s: %s", j->dir, strerror(-rc));
+	rc = rc ? rc : lock_dir(j);
 	rc = rc ? rc : recover(j, cb, arg);
 	if (rc) {
 		fb_journal_close(j);

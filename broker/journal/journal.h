@@ -51,6 +51,7 @@ struct fb_journal_stats {
 	uint64_t appended;     /* records appended since open */
 	uint64_t syncs;        /* fdatasync calls since open */
 	uint64_t truncated_bytes; /* torn tail removed at recovery */
+	uint64_t damaged_bytes; /* bad bytes between good records, skipped at recovery */
 	uint64_t removed_segments; /* by retention since open */
 	int stalled;           /* 0, or the errno (negative) of the failure that stalled it */
 	uint64_t stalled_for_ms; /* how long it has been stalled (0 when not) */

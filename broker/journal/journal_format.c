@@ -207,3 +207,36 @@ int fbj_cursor_peek(struct fbj_cursor *c, struct fbj_rec *rec)
 			return (int)got;
 	}
 }
+
+/* Put the cursor at file offset off with nothing buffered. */
+static void cursor_seek(struct fbj_cursor *c, uint64_t off)
+{
+	c->buf_off = off;
+	c->len = c->pos = 0;
+}
+
+int fbj_cursor_resync(struct fbj_cursor *c, uint64_t min_id, uint64_t *skipped)
+{
+	uint64_t start = fbj_cursor_off(c);
+	*skipped = 0;
+	for (c->pos++;; c->pos++) {
+		/* A candidate needs its header in the buffer, and all of its
+		 * bytes if its length is plausible: fill when short. */
+		struct fbj_rec rec;
+		int rc = fbj_parse_rec(c->buf + c->pos, c->len - c->pos, &rec);
+		if (rc == 0) {
+			ssize_t got = cursor_fill(c);
+			if (got < 0)
+				return (int)got;
+			rc = fbj_parse_rec(c->buf + c->pos, c->len - c->pos, &rec);
+			if (rc == 0 && got == 0 && c->len - c->pos < FBJ_REC_HDR_LEN)
+				break; /* EOF: no record can start here or later */
+		}
+		if (rc == 1 && rec.event_id > min_id) {
+			*skipped = fbj_cursor_off(c) - start;
+			return 1;
+		}
+	}
+	cursor_seek(c, start);
+	return 0;
+}

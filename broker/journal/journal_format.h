@@ -91,5 +91,12 @@ static inline void fbj_cursor_advance(struct fbj_cursor *c, const struct fbj_rec
 {
 	c->pos += rec->total;
 }
+/* After bad bytes at fbj_cursor_off() (FB_ECORRUPT, or a record whose id
+ * does not grow): look further on, byte by byte, for a record that parses
+ * (length, CRC) and whose EventId is above min_id. 1: the cursor is on it,
+ * *skipped the bytes passed over (damage in the middle: the records after
+ * it are kept). 0: none up to EOF, the cursor is back where it was (a torn
+ * tail starts there). -errno on a read error. */
+int fbj_cursor_resync(struct fbj_cursor *c, uint64_t min_id, uint64_t *skipped);
 
 #endif

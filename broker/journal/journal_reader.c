@@ -175,6 +175,27 @@ static int reader_move_on(struct fb_journal_reader *r, int why)
 	return 0;
 }
 
+/* Bad bytes in the middle of a segment, with good records after them (as
+ * recovery keeps them): skip to those. 1 found, FB_EGONE found after a gap
+ * (the damage took records: gap is the first id after it), 0 none, -errno. */
+static int reader_resync(struct fb_journal_reader *r)
+{
+	uint64_t at = fbj_cursor_off(&r->cur), skipped;
+	int rc = fbj_cursor_resync(&r->cur, r->last_id, &skipped);
+	struct fbj_rec rec;
+	if (rc != 1 || fbj_cursor_peek(&r->cur, &rec) != 1)
+		return rc < 0 ? rc : 0; /* a resync's record parses again */
+	char path[PATH_MAX];
+	reader_path(r, r->seg_first, path);
+	fb_log_err("journal: reader: %llu damaged bytes in %s at offset %llu skipped",
+		   (unsigned long long)skipped, path, (unsigned long long)at);
+	if (rec.event_id - r->last_id > 1) {
+		r->gap = rec.event_id;
+		return FB_EGONE;
+	}
+	return 1;
+}
+
 /* 1: *rec is the next record to hand out; 0 / negative: see reader_move_on. */
 static int reader_peek(struct fb_journal_reader *r, uint64_t limit_id, struct fbj_rec *rec)
 {
@@ -190,6 +211,13 @@ static int reader_peek(struct fb_journal_reader *r, uint64_t limit_id, struct fb
 			return rec->event_id <= limit_id ? 1 : 0;
 		if (rc < 0 && rc != FB_ECORRUPT && rc != FB_EVERSION)
 			return rc; /* I/O error */
+		if (rc == FB_ECORRUPT && r->cur.have_hdr && r->cur.first_id == r->seg_first) {
+			int found = reader_resync(r);
+			if (found < 0)
+				return found;
+			if (found)
+				continue; /* on the first good record after the damage */
+		}
 		rc = reader_move_on(r, rc);
 		if (rc != 1)
 			return rc;

@@ -55,9 +55,10 @@ int fb_rf_uuid_load(const char *dir, char out[37])
 			return 0;
 		}
 	}
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST) /* the journal would make it later */
-		return -errno;
-	int rc = make_uuid(out);
+	/* The journal would make it later, with the same mode; the service
+	 * starts first. */
+	int rc = fb_mkdir_p(dir, 0750);
+	rc = rc ? rc : make_uuid(out);
 	if (rc)
 		return rc;
 	char line[40];

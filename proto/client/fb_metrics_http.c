@@ -7,18 +7,51 @@
 #include "fb_err.h"
 #include "fb_metrics.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/http.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 struct fb_metrics_http {
 	struct evhttp *http;
 	struct fb_metrics *r;
 	void (*collect)(void *arg);
 	void *collect_arg;
+	char bound[INET6_ADDRSTRLEN + 8]; /* "[IPV6]:PORT" or "IPV4:PORT" */
 };
+
+/* The address fd is bound to, as the operator would give it to --metrics:
+ * ":19180" means 127.0.0.1, and a host name is what it resolved to. */
+static void bound_addr(evutil_socket_t fd, const char *host, int port, char *out, size_t outsz)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char ip[INET6_ADDRSTRLEN];
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0) {
+		const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&ss;
+		const struct sockaddr_in *a4 = (const struct sockaddr_in *)&ss;
+		if (ss.ss_family == AF_INET6 && inet_ntop(AF_INET6, &a6->sin6_addr, ip, sizeof(ip))) {
+			snprintf(out, outsz, "[%s]:%u", ip, ntohs(a6->sin6_port));
+			return;
+		}
+		if (ss.ss_family == AF_INET && inet_ntop(AF_INET, &a4->sin_addr, ip, sizeof(ip))) {
+			snprintf(out, outsz, "%s:%u", ip, ntohs(a4->sin_port));
+			return;
+		}
+	}
+	snprintf(out, outsz, strchr(host, ':') ? "[%.*s]:%d" : "%.*s:%d", INET6_ADDRSTRLEN, host,
+		 port);
+}
+
+const char *fb_metrics_http_addr(const struct fb_metrics_http *h)
+{
+	return h->bound;
+}
 
 void fb_metrics_http_set_collect(struct fb_metrics_http *h, void (*collect)(void *arg), void *arg)
 {
@@ -88,7 +121,9 @@ int fb_metrics_http_start(struct event_base *base, const char *addr, struct fb_m
 	evhttp_set_timeout(h->http, 10);
 	evhttp_set_max_headers_size(h->http, 8192);
 	evhttp_set_max_body_size(h->http, 0);
-	if (evhttp_bind_socket(h->http, host, (ev_uint16_t)port) != 0) {
+	struct evhttp_bound_socket *sock = evhttp_bind_socket_with_handle(h->http, host,
+									  (ev_uint16_t)port);
+	if (!sock) {
 		int e = errno;
 		evhttp_free(h->http);
 		free(h);
@@ -97,6 +132,7 @@ int fb_metrics_http_start(struct event_base *base, const char *addr, struct fb_m
 				  "another with --metrics",
 				  addr, e ? strerror(e) : "bind failed");
 	}
+	bound_addr(evhttp_bound_socket_get_fd(sock), host, port, h->bound, sizeof(h->bound));
 	*out = h;
 	return 0;
 }

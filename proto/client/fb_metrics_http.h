@@ -22,6 +22,10 @@ int fb_metrics_http_start(struct event_base *base, const char *addr, struct fb_m
 /* Called on the loop before each scrape is rendered: the daemon mirrors
  * the counts its loop owns into r (NULL: none). */
 void fb_metrics_http_set_collect(struct fb_metrics_http *h, void (*collect)(void *arg), void *arg);
+/* The address the listener is bound to ("127.0.0.1:19180", "[::1]:19180"):
+ * for the daemon's "serving" log line, which names where a scraper must go
+ * (":19180" binds 127.0.0.1 only). Owned by h. */
+const char *fb_metrics_http_addr(const struct fb_metrics_http *h);
 void fb_metrics_http_free(struct fb_metrics_http *h);
 
 #endif

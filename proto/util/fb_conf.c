@@ -220,7 +220,9 @@ static int apply_string(const struct fb_conf_key *k, char *dst, const char *v, c
 			size_t whysz)
 {
 	size_t n = strlen(v);
-	if ((n == 0 && !(k->flags & FB_CONF_EMPTY_OK)) || n >= k->size || (k->ok && !k->ok(v))) {
+	/* "" of an EMPTY_OK key means unset/off: what ok judges is a set value. */
+	int empty_ok = n == 0 && (k->flags & FB_CONF_EMPTY_OK);
+	if ((n == 0 && !empty_ok) || n >= k->size || (!empty_ok && k->ok && !k->ok(v))) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral" /* expect: a table constant with one %zu */
 		snprintf(why, whysz, k->expect, k->size - 1);
@@ -437,6 +439,60 @@ void fb_conf_help(const struct fb_conf_table *t, FILE *f)
 		else
 			fprintf(f, "  %-20s %s\n", k->key, k->help);
 	}
+}
+
+/* One key's value as a file takes it back into out. */
+static void format_value(const struct fb_conf_key *k, const void *cfg, char *out, size_t outsz)
+{
+	static const char *const levels[] = { "error", "warn", "info", "debug" };
+	const char *field = (const char *)cfg + k->off;
+	out[0] = '\0';
+	switch (k->type) {
+	case FB_CONF_COUNT:
+	case FB_CONF_SIZE:
+		snprintf(out, outsz, "%" PRIu64, *(const uint64_t *)field);
+		break;
+	case FB_CONF_DURATION_MS:
+		fb_conf_format_duration_ms(*(const uint64_t *)field, out, outsz);
+		break;
+	case FB_CONF_DURATION_S:
+		snprintf(out, outsz, "%" PRIu64 "s", *(const uint64_t *)field);
+		break;
+	case FB_CONF_BOOL:
+		snprintf(out, outsz, "%s", *(const int *)field ? "yes" : "no");
+		break;
+	case FB_CONF_ENUM:
+		snprintf(out, outsz, "%s", k->names[*(const int *)field]);
+		break;
+	case FB_CONF_LOGLEVEL:
+		snprintf(out, outsz, "%s", levels[*(const int *)field & 3]);
+		break;
+	case FB_CONF_STRING:
+	case FB_CONF_HOSTPORT_LIST:
+		snprintf(out, outsz, "%s", field);
+		break;
+	case FB_CONF_HOSTPORT: /* an IPv6 host goes back in brackets (fb_addr_parse) */
+		snprintf(out, outsz, strchr(field, ':') ? "[%s]:%d" : "%s:%d", field,
+			 *(const int *)((const char *)cfg + k->off2));
+		break;
+	case FB_CONF_CUSTOM:
+		k->format(cfg, k, out, outsz);
+		break;
+	}
+}
+
+void fb_conf_print(const struct fb_conf_table *t, const void *cfg, FILE *f)
+{
+	char val[FB_CONF_LINE_MAX];
+	for (size_t i = 0; i < t->n; i++) {
+		const struct fb_conf_key *k = &t->keys[i];
+		if ((k->flags & FB_CONF_REPEAT) || (k->type == FB_CONF_CUSTOM && !k->format))
+			continue;
+		format_value(k, cfg, val, sizeof(val));
+		fprintf(f, "%s=%s\n", k->key, val);
+	}
+	if (t->props.prefix)
+		fb_conf_print_props(t, cfg, f);
 }
 
 void fb_conf_print_props(const struct fb_conf_table *t, const void *cfg, FILE *f)

@@ -72,7 +72,7 @@ enum fb_conf_type {
 	FB_CONF_CUSTOM,        /* parse decides */
 };
 
-#define FB_CONF_EMPTY_OK 1u /* STRING: "" is a value */
+#define FB_CONF_EMPTY_OK 1u /* STRING: "" is a value (unset/off; ok is not asked) */
 #define FB_CONF_REPEAT 2u   /* a file may give the key more than once (a list) */
 
 struct fb_conf_key {
@@ -87,6 +87,9 @@ struct fb_conf_key {
 	const char *expect;        /* STRING: why text, one %zu for size - 1 */
 	/* CUSTOM: parse v into cfg + off, or FB_ECONFIG with what was expected in why. */
 	int (*parse)(void *cfg, const struct fb_conf_key *k, const char *v, char *why, size_t whysz);
+	/* CUSTOM: write the value as parse takes it back into out (fb_conf_print;
+	 * NULL: the key is not printed). */
+	void (*format)(const void *cfg, const struct fb_conf_key *k, char *out, size_t outsz);
 	const char *def;           /* the default as written in a file (NULL: set in code) */
 	const char *help;
 };
@@ -131,6 +134,11 @@ int fb_conf_set_option(const struct fb_conf_table *t, void *cfg, const char *key
 /* List every key and its meaning (FILE *): "Key=default" over the meaning
  * for keys with a default, "Key  meaning" on one line for the others. */
 void fb_conf_help(const struct fb_conf_table *t, FILE *f);
+/* Print every key as "Key=value" in table order, the way a file takes it
+ * back (what --check-config shows), then the prefixed properties as
+ * fb_conf_print_props does. CUSTOM keys need format; REPEAT keys are not
+ * printed (a value holds one setting only). */
+void fb_conf_print(const struct fb_conf_table *t, const void *cfg, FILE *f);
 /* Print the prefixed properties as "<prefix>name=value" lines; values of
  * names holding "password" or "secret" read "(hidden)". */
 void fb_conf_print_props(const struct fb_conf_table *t, const void *cfg, FILE *f);

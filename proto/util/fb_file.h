@@ -23,4 +23,9 @@ int fb_write_all(int fd, const void *data, size_t n);
  * the rename: the new content is then in place but may not be durable). */
 int fb_file_replace(const char *path, const void *data, size_t n, mode_t mode, const char **step);
 
+/* mkdir -p: dir and every missing parent, each with mode (before umask); an
+ * existing one is fine. A configured directory may be several levels deep
+ * on a fresh host (e.g. /var/lib/fabricbus/journal). 0 or -errno. */
+int fb_mkdir_p(const char *dir, mode_t mode);
+
 #endif

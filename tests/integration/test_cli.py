@@ -9,8 +9,8 @@ import subprocess
 import tempfile
 import time
 
-from fbtest import (FABRICBUS, FABRICBUSD, Broker, check_redfish_event, publish, run, track,
-                    wait_port)
+from fbtest import (BUILD, FABRICBUS, FABRICBUSD, Broker, check_redfish_event, free_port, publish,
+                    run, stop_gracefully, track, wait_port)
 
 
 def sh(*args, **kw):
@@ -50,6 +50,67 @@ def daemon_help_version_and_config_errors():
     assert r.returncode == 2 and "cannot open" in r.stderr, r.stderr
     r = sh(FABRICBUSD, "-o", "AgentListen=127.0.0.1:9", "--check-config")
     assert r.returncode == 0 and "AgentListen=127.0.0.1:9" in r.stdout, r
+    # --check-config is the unit's ExecStartPre: it refuses what the start
+    # would, and what it prints is a file fabricbusd takes back unchanged.
+    r = sh(FABRICBUSD, "-o", "AgentListen=127.0.0.1:19101", "-o", "HttpListen=127.0.0.1:19101",
+           "--check-config")
+    assert r.returncode == 2 and "AgentListen and HttpListen must differ" in r.stderr, r
+    r = sh(FABRICBUSD, "--check-config")
+    assert r.returncode == 0, r
+    with open(conf, "w") as f:
+        f.write(r.stdout)
+    back = sh(FABRICBUSD, "-f", conf, "--check-config")
+    assert back.returncode == 0 and back.stdout == r.stdout, back
+
+
+def agents_refuse_a_fabric_fabricbusd_refuses():
+    """-f is --fabric on the agents: `-f /tmp/x/snmp.conf` (meant as the
+    config file) is refused as a usage error, exit 2, by fabricbusd's own
+    FabricName rule, instead of running with that fabric in every Redfish
+    path; the agent with a --config says so."""
+    snmp_agent = os.path.join(BUILD, "agents", "snmp", "fabricbus-agent-snmp")
+    ib_agent = os.path.join(BUILD, "agents", "ib", "fabricbus-agent-ib")
+    broker = f"127.0.0.1:{free_port()}"
+    hint = "did you mean --config FILE? (-f is --fabric here)"
+    rule = "1..31 bytes, none of '/', ' ', '?', '#', '%'"
+    for agent, args, want_hint in (
+            (snmp_agent, ["-f", "/tmp/x/snmp.conf", "--no-traps"], True),
+            (snmp_agent, ["--fabric", "eth 0.conf", "--no-traps"], True),
+            (snmp_agent, ["-f", "a?b", "--no-traps"], False),
+            (snmp_agent, ["-f", "x" * 32, "--no-traps"], False),
+            (ib_agent, ["-f", "/tmp/x/ib.conf"], False),
+            (ib_agent, ["--fabric", "a%2Fb"], False)):
+        name = os.path.basename(agent)
+        try:
+            r = sh(agent, *args, "--broker", broker, "--no-resync", timeout=15)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{name} {args}: ran instead of refusing the fabric") from None
+        assert r.returncode == 2, (name, args, r.returncode, r.stderr)
+        assert f"{name}: bad --fabric '{args[1]}'" in r.stderr and rule in r.stderr, r.stderr
+        assert (hint in r.stderr) == want_hint, (name, args, r.stderr)
+        # fabricbusd refuses the same name as its FabricName.
+        d = sh(FABRICBUSD, "-o", f"FabricName={args[1]}", "--check-config")
+        assert d.returncode == 2 and "FabricName" in d.stderr, (args[1], d.returncode, d.stderr)
+
+
+def agent_metrics_log_names_the_bound_address():
+    """--metrics :PORT binds 127.0.0.1 only: the agent's log line names that
+    address (where a scraper must go), not "http://:PORT/metrics"."""
+    agent = os.path.join(BUILD, "agents", "snmp", "fabricbus-agent-snmp")
+    port = free_port()
+    d = tempfile.mkdtemp(prefix="fb-agent-metrics-")
+    err_path = os.path.join(d, "stderr")
+    with open(err_path, "wb") as err:
+        p = track(subprocess.Popen([agent, "--no-traps", "--no-resync", "--metrics", f":{port}",
+                                    "--broker", f"127.0.0.1:{free_port()}"],
+                                   stdout=subprocess.DEVNULL, stderr=err))
+    want = f"serving Prometheus metrics on http://127.0.0.1:{port}/metrics"
+    deadline = time.time() + 30
+    while want not in open(err_path).read() and p.poll() is None and time.time() < deadline:
+        time.sleep(0.1)
+    log = open(err_path).read()
+    assert stop_gracefully(p, "fabricbus-agent-snmp") == 0, log
+    assert want in log, log
 
 
 def embedded_defaults_run_with_no_config():
@@ -264,6 +325,8 @@ def tail_reconnect_without_since_resumes_from_the_head():
 
 
 if __name__ == "__main__":
-    run(daemon_help_version_and_config_errors, embedded_defaults_run_with_no_config,
+    run(daemon_help_version_and_config_errors, agents_refuse_a_fabric_fabricbusd_refuses,
+        agent_metrics_log_names_the_bound_address,
+        embedded_defaults_run_with_no_config,
         publish_tail_status_and_filters, publish_to_unreachable_broker_fails_clearly,
         agent_port_refuses_bad_frames, tail_reconnect_without_since_resumes_from_the_head)

@@ -286,6 +286,36 @@ def bad_settings_are_refused():
         assert p.returncode == 2 and want in p.stderr, (args, p.returncode, p.stderr)
 
 
+PMIX_KEYS = ["Broker", "BrokerTokenFile", "BrokerTlsCa", "NodeName", "Delivery", "StepDir",
+             "ServerUri", "ServerNamespace", "ServerNodes", "Code", "Range", "Kinds",
+             "ScanInterval", "LogLevel"]
+
+
+def check_config_output_parses_back():
+    """--check-config prints every key (PMIX_FABRIC_UPDATED by name, not its
+    number, which is no site code), and that output, read back with -f,
+    prints the same again: it can be kept as the configuration file."""
+    from pmix import FABRICBUS_PMIX
+    d = tempfile.mkdtemp(prefix="fb-pmix-conf-")
+    for args in ([], ["-o", "Code=-3001", "-o", "Kinds=flap,link_down", "-o", "Broker=[::1]:7412",
+                      "-o", "Delivery=server", "-o", "ServerUri=srv;tcp4://127.0.0.1:5",
+                      "-o", "ServerNamespace=job1", "-o", "ServerNodes=node[001-002]",
+                      "-o", "Range=nodes", "-o", "ScanInterval=1500ms", "-o", "LogLevel=debug"]):
+        p = subprocess.run([FABRICBUS_PMIX, *args, "--check-config"], capture_output=True,
+                           text=True, timeout=30)
+        assert p.returncode == 0, (args, p.stderr)
+        keys = [line.split("=", 1)[0] for line in p.stdout.splitlines()]
+        assert keys == PMIX_KEYS, (args, p.stdout)
+        assert args or "Code=PMIX_FABRIC_UPDATED\n" in p.stdout, p.stdout
+        conf = os.path.join(d, "pmix.conf")
+        with open(conf, "w") as f:
+            f.write(p.stdout)
+        back = subprocess.run([FABRICBUS_PMIX, "-f", conf, "--check-config"], capture_output=True,
+                              text=True, timeout=30)
+        assert back.returncode == 0 and back.stdout == p.stdout, (args, p.stdout, back.stderr,
+                                                                  back.stdout)
+
+
 def tool_adapter(r, srv, nspace, **kw):
     a = PmixAdapter(r.broker, NodeName="node001", Delivery="server", ServerUri=srv.uri(),
                     ServerNamespace=nspace, **kw).start()
@@ -391,7 +421,8 @@ def rig_stops_clean():
     RIG.stop(check=True)
 
 
-ALL = [plugin_exports_only_spank_symbols, bad_settings_are_refused, slurm_step_hears_its_node_unlinked,
+ALL = [plugin_exports_only_spank_symbols, bad_settings_are_refused, check_config_output_parses_back,
+       slurm_step_hears_its_node_unlinked,
        app_without_handler_runs_to_the_end, adapter_kill9_step_survives_and_catches_up,
        other_node_or_switch_never_reaches_the_job, two_node_step_every_rank_hears,
        site_code_reaches_a_handler_for_it,

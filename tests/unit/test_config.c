@@ -3,6 +3,7 @@
 #include "fb_test.h"
 
 #include "config.h"
+#include "fb_conf.h"
 #include "fb_err.h"
 #include "fb_log.h"
 
@@ -221,6 +222,108 @@ static void agent_identity_rules(void)
 	CHECK(strstr(err, "AgentTlsCert") != NULL);
 }
 
+/* The engine itself, on a table of its own: "" of an FB_CONF_EMPTY_OK key is
+ * "unset/off" and never reaches the key's ok check (which may well refuse
+ * "", as a URL check does); without the flag "" is still refused. */
+struct empty_cfg {
+	char url[32], name[32];
+};
+
+static int url_ok(const char *v)
+{
+	return strncmp(v, "http://", 7) == 0;
+}
+
+static void empty_value_of_empty_ok_key_skips_its_check(void)
+{
+	static const struct fb_conf_key keys[] = {
+		{ "Url", FB_CONF_STRING, offsetof(struct empty_cfg, url), 0, 32,
+		  .flags = FB_CONF_EMPTY_OK, .ok = url_ok, .expect = "expected http://... (%zu)",
+		  .def = "" },
+		{ "Name", FB_CONF_STRING, offsetof(struct empty_cfg, name), 0, 32, .ok = url_ok,
+		  .expect = "expected http://... (%zu)" },
+	};
+	static const struct fb_conf_table t = { keys, 2, { 0 }, "test", 0 };
+	struct empty_cfg c = { "http://x", "http://y" };
+	char err[256] = "";
+	CHECK_EQ(fb_conf_apply_defaults(&t, &c, err, sizeof(err)), 0);
+	CHECK_STR(c.url, "");
+	CHECK_EQ(fb_conf_set(&t, &c, "Url", "http://h:1", "-o", err, sizeof(err)), 0);
+	CHECK_EQ(fb_conf_set(&t, &c, "Url", "", "-o", err, sizeof(err)), 0);
+	CHECK_STR(c.url, "");
+	CHECK_EQ(fb_conf_set(&t, &c, "Url", "ftp://h", "-o", err, sizeof(err)), FB_ECONFIG);
+	CHECK_EQ(fb_conf_set(&t, &c, "Name", "", "-o", err, sizeof(err)), FB_ECONFIG);
+	CHECK(strstr(err, "Name: bad value ''") != NULL);
+}
+
+/* docs/configuration.md: OfmfCore and OfmfBaseUrl empty = off / derived. */
+static void empty_ofmf_urls_mean_off(void)
+{
+	struct fb_config c;
+	char err[256] = "";
+	fb_config_defaults(&c);
+	const char *p = write_conf("ofmf.conf", "OfmfCore=http://127.0.0.1:8000\nOfmfCore=\n");
+	CHECK_EQ(fb_config_load_file(&c, p, err, sizeof(err)), FB_ECONFIG); /* set twice */
+	p = write_conf("ofmf.conf", "OfmfCore=\nOfmfBaseUrl=\nOfmfConnectionMethodId=\n");
+	CHECK_EQ(fb_config_load_file(&c, p, err, sizeof(err)), 0);
+	CHECK_STR(c.ofmf_core, "");
+	CHECK_STR(c.ofmf_base_url, "");
+	CHECK_EQ(fb_config_check(&c, err, sizeof(err)), 0);
+	CHECK_EQ(fb_config_set(&c, "OfmfCore=http://127.0.0.1:8000", "-o", err, sizeof(err)), 0);
+	CHECK_EQ(fb_config_set(&c, "OfmfCore=", "-o", err, sizeof(err)), 0);
+	CHECK_STR(c.ofmf_core, "");
+	CHECK_EQ(fb_config_set(&c, "OfmfCore=core:8000", "-o", err, sizeof(err)), FB_ECONFIG);
+}
+
+/* What fb_config_print wrote, as one string (free it). */
+static char *printed(const struct fb_config *c)
+{
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+	if (!f)
+		return NULL;
+	fb_config_print(c, f);
+	fclose(f);
+	return text;
+}
+
+/* fabricbusd --check-config's output is a file fabricbusd takes back, and
+ * reading it gives the same settings (ExecStartPre, docs: "keep it"). */
+static int print_parses_back(const char *settings)
+{
+	struct fb_config c, back;
+	char err[512] = "";
+	fb_config_defaults(&c);
+	if (fb_config_load_file(&c, write_conf("in.conf", settings), err, sizeof(err)) ||
+	    fb_config_check(&c, err, sizeof(err))) {
+		fprintf(stderr, "  input refused: %s\n", err);
+		return 0;
+	}
+	char *first = printed(&c), *second = NULL;
+	fb_config_defaults(&back);
+	int ok = first && fb_config_load_file(&back, write_conf("rt.conf", first), err,
+					      sizeof(err)) == 0 &&
+		 fb_config_check(&back, err, sizeof(err)) == 0 && (second = printed(&back)) &&
+		 strcmp(first, second) == 0;
+	if (!ok)
+		fprintf(stderr, "  round trip: %s\n--- printed\n%s--- printed again\n%s", err,
+			first ? first : "", second ? second : "");
+	free(first);
+	free(second);
+	return ok;
+}
+
+static void check_config_output_parses_back(void)
+{
+	CHECK(print_parses_back(""));
+	CHECK(print_parses_back("OfmfCore=http://127.0.0.1:8000\nOfmfBaseUrl=https://fb.example:7412\n"
+				"JournalSyncInterval=1500ms\nJournalRetainAge=2d\nLogLevel=debug\n"
+				"AgentIdentity=CN:leaf-agents -> ib@leaf*\nKafkaBrokers=k1:9092,k2:9092\n"
+				"KafkaSubscription=crit?severity=Critical\n"
+				"kafka.security.protocol=SASL_SSL\nAgentTlsCert=/etc/c.pem\n"));
+}
+
 int main(void)
 {
 	RUN(defaults_run_without_a_file);
@@ -232,5 +335,8 @@ int main(void)
 	RUN(override_and_cross_checks);
 	RUN(unit_parsers);
 	RUN(agent_identity_rules);
+	RUN(empty_value_of_empty_ok_key_skips_its_check);
+	RUN(empty_ofmf_urls_mean_off);
+	RUN(check_config_output_parses_back);
 	return TEST_DONE();
 }

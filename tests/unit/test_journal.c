@@ -672,24 +672,92 @@ DIR_TEST(journal_older_segment_corruption_skipped)
 	fb_journal_close(j);
 	CHECK_EQ(file_size(dir, ids[0]), size0); /* older segments are not truncated */
 	CHECK_EQ(st.truncated_bytes, 0);
-	CHECK(rec.count < 60);
+	CHECK_EQ(rec.count, 59); /* only the broken record: the ones after it are kept */
+	CHECK(st.damaged_bytes > 0);
 	CHECK_EQ(rec.last_id, 60);
 	CHECK(!rec.bad);
 
-	/* The reader skips the same records, and says that some are missing. */
+	/* The reader skips the same record, and says that one is missing. */
 	struct fb_journal_reader *r;
 	struct readout o = { 0 };
 	CHECK_EQ(fb_journal_reader_open(dir, 0, &r), 0);
 	drain(r, UINT64_MAX, &o);
 	int rc = o.rc;
-	uint64_t gap = fb_journal_reader_gap(r);
+	uint64_t gap = fb_journal_reader_gap(r), before_gap = o.last;
 	drain(r, UINT64_MAX, &o);
 	fb_journal_reader_close(r);
 	CHECK_EQ(rc, FB_EGONE);
-	CHECK_EQ(gap, ids[1]);
+	CHECK_EQ(gap, before_gap + 2);
 	CHECK_EQ(o.rc, 0);
 	CHECK_EQ(o.count, rec.count);
 	CHECK_EQ(o.last, 60);
+}
+
+/* Damage in the middle of the newest segment (a bad sector, a stray write)
+ * is not a torn tail: the acked records after it stay, on disk and in
+ * recovery, and the ids go on after the last of them. */
+DIR_TEST(journal_damage_in_newest_segment_keeps_later_records)
+{
+	uint64_t part1, full;
+	CHECK_EQ(write_in_two_parts(dir, 2, 10, &part1, &full), 0);
+	uint8_t junk[4] = { 'X', 'X', 'X', 'X' };
+	CHECK_EQ(write_at(dir, 1, (off_t)part1 + 20, junk, sizeof(junk), 0), 0); /* in record 3 */
+
+	struct recovered rec = { 0 };
+	struct fb_journal *j = jopen(dir, 1 << 20, 0, 0, on_recover, &rec);
+	CHECK(j != NULL);
+	struct fb_journal_stats st;
+	fb_journal_get_stats(j, &st);
+	CHECK_EQ(rec.count, 9);
+	CHECK_EQ(rec.last_id, 10);
+	CHECK(!rec.bad);
+	CHECK_EQ(st.truncated_bytes, 0);
+	CHECK(st.damaged_bytes > 0);
+	CHECK_EQ(st.last_id, 10);
+	CHECK_EQ(file_size(dir, 1), (long long)full);
+	CHECK_EQ(append_range(j, 11, 12, 100), 0);
+	fb_journal_close(j);
+
+	struct recovered rec2 = { 0 };
+	j = jopen(dir, 1 << 20, 0, 0, on_recover, &rec2);
+	CHECK(j != NULL);
+	fb_journal_close(j);
+	CHECK_EQ(rec2.count, 11);
+	CHECK_EQ(rec2.last_id, 12);
+	CHECK(!rec2.bad);
+
+	struct fb_journal_reader *r;
+	struct readout o = { 0 };
+	CHECK_EQ(fb_journal_reader_open(dir, 0, &r), 0);
+	drain(r, UINT64_MAX, &o);
+	CHECK_EQ(o.rc, FB_EGONE);
+	CHECK_EQ(o.last, 2);
+	CHECK_EQ(fb_journal_reader_gap(r), 4);
+	drain(r, UINT64_MAX, &o);
+	fb_journal_reader_close(r);
+	CHECK_EQ(o.rc, 0);
+	CHECK_EQ(o.count, 11);
+	CHECK_EQ(o.last, 12);
+	CHECK(!o.bad);
+}
+
+/* A second writer on the same directory is refused while the first holds
+ * it, and the directory is free again once the first closes. */
+DIR_TEST(journal_second_writer_refused)
+{
+	struct fb_journal *j = jopen(dir, 1 << 20, 0, 0, NULL, NULL);
+	CHECK(j != NULL);
+	CHECK_EQ(append_range(j, 1, 3, 100), 0);
+	struct fb_journal_opts o = { dir, 1 << 20, 0, 0, 0, 0 };
+	struct fb_journal *j2 = NULL;
+	CHECK_EQ(fb_journal_open(&o, NULL, NULL, &j2), -EWOULDBLOCK);
+	CHECK(j2 == NULL);
+	fb_journal_close(j);
+	struct recovered rec = { 0 };
+	j = jopen(dir, 1 << 20, 0, 0, on_recover, &rec);
+	CHECK(j != NULL);
+	fb_journal_close(j);
+	CHECK_EQ(rec.count, 3);
 }
 
 /* ---- the page cache behind a sync (JournalCacheSize) ---------------------- */
@@ -980,6 +1048,8 @@ int main(void)
 	RUN(journal_write_failure_stalls_and_retries);
 	RUN(journal_torn_header_segment_recreated);
 	RUN(journal_older_segment_corruption_skipped);
+	RUN(journal_damage_in_newest_segment_keeps_later_records);
+	RUN(journal_second_writer_refused);
 	RUN(journal_drops_synced_pages_from_the_cache);
 	RUN(journal_worker_job_covers_what_was_staged);
 	RUN(journal_worker_failed_job_keeps_order);

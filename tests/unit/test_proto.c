@@ -467,6 +467,24 @@ static void hello_rejects_bad_agent_id(void)
 	fb_buf_free(&b);
 }
 
+/* The rule of fabricbusd's FabricName and the agents' --fabric: a name
+ * that would change a Redfish path (a '/', '?', '#', '%' or ' ') is refused,
+ * and so are "" and more than 31 bytes. */
+static void fabric_name_rule_refuses_path_characters(void)
+{
+	CHECK(fb_fabric_name_valid("IB"));
+	CHECK(fb_fabric_name_valid("eth-0.a_b:c@d"));
+	CHECK(fb_fabric_name_valid("0123456789012345678901234567890")); /* 31 */
+	CHECK(!fb_fabric_name_valid("01234567890123456789012345678901")); /* 32 */
+	CHECK(!fb_fabric_name_valid(""));
+	CHECK(!fb_fabric_name_valid("/tmp/x/snmp.conf"));
+	CHECK(!fb_fabric_name_valid("a/b"));
+	CHECK(!fb_fabric_name_valid("a b"));
+	CHECK(!fb_fabric_name_valid("a?b"));
+	CHECK(!fb_fabric_name_valid("a#b"));
+	CHECK(!fb_fabric_name_valid("a%2Fb"));
+}
+
 static void utf8_validator_cases(void)
 {
 	CHECK(fb_utf8_valid((const uint8_t *)"plain", 5));
@@ -573,6 +591,7 @@ int main(void)
 	RUN(check_validates_jobs);
 	RUN(events_open_rejects_impossible_count);
 	RUN(hello_rejects_bad_agent_id);
+	RUN(fabric_name_rule_refuses_path_characters);
 	RUN(utf8_validator_cases);
 	RUN(names_parse_back);
 	RUN(quiet_flag_smaller_reason_wins_and_full_counters_stay_loud);

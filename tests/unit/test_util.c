@@ -60,6 +60,23 @@ static void replace_writes_whole_file_and_no_tmp(void)
 	CHECK_EQ(st.st_mode & 0007, 0); /* 0640 minus the umask: never world-readable */
 }
 
+static void mkdir_p_makes_every_missing_level(void)
+{
+	char dir[256], file[300];
+	snprintf(dir, sizeof(dir), "%s/a/b/c", fbt_dir());
+	CHECK_EQ(fb_mkdir_p(dir, 0750), 0);
+	CHECK_EQ(fb_mkdir_p(dir, 0750), 0); /* already there: fine */
+	struct stat st;
+	CHECK_EQ(stat(dir, &st), 0);
+	CHECK(S_ISDIR(st.st_mode));
+	CHECK_EQ(st.st_mode & 0007, 0);
+	/* a file in the way is an error, not a success */
+	snprintf(file, sizeof(file), "%s/a/f", fbt_dir());
+	CHECK_EQ(fb_file_replace(file, "x", 1, 0640, NULL), 0);
+	snprintf(dir, sizeof(dir), "%s/a/f/d", fbt_dir());
+	CHECK_EQ(fb_mkdir_p(dir, 0750), -ENOTDIR);
+}
+
 static void replace_names_the_failed_step(void)
 {
 	char path[256];
@@ -252,6 +269,7 @@ int main(void)
 {
 	RUN(clock_is_monotonic_and_units_agree);
 	RUN(replace_writes_whole_file_and_no_tmp);
+	RUN(mkdir_p_makes_every_missing_level);
 	RUN(replace_names_the_failed_step);
 	RUN(write_all_writes_everything);
 	RUN(sorted_pos_finds_and_places);
