@@ -39,8 +39,9 @@ static void text(struct fb_event *ev, int dry_run, const char *fmt, ...)
 		while (n && (buf[n] & 0xc0) == 0x80)
 			n--; /* do not cut a UTF-8 sequence */
 		memcpy(buf + n, "...", 4);
+		n += 3;
 	}
-	snprintf(ev->text, sizeof(ev->text), "%s", buf);
+	memcpy(ev->text, buf, n + 1); /* n < sizeof(ev->text) either way */
 }
 
 void fbs_pub_drain(struct fb_event *ev, const char *node, const char *reason, uint64_t cause_id,

@@ -40,7 +40,7 @@ struct fb_pub_input {
 	unsigned long long gen_count; /* --count/--generate: events to make */
 	struct fb_event tmpl;
 	unsigned long long produced;
-	char bad[512];        /* the first bad line, once seen */
+	char bad[576];        /* the first bad line, once seen: where (300) and why (256) */
 };
 
 /* Read the nargs JSON args, else file ('-' or NULL: stdin). 0, 2 when the

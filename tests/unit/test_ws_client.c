@@ -365,12 +365,15 @@ static void wsc_missed_notice_is_delivered_then_resume_loses_nothing(void)
 	 * that). The broker checks a live subscriber's lag as new events
 	 * arrive: publish in rounds small enough for its WebSocket thread to
 	 * keep up (a bigger burst makes it replay everyone from the journal
-	 * instead) until it gives up on us. */
+	 * instead) until it gives up on us. It does once our socket took
+	 * nothing for 2 s (STALL_NS) and events still come: so the rounds go
+	 * on for up to 20 s of wall time, not a count of rounds (50 rounds
+	 * took under 2 s in an unsanitized build, and the cut never came). */
 	unsigned total = 0;
-	for (int i = 0; i < 50 && dropped_slow(&b) < 1; i++) {
-		CHECK_EQ(fbt_publish(&b, "wsc-missed", 2000), 0);
-		total += 2000;
-		usleep(20000);
+	for (int64_t end = fb_time_ms() + 20000; fb_time_ms() < end && dropped_slow(&b) < 1;) {
+		CHECK_EQ(fbt_publish(&b, "wsc-missed", 1000), 0);
+		total += 1000;
+		usleep(100000);
 	}
 	CHECK(dropped_slow(&b) >= 1);
 	CHECK(run_until(&s, got, total, 120000));
