@@ -120,6 +120,21 @@ static void on_recover(void *arg, uint64_t id, const struct fb_event *ev)
 	r->last_id = id;
 }
 
+/* Open dir again (1 MiB segments) as the broker does at start, keep what
+ * recovery replays in *rec and the stats in *st (when not NULL), close it.
+ * 0, or -1 if it did not open. */
+static int reopen(const char *dir, struct recovered *rec, struct fb_journal_stats *st)
+{
+	*rec = (struct recovered){ 0 };
+	struct fb_journal *j = jopen(dir, 1 << 20, 0, 0, on_recover, rec);
+	if (!j)
+		return -1;
+	if (st)
+		fb_journal_get_stats(j, st);
+	fb_journal_close(j);
+	return 0;
+}
+
 struct readout {
 	uint64_t count, first, last;
 	int bad, rc; /* rc: the return that ended the loop */
@@ -142,6 +157,23 @@ static void drain(struct fb_journal_reader *r, uint64_t limit, struct readout *o
 
 /* Drain a new reader of dir from the start to the end into o, then close
  * it: 0, or fb_journal_reader_open's error. */
+/* Read dir from its start to the first gap, then on to the end. *o holds
+ * both parts; *first_rc, *gap and *before_gap say how the first ended (its
+ * return, fb_journal_reader_gap, the last id read before the gap). */
+static void read_across_gap(const char *dir, struct readout *o, int *first_rc, uint64_t *gap,
+			    uint64_t *before_gap)
+{
+	struct fb_journal_reader *r;
+	*o = (struct readout){ 0 };
+	CHECK_EQ(fb_journal_reader_open(dir, 0, &r), 0);
+	drain(r, UINT64_MAX, o);
+	*first_rc = o->rc;
+	*gap = fb_journal_reader_gap(r);
+	*before_gap = o->last;
+	drain(r, UINT64_MAX, o);
+	fb_journal_reader_close(r);
+}
+
 static int read_all(const char *dir, struct readout *o)
 {
 	struct fb_journal_reader *r;
@@ -256,11 +288,8 @@ DIR_TEST(journal_recovers_torn_tail)
 
 	CHECK_EQ(append_range(j, 10, 12, 100), 0);
 	fb_journal_close(j);
-	struct recovered rec2 = { 0 };
-	j = jopen(dir, 1 << 20, 0, 0, on_recover, &rec2);
-	CHECK(j != NULL);
-	fb_journal_get_stats(j, &st);
-	fb_journal_close(j);
+	struct recovered rec2;
+	CHECK_EQ(reopen(dir, &rec2, &st), 0);
 	CHECK_EQ(rec2.count, 12);
 	CHECK_EQ(rec2.last_id, 12);
 	CHECK(!rec2.bad);
@@ -678,14 +707,10 @@ DIR_TEST(journal_older_segment_corruption_skipped)
 	CHECK(!rec.bad);
 
 	/* The reader skips the same record, and says that one is missing. */
-	struct fb_journal_reader *r;
-	struct readout o = { 0 };
-	CHECK_EQ(fb_journal_reader_open(dir, 0, &r), 0);
-	drain(r, UINT64_MAX, &o);
-	int rc = o.rc;
-	uint64_t gap = fb_journal_reader_gap(r), before_gap = o.last;
-	drain(r, UINT64_MAX, &o);
-	fb_journal_reader_close(r);
+	struct readout o;
+	int rc;
+	uint64_t gap, before_gap;
+	read_across_gap(dir, &o, &rc, &gap, &before_gap);
 	CHECK_EQ(rc, FB_EGONE);
 	CHECK_EQ(gap, before_gap + 2);
 	CHECK_EQ(o.rc, 0);
@@ -718,23 +743,19 @@ DIR_TEST(journal_damage_in_newest_segment_keeps_later_records)
 	CHECK_EQ(append_range(j, 11, 12, 100), 0);
 	fb_journal_close(j);
 
-	struct recovered rec2 = { 0 };
-	j = jopen(dir, 1 << 20, 0, 0, on_recover, &rec2);
-	CHECK(j != NULL);
-	fb_journal_close(j);
+	struct recovered rec2;
+	CHECK_EQ(reopen(dir, &rec2, NULL), 0);
 	CHECK_EQ(rec2.count, 11);
 	CHECK_EQ(rec2.last_id, 12);
 	CHECK(!rec2.bad);
 
-	struct fb_journal_reader *r;
-	struct readout o = { 0 };
-	CHECK_EQ(fb_journal_reader_open(dir, 0, &r), 0);
-	drain(r, UINT64_MAX, &o);
-	CHECK_EQ(o.rc, FB_EGONE);
-	CHECK_EQ(o.last, 2);
-	CHECK_EQ(fb_journal_reader_gap(r), 4);
-	drain(r, UINT64_MAX, &o);
-	fb_journal_reader_close(r);
+	struct readout o;
+	int rc;
+	uint64_t gap, before_gap;
+	read_across_gap(dir, &o, &rc, &gap, &before_gap);
+	CHECK_EQ(rc, FB_EGONE);
+	CHECK_EQ(before_gap, 2);
+	CHECK_EQ(gap, 4);
 	CHECK_EQ(o.rc, 0);
 	CHECK_EQ(o.count, 11);
 	CHECK_EQ(o.last, 12);
@@ -753,10 +774,8 @@ DIR_TEST(journal_second_writer_refused)
 	CHECK_EQ(fb_journal_open(&o, NULL, NULL, &j2), -EWOULDBLOCK);
 	CHECK(j2 == NULL);
 	fb_journal_close(j);
-	struct recovered rec = { 0 };
-	j = jopen(dir, 1 << 20, 0, 0, on_recover, &rec);
-	CHECK(j != NULL);
-	fb_journal_close(j);
+	struct recovered rec;
+	CHECK_EQ(reopen(dir, &rec, NULL), 0);
 	CHECK_EQ(rec.count, 3);
 }
 
